@@ -1,0 +1,238 @@
+"""Loading API profiles into nodes: `Signature`, `EnumSpec` and `Symbol` objects."""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ckast.nodes import (
+    BoolLit,
+    EnumSpec,
+    EnumValue,
+    Header,
+    IntLit,
+    Param,
+    ParamRef,
+    Signature,
+    Symbol,
+    TypeName,
+    split_qualname,
+    type_of,
+)
+from ckast.nodes.parse import ParseError, parse_type
+
+PROFILES_DIR = Path(__file__).parent / "profiles"
+DEFAULT_PROFILE = "ck-2025.11"
+_ENTITY_TABLES = ("templates", "enums", "types", "functions")
+
+
+class CatalogError(ValueError):
+    """The catalog has no such entity, or its data is malformed."""
+
+
+class FeatureAbsent(CatalogError):
+    """The entity or parameter exists in other CK versions but not in this profile."""
+
+
+@attrs.frozen
+class Profile:
+    """One CK API version: look entities up by key; absent ones are refused with the reason."""
+
+    name: str
+    description: str
+    templates: Mapping[str, Signature]
+    enums: Mapping[str, EnumSpec]
+    symbols: Mapping[str, Symbol]
+    features: Mapping[str, bool]
+    absent: Mapping[str, str]
+
+    def _lookup(self, table: Mapping[str, Any], key: str, what: str) -> Any:
+        if key in table:
+            return table[key]
+        if key in self.absent:
+            raise FeatureAbsent(f"{key} does not exist in CK API profile {self.name}: {self.absent[key]}")
+        raise CatalogError(f"no {what} {key!r} in the catalog of CK API profile {self.name}")
+
+    def template(self, key: str) -> Signature:
+        return self._lookup(self.templates, key, "template")
+
+    def enum(self, key: str) -> EnumSpec:
+        return self._lookup(self.enums, key, "enum")
+
+    def enum_value(self, key: str, value: str) -> EnumValue:
+        return EnumValue(self.enum(key), value)
+
+    def symbol(self, key: str) -> Symbol:
+        return self._lookup(self.symbols, key, "type or function")
+
+    def type(self, key: str) -> TypeName:
+        """A plain catalog type (`half_t`, `RowMajor`, ...) as a type node."""
+        return type_of(self.symbol(key))
+
+    def feature(self, name: str) -> bool:
+        if name not in self.features:
+            raise CatalogError(f"CK API profile {self.name} does not define feature {name!r}")
+        return self.features[name]
+
+    def require(self, key: str, what: str) -> None:
+        """Refuse `what` (a config feature) when entity `key` is absent from this profile."""
+        if key in self.absent:
+            raise FeatureAbsent(f"{what} is not available in CK API profile {self.name}: {self.absent[key]}")
+
+
+def profile_names() -> tuple[str, ...]:
+    """Names of the packaged profiles, sorted."""
+    return tuple(sorted(p.stem for p in PROFILES_DIR.glob("*.toml")))
+
+
+@functools.cache
+def load_profile(name: str = DEFAULT_PROFILE) -> Profile:
+    """Load (once per process) the named profile."""
+    if name not in profile_names():
+        raise CatalogError(f"unknown CK API profile {name!r}; known: {', '.join(profile_names())}")
+    return _Builder(name, _merged(name)).build()
+
+
+def _read(name: str) -> dict[str, Any]:
+    with open(PROFILES_DIR / f"{name}.toml", "rb") as fh:
+        return tomllib.load(fh)
+
+
+def _merged(name: str) -> dict[str, Any]:
+    """The raw tables of `name` with its base profile's entries folded in."""
+    data = _read(name)
+    base_name = data.get("profile", {}).get("base")
+    if base_name is None:
+        return data
+    base = _merged(base_name)
+    absent = data.get("absent", {})
+    merged: dict[str, Any] = {"profile": data["profile"], "absent": absent}
+    for table in _ENTITY_TABLES:
+        entries = {k: v for k, v in base.get(table, {}).items() if k not in absent}
+        entries.update(data.get(table, {}))
+        merged[table] = entries
+    merged["features"] = {**base.get("features", {}), **data.get("features", {})}
+    return merged
+
+
+class _Builder:
+    """Turns merged raw tables into nodes, resolving defaults that name other entries."""
+
+    def __init__(self, name: str, data: dict[str, Any]) -> None:
+        self.name = name
+        self.data = data
+        self.enums: dict[str, EnumSpec] = {}
+        self.symbols: dict[str, Symbol] = {}
+        self.templates: dict[str, Signature] = {}
+        self.by_qualname: dict[str, tuple[str, str]] = {}
+        for table in _ENTITY_TABLES:
+            for key, entry in data.get(table, {}).items():
+                self.by_qualname[entry["qualname"]] = (table, key)
+        self.absent_params: dict[str, list[tuple[str, str]]] = {}
+        for key, reason in data.get("absent", {}).items():
+            if "." in key:
+                template, param = key.split(".", 1)
+                self.absent_params.setdefault(template, []).append((param, reason))
+
+    def fail(self, where: str, message: str) -> CatalogError:
+        return CatalogError(f"catalog {self.name}, {where}: {message}")
+
+    def build(self) -> Profile:
+        for key, entry in self.data.get("enums", {}).items():
+            self.enums[key] = EnumSpec(
+                key,
+                split_qualname(entry["qualname"]),
+                tuple(entry["values"]),
+                scoped=entry.get("scoped", True),
+                header=self.header(entry),
+                profile=self.name,
+            )
+        for table in ("types", "functions"):
+            for key, entry in self.data.get(table, {}).items():
+                self.symbols[key] = Symbol(key, split_qualname(entry["qualname"]), self.header(entry), self.name)
+        for key in self.data.get("templates", {}):
+            self.signature(key)
+        info = self.data["profile"]
+        return Profile(
+            name=self.name,
+            description=info.get("description", ""),
+            templates=dict(sorted(self.templates.items())),
+            enums=dict(sorted(self.enums.items())),
+            symbols=dict(sorted(self.symbols.items())),
+            features=dict(sorted(self.data.get("features", {}).items())),
+            absent=dict(sorted(self.data.get("absent", {}).items())),
+        )
+
+    @staticmethod
+    def header(entry: Mapping[str, Any]) -> Header | None:
+        return Header.parse(entry["include"]) if "include" in entry else None
+
+    def signature(self, key: str, _active: frozenset[str] = frozenset()) -> Signature:
+        if key in self.templates:
+            return self.templates[key]
+        if key in _active:
+            raise self.fail(f"templates.{key}", "defaults refer to each other in a cycle")
+        entry = self.data["templates"][key]
+        params = tuple(self.param(key, raw, entry.get("params", ()), _active | {key}) for raw in entry.get("params", ()))
+        try:
+            sig = Signature(
+                key,
+                split_qualname(entry["qualname"]),
+                entry.get("kind", "struct"),
+                params,
+                header=self.header(entry),
+                profile=self.name,
+                absent_params=tuple(sorted(self.absent_params.get(key, ()))),
+            )
+        except (ValueError, TypeError) as exc:
+            raise self.fail(f"templates.{key}", str(exc)) from exc
+        self.templates[key] = sig
+        return sig
+
+    def param(self, template: str, raw: Mapping[str, Any], siblings: Any, active: frozenset[str]) -> Param:
+        where = f"templates.{template}.{raw.get('name')}"
+        kind = raw["kind"]
+        names = {p["name"] for p in siblings}
+        default: Any = None
+        if "default" in raw:
+            value = raw["default"]
+            if kind == "type":
+                default = ParamRef(value) if value in names else self.parse(value, where, active)
+            elif kind == "bool":
+                default = BoolLit(value)
+            elif kind == "int":
+                default = IntLit(value)
+            elif kind == "enum":
+                default = EnumValue(self.enums[raw["enum"]], value)
+        try:
+            return Param(
+                raw["name"],
+                kind,
+                ctype=self.parse(raw["ctype"], where, active) if "ctype" in raw else None,
+                enum=self.enums[raw["enum"]] if "enum" in raw else None,
+                default=default,
+            )
+        except (KeyError, ValueError, TypeError) as exc:
+            raise self.fail(where, str(exc)) from exc
+
+    def parse(self, text: str, where: str, active: frozenset[str]):
+        def resolve(qualname: tuple[str, ...]) -> Symbol | Signature | None:
+            found = self.by_qualname.get("::".join(qualname))
+            if found is None and len(qualname) == 1:  # a bare catalog key, e.g. "index_t"
+                found = next(((t, qualname[0]) for t in _ENTITY_TABLES if qualname[0] in self.data.get(t, {})), None)
+            if found is None:
+                return None
+            table, key = found
+            if table == "templates":
+                return self.signature(key, active)
+            return self.symbols.get(key)
+
+        try:
+            return parse_type(text, resolve)
+        except (ParseError, ValueError) as exc:
+            raise self.fail(where, str(exc)) from exc

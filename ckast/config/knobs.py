@@ -1,0 +1,138 @@
+"""The config language: every kernel knob, its type, default, allowed values and scope.
+
+Knob names are CK's flat names. Defaults follow CK's dispatcher generators: GEMM takes the
+128x128x64 / 2x2x1 / 32x32x16 compv3 cshuffle intrawave instance without padding; grouped conv
+takes the generator's single-kernel defaults (compv4, all pads on, vectors 4/8/8, double LDS
+buffer exactly when the pipeline needs it, 2-D).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from ckast.arch import ARCH_NAMES
+from ckast.catalog import DEFAULT_PROFILE, profile_names
+
+GEMM, CONV = "gemm", "grouped_conv"
+KINDS = (GEMM, CONV)
+VARIANTS = {
+    GEMM: ("standard", "preshuffle", "multi_d"),
+    CONV: ("forward", "bwd_data", "bwd_weight", "forward_depthwise"),
+}
+DEFAULT_VARIANT = {GEMM: "standard", CONV: "forward"}
+DATATYPES = {GEMM: ("fp16", "bf16", "fp32", "fp8", "bf8", "int8"), CONV: ("fp16", "bf16", "fp32")}
+GEMM_LAYOUTS = ("rcr", "rrr", "crr", "ccr")
+CONV_LAYOUTS = {1: "nwgc", 2: "nhwgc", 3: "ndhwgc"}
+DEPTHWISE_LAYOUT = "ngchw"
+PIPELINES = {
+    GEMM: ("mem", "compv3", "compv4", "compv5", "preshufflev2"),
+    CONV: (
+        "basic_v1", "basic_v2", "compv1", "compv2", "mem", "compv3", "compv4", "compv5",
+        "compv6", "comp_async", "basic_async_v1", "wavelet",
+    ),
+}
+DOUBLE_BUFFER_PIPELINES = ("compv4", "comp_async", "preshufflev2")
+"""Pipelines whose LDS is always double-buffered; `double_smem_buffer` defaults to true for them."""
+
+SCHEDULERS = ("intrawave", "interwave", "default")
+EPILOGUES = ("cshuffle", "default")
+ELEMENTWISE_OPS = ("PassThrough", "MultiDAdd", "MultiDMultiply")
+SPECIALIZATIONS = ("default", "filter1x1_pad0", "filter1x1_stride1_pad0", "filter3x3")
+STREAMK_REDUCTIONS = ("tree", "linear")
+
+Config = Mapping[str, Any]
+
+
+@attrs.frozen
+class Knob:
+    """One config field.
+
+    `default` is a value or a function of the already-resolved fields (for derived defaults);
+    `choices` is a tuple or a function of the resolved fields; `minimum` bounds integers.
+    `kinds`/`variants` restrict where the knob may appear (None: everywhere).
+    """
+
+    name: str
+    type: type
+    default: Any = None
+    choices: tuple[Any, ...] | Callable[[Config], tuple[Any, ...]] | None = None
+    minimum: int | None = None
+    kinds: tuple[str, ...] | None = None
+    variants: tuple[str, ...] | None = None
+
+    def default_for(self, resolved: Config) -> Any:
+        return self.default(resolved) if callable(self.default) else self.default
+
+    def choices_for(self, resolved: Config) -> tuple[Any, ...] | None:
+        return self.choices(resolved) if callable(self.choices) else self.choices
+
+
+def _by_kind(table: Mapping[str, Any]) -> Callable[[Config], Any]:
+    return lambda c: table[c["kind"]]
+
+
+def _conv_layouts(c: Config) -> tuple[str, ...]:
+    """The layout is fixed by the spatial rank (depthwise kernels are 2-D NGCHW only)."""
+    return (DEPTHWISE_LAYOUT,) if c["variant"] == "forward_depthwise" else (CONV_LAYOUTS[c["ndim_spatial"]],)
+
+
+def _default_layout(c: Config) -> str:
+    if c["kind"] == GEMM:
+        return "rcr"
+    return DEPTHWISE_LAYOUT if c["variant"] == "forward_depthwise" else CONV_LAYOUTS[c["ndim_spatial"]]
+
+
+_IMPLICIT_GEMM = ("forward", "bwd_data", "bwd_weight")
+_GEMM_VARIANTS = VARIANTS[GEMM]
+_TILED = _GEMM_VARIANTS + _IMPLICIT_GEMM
+_DEPTHWISE = ("forward_depthwise",)
+
+KNOBS: tuple[Knob, ...] = (
+    Knob("kind", str, choices=KINDS),
+    Knob("variant", str, default=_by_kind(DEFAULT_VARIANT), choices=_by_kind(VARIANTS)),
+    Knob("datatype", str, default="fp16", choices=_by_kind(DATATYPES)),
+    Knob("ndim_spatial", int, default=2, kinds=(CONV,),
+         choices=lambda c: (2,) if c["variant"] == "forward_depthwise" else (1, 2, 3)),
+    Knob("layout", str, default=_default_layout,
+         choices=lambda c: GEMM_LAYOUTS if c["kind"] == GEMM else _conv_layouts(c)),
+    Knob("arch", str, default="gfx942", choices=ARCH_NAMES),
+    Knob("ck_api", str, default=DEFAULT_PROFILE, choices=lambda c: profile_names()),
+    *(Knob(f"tile_{d}", int, default=128 if d != "k" else 64, minimum=1, variants=_TILED) for d in "mnk"),
+    *(Knob(f"warp_{d}", int, default=2 if d != "k" else 1, minimum=1, variants=_TILED) for d in "mnk"),
+    *(Knob(f"warp_tile_{d}", int, default=32 if d != "k" else 16, minimum=1, variants=_TILED) for d in "mnk"),
+    Knob("pipeline", str, default=_by_kind({GEMM: "compv3", CONV: "compv4"}),
+         choices=_by_kind(PIPELINES), variants=_TILED),
+    Knob("scheduler", str, default="intrawave", choices=SCHEDULERS, variants=_TILED),
+    Knob("epilogue", str, default="cshuffle", choices=EPILOGUES, variants=_TILED),
+    *(Knob(f"pad_{d}", bool, default=_by_kind({GEMM: False, CONV: True}), variants=_TILED) for d in "mnk"),
+    Knob("persistent", bool, default=False, kinds=(GEMM,)),
+    Knob("elementwise_op", str, default=lambda c: "MultiDAdd" if c["variant"] == "multi_d" else "PassThrough",
+         choices=lambda c: ELEMENTWISE_OPS if c["variant"] == "multi_d" else ("PassThrough",), kinds=(GEMM,)),
+    Knob("num_d_tensors", int, default=lambda c: 1 if c["variant"] == "multi_d" else 0,
+         choices=lambda c: (1, 2) if c["variant"] == "multi_d" else (0,), kinds=(GEMM,)),
+    Knob("d_layout", str, default="r", choices=("r", "c"), variants=("multi_d",)),
+    *(Knob(f"vector_size_{x}", int, default=d, minimum=1, variants=_IMPLICIT_GEMM)
+      for x, d in (("a", 4), ("b", 8), ("c", 8))),
+    Knob("double_smem_buffer", bool, default=lambda c: c["pipeline"] in DOUBLE_BUFFER_PIPELINES,
+         variants=_TILED),
+    Knob("num_wave_groups", int, default=1, minimum=1, variants=_TILED),
+    Knob("specialization", str, default="default", choices=SPECIALIZATIONS, variants=_IMPLICIT_GEMM),
+    Knob("num_groups_to_merge", int, default=1, minimum=1, variants=_IMPLICIT_GEMM),
+    Knob("split_image", bool, default=False, variants=_IMPLICIT_GEMM),
+    Knob("explicit_gemm", bool, default=False, variants=_IMPLICIT_GEMM),
+    Knob("two_stage", bool, default=False, variants=("bwd_weight",)),
+    Knob("streamk_enabled", bool, default=False, variants=("bwd_weight",)),
+    Knob("streamk_reduction", str, default="tree", choices=STREAMK_REDUCTIONS, variants=("bwd_weight",)),
+    Knob("streamk_persistent", bool, default=False, variants=("bwd_weight",)),
+    *(Knob(name, int, default=default, minimum=minimum, variants=_DEPTHWISE)
+      for name, default, minimum in (
+          ("tile_h", 8, 1), ("tile_w", 8, 1), ("filt", 3, 1), ("str_h", 1, 1), ("str_w", 1, 1),
+          ("pad_h", 1, 0), ("pad_w", 1, 0), ("nbatch", 1, 1), ("sub_h", 1, 1), ("sub_w", 1, 1),
+          ("in_vec", 1, 1), ("out_vec", 1, 1),
+      )),
+)
+
+KNOB_NAMES: tuple[str, ...] = tuple(k.name for k in KNOBS)

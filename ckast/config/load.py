@@ -1,0 +1,134 @@
+"""Reading and validating config files (JSON): one kernel, a list, or {"kernels": [...]}."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .errors import ConfigError, ConfigIssue
+from .kernel import KernelConfig, applies
+from .knobs import KNOB_NAMES, KNOBS
+
+
+@attrs.frozen
+class LoadedKernel:
+    """A validated kernel and where it came from (its JSON path)."""
+
+    path: str
+    config: Any  # KernelConfig
+
+
+def load_file(path: Path) -> list[LoadedKernel]:
+    """Read and validate `path`; raise ConfigError listing every problem."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError([ConfigIssue("", f"cannot read config file: {exc.strerror}")], source) from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        issue = ConfigIssue("", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
+        raise ConfigError([issue], source) from exc
+    try:
+        return load_data(data)
+    except ConfigError as exc:
+        raise ConfigError(exc.issues, source) from None
+
+
+def load_data(data: Any) -> list[LoadedKernel]:
+    """Validate already-parsed JSON data."""
+    if isinstance(data, dict) and "kernels" in data:
+        extra = sorted(set(data) - {"kernels"})
+        if extra:
+            raise ConfigError([ConfigIssue(extra[0], "unknown top-level key; expected only 'kernels'")])
+        items, prefix = data["kernels"], "kernels"
+        if not isinstance(items, list):
+            raise ConfigError([ConfigIssue("kernels", "must be a list of kernel objects")])
+    elif isinstance(data, list):
+        items, prefix = data, ""
+    elif isinstance(data, dict):
+        items, prefix = [data], None
+    else:
+        raise ConfigError([ConfigIssue("", "expected a kernel object, a list of them, or {\"kernels\": [...]}")])
+    if not items:
+        raise ConfigError([ConfigIssue(prefix or "", "no kernels in the config")])
+    loaded: list[LoadedKernel] = []
+    issues: list[ConfigIssue] = []
+    for i, item in enumerate(items):
+        path = "" if prefix is None else f"{prefix}[{i}]"
+        config, problems = parse_kernel(item, path)
+        issues += problems
+        if config is not None:
+            loaded.append(LoadedKernel(path, config))
+    if issues:
+        raise ConfigError(issues)
+    return loaded
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _allowed(values: tuple[Any, ...]) -> str:
+    return ", ".join(json.dumps(v) if isinstance(v, bool) else str(v) for v in values)
+
+
+_TYPE_WORDS = {bool: "true or false", int: "an integer", str: "a string"}
+
+
+def _type_ok(value: Any, want: type) -> bool:
+    if want is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, want)
+
+
+def parse_kernel(obj: Any, path: str) -> tuple[Any, list[ConfigIssue]]:
+    """Validate one kernel object; returns (KernelConfig or None, problems)."""
+    if not isinstance(obj, dict):
+        return None, [ConfigIssue(path, "a kernel must be a JSON object")]
+    issues: list[ConfigIssue] = []
+    for key in sorted(set(obj) - set(KNOB_NAMES)):
+        close = difflib.get_close_matches(str(key), KNOB_NAMES, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        issues.append(ConfigIssue(_join(path, str(key)), f"unknown knob{hint}"))
+    resolved: dict[str, Any] = {}
+    for knob in KNOBS:
+        where = _join(path, knob.name)
+        if not applies(knob, resolved):
+            if knob.name in obj and "kind" in resolved and "variant" in resolved:
+                scope = "/".join(knob.variants or knob.kinds or ())
+                issues.append(ConfigIssue(where, f"does not apply to {resolved['kind']} {resolved['variant']}; only to {scope}"))
+            continue
+        if knob.name == "kind" and "kind" not in obj:
+            issues.append(ConfigIssue(where, f"is required; allowed: {_allowed(knob.choices)}"))  # type: ignore[arg-type]
+            break
+        try:
+            value = obj[knob.name] if knob.name in obj else knob.default_for(resolved)
+            problem = _check(knob, value, resolved)
+        except KeyError:
+            continue  # depends on a field that was already reported as invalid
+        if problem:
+            issues.append(ConfigIssue(where, problem))
+            if knob.name in ("kind", "variant"):
+                break  # everything else depends on them
+            continue
+        resolved[knob.name] = value
+    if issues:
+        return None, issues
+    return KernelConfig(**resolved), []
+
+
+def _check(knob: Any, value: Any, resolved: dict[str, Any]) -> str | None:
+    if not _type_ok(value, knob.type):
+        return f"{json.dumps(value)} is not {_TYPE_WORDS[knob.type]}"
+    if knob.minimum is not None and value < knob.minimum:
+        return f"{value} is below the minimum {knob.minimum}"
+    choices = knob.choices_for(resolved)
+    if choices is not None and value not in choices:
+        return f"{json.dumps(value)} is not allowed; allowed: {_allowed(choices)}"
+    return None

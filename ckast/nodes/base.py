@@ -1,0 +1,108 @@
+"""Node base classes and a deterministic tree walk.
+
+Every node is an immutable attrs class (frozen, slotted): equality and hashing are structural, so
+nodes can be graph vertices and dictionary keys. Sequence fields are tuples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import attrs
+
+
+class Node:
+    """Base of every C++ AST node."""
+
+    __slots__ = ()
+
+
+class Type(Node):
+    """A C++ type-id."""
+
+    __slots__ = ()
+
+
+class Expr(Node):
+    """A C++ expression.
+
+    `literal_kind` names the kind of a literal ("int", "bool", "string", "enum", "pointer") so
+    that template binding can refuse a literal of the wrong kind; it is None for expressions
+    whose kind is only known to the C++ compiler (names, calls, member access, ...).
+    """
+
+    __slots__ = ()
+    literal_kind: str | None = None
+
+
+class Stmt(Node):
+    """A statement inside a function or lambda body."""
+
+    __slots__ = ()
+
+
+class Decl(Node):
+    """A declaration at namespace or class scope."""
+
+    __slots__ = ()
+
+
+def node(cls: type) -> type:
+    """Class decorator for AST nodes: frozen, slotted attrs class with structural eq/hash."""
+    return attrs.frozen(cls)
+
+
+def children(n: Node) -> Iterator[Node]:
+    """Yield the direct child nodes of `n` in field order (tuples are flattened)."""
+    for field in attrs.fields(type(n)):
+        yield from _nodes_in(getattr(n, field.name))
+
+
+def _nodes_in(value: Any) -> Iterator[Node]:
+    if isinstance(value, Node):
+        yield value
+    elif isinstance(value, tuple):
+        for item in value:
+            yield from _nodes_in(item)
+
+
+def walk(n: Node) -> Iterator[Node]:
+    """Yield `n` and all nodes below it, depth first, in a fixed order."""
+    stack = [n]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(list(children(current))))
+
+
+def as_tuple(items: Iterable[Any]) -> tuple[Any, ...]:
+    """Converter for sequence fields: any iterable becomes a tuple (strings are refused)."""
+    if isinstance(items, (str, bytes)):
+        raise TypeError("expected a sequence of nodes, got a string")
+    return tuple(items)
+
+
+def instances_of(*types: type, optional: bool = False):
+    """attrs validator: the value is an instance of one of `types` (or None when optional)."""
+
+    def check(_inst: object, attribute: attrs.Attribute, value: object) -> None:
+        if value is None and optional:
+            return
+        if not isinstance(value, types):
+            names = " or ".join(t.__name__ for t in types)
+            raise TypeError(f"{attribute.name} must be {names}, got {type(value).__name__}")
+
+    return check
+
+
+def each(*types: type):
+    """attrs validator: every element of a tuple field is an instance of one of `types`."""
+
+    def check(_inst: object, attribute: attrs.Attribute, value: tuple) -> None:
+        for item in value:
+            if not isinstance(item, types):
+                names = " or ".join(t.__name__ for t in types)
+                raise TypeError(f"{attribute.name} items must be {names}, got {type(item).__name__}")
+
+    return check

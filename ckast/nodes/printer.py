@@ -1,0 +1,516 @@
+"""The one C++ printer: AST -> source text already in ckast's clang-format style.
+
+Style (see style.clang-format): 4-space indent, attached braces, `T& x` / `T* x`, no column
+limit for clang-format; the printer itself breaks a line longer than `LINE_LIMIT` at the last
+bracketed list on it (template arguments, call arguments, parameters, braced initializers):
+one item per line, each nesting level four columns deeper, the closing bracket on the last item.
+clang-format keeps such breaks unchanged, which tests check on every golden and on random ASTs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import singledispatchmethod
+from typing import Union
+
+import attrs
+
+from . import decl as d
+from . import expr as e
+from . import stmt as s
+from . import types as t
+from .base import Decl, Expr, Node, Stmt, Type
+from .symbols import Header, Symbol
+from .templates import Param, ParamRef, TemplateId
+
+LINE_LIMIT = 100
+INDENT = "    "
+
+
+class PrintError(ValueError):
+    """The AST is well-typed but has a shape the printer does not emit (e.g. a misplaced lambda)."""
+
+
+@attrs.frozen
+class Group:
+    """A bracketed, comma-separated list that the layout may break one item per line."""
+
+    open: str
+    items: tuple[Doc, ...]
+    close: str
+
+
+Doc = tuple[Union[str, Group], ...]
+
+
+def flat(doc: Doc) -> str:
+    """The doc on one line."""
+    out = []
+    for piece in doc:
+        if isinstance(piece, str):
+            out.append(piece)
+        else:
+            out.append(piece.open + ", ".join(flat(i) for i in piece.items) + piece.close)
+    return "".join(out)
+
+
+def layout(doc: Doc, indent: str) -> list[str]:
+    """Lines for one logical line: flat if it fits, else break its last bracketed list."""
+    text = flat(doc)
+    last = max((i for i, p in enumerate(doc) if isinstance(p, Group)), default=None)
+    if len(indent) + len(text) <= LINE_LIMIT or last is None:
+        return [indent + text]
+    group = doc[last]
+    assert isinstance(group, Group)
+    lines = [indent + flat(doc[:last]) + group.open]
+    tail = group.close + flat(doc[last + 1 :])
+    inner = indent + INDENT
+    for i, item in enumerate(group.items):
+        trailer = "," if i < len(group.items) - 1 else tail
+        lines.extend(layout(item + (trailer,), inner))
+    return lines
+
+
+def group(open_: str, items: Iterable[Doc], close: str) -> Doc:
+    """A group doc; an empty list is plain text (it can never need a break)."""
+    items = tuple(items)
+    return (Group(open_, items, close),) if items else (open_ + close,)
+
+
+def c_string(text: str) -> str:
+    """A C++ narrow string literal for `text`: ASCII only, octal escapes for everything else."""
+    simple = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+    out = ['"']
+    for byte in text.encode("utf-8"):
+        ch = chr(byte)
+        if ch in simple:
+            out.append(simple[ch])
+        elif 32 <= byte < 127:
+            out.append(ch)
+        else:
+            out.append(f"\\{byte:03o}")
+    out.append('"')
+    return "".join(out)
+
+
+# Precedence of expression forms (higher binds tighter).
+_PREC = {
+    "* / %": 13, "+ -": 12, "<< >>": 11, "< <= > >=": 9, "== !=": 8, "&": 7, "^": 6, "|": 5,
+    "&&": 4, "||": 3, "= += -= *= /=": 2,
+}
+BINARY_PREC = {op: prec for ops, prec in _PREC.items() for op in ops.split()}
+PREC_POSTFIX, PREC_UNARY, PREC_COND, PREC_PRIMARY = 16, 15, 2, 17
+_BIG_DECLS = (d.FunctionDef, d.Struct, d.Namespace, d.IfDef, d.TemplateDecl, d.EnumDecl)
+
+
+class Printer:
+    """Prints nodes; `print` accepts a File, declaration, statement, expression or type."""
+
+    def print(self, n: Node) -> str:
+        if isinstance(n, d.File):
+            return self.file(n)
+        if isinstance(n, (Decl, Stmt)):
+            return "\n".join(self.lines(n, "")) + "\n"
+        if isinstance(n, Expr):
+            return flat(self.expr(n))
+        if isinstance(n, Type):
+            return flat(self.type(n))
+        raise PrintError(f"cannot print a {type(n).__name__} on its own")
+
+    # ----- files and declarations -------------------------------------------------------------
+
+    def file(self, f: d.File) -> str:
+        lines: list[str] = []
+        if f.preamble:
+            lines += self.comment(f.preamble, "") + [""]
+        if f.pragma_once:
+            lines += ["#pragma once", ""]
+        for system in (True, False):
+            paths = sorted({h.path for h in f.includes if h.system == system})
+            if paths:
+                lines += [f"#include <{p}>" if system else f'#include "{p}"' for p in paths] + [""]
+        lines += self.body(f.body, "")
+        while lines and not lines[-1]:
+            lines.pop()
+        return "\n".join(lines) + "\n"
+
+    def body(self, items: Iterable[Node], indent: str) -> list[str]:
+        """Declarations or statements in order, with blank lines between unlike neighbours."""
+        lines: list[str] = []
+        prev: Node | None = None
+        for item in items:
+            if prev is not None and isinstance(item, Decl) and _blank_between(prev, item):
+                lines.append("")
+            lines += self.lines(item, indent)
+            prev = item
+        return lines
+
+    @singledispatchmethod
+    def lines(self, n: Node, indent: str) -> list[str]:
+        raise PrintError(f"{type(n).__name__} is not a statement or declaration")
+
+    @lines.register
+    def _(self, n: d.Comment, indent: str) -> list[str]:
+        return self.comment(n.text, indent)
+
+    def comment(self, text: str, indent: str) -> list[str]:
+        return [f"{indent}// {line}".rstrip() for line in text.split("\n")]
+
+    @lines.register
+    def _(self, n: d.UsingAlias, indent: str) -> list[str]:
+        return layout((f"using {n.name} = ",) + self.type(n.type) + (";",), indent)
+
+    @lines.register
+    def _(self, n: d.UsingDirective, indent: str) -> list[str]:
+        return [f"{indent}using namespace {flat(self.name(n.namespace))};"]
+
+    @lines.register
+    def _(self, n: d.VarDecl, indent: str) -> list[str]:
+        specs = "".join(
+            word
+            for flag, word in (
+                (n.maybe_unused, "[[maybe_unused]] "),
+                (n.static, "static "),
+                (n.inline, "inline "),
+                (n.constexpr, "constexpr "),
+            )
+            if flag
+        )
+        head = (specs + flat(self.type(n.type)) + " " + n.name,)
+        if isinstance(n.init, e.Lambda) and n.init.body:
+            if n.brace:
+                raise PrintError("a lambda initializer is printed with '=', not braces")
+            return self.lambda_block(head + (" = ",), n.init, indent, ";")
+        if n.brace:
+            init = group("{", [self.expr(n.init)] if n.init else [], "}")
+            return layout(head + init + (";",), indent)
+        if n.init is None:
+            return layout(head + (";",), indent)
+        return layout(head + (" = ",) + self.expr(n.init) + (";",), indent)
+
+    @lines.register
+    def _(self, n: d.StaticAssert, indent: str) -> list[str]:
+        args = [self.expr(n.cond)] + ([(c_string(n.message),)] if n.message is not None else [])
+        return layout(("static_assert",) + group("(", args, ")") + (";",), indent)
+
+    @lines.register
+    def _(self, n: d.FunctionDef, indent: str) -> list[str]:
+        specs = "".join(
+            word
+            for flag, word in ((n.static, "static "), (n.inline, "inline "), (n.constexpr, "constexpr "))
+            if flag
+        )
+        head = (specs + flat(self.type(n.returns)) + " " + n.name,)
+        head += group("(", (self.param(p) for p in n.params), ")")
+        head += (" noexcept",) if n.noexcept else ()
+        if n.body is None:
+            return layout(head + (";",), indent)
+        if not n.body:
+            return layout(head + (" {}",), indent)
+        return layout(head + (" {",), indent) + self.block(n.body, indent) + [indent + "}"]
+
+    def block(self, stmts: Iterable[Stmt], indent: str) -> list[str]:
+        out: list[str] = []
+        for st in stmts:
+            out += self.lines(st, indent + INDENT)
+        return out
+
+    def param(self, p: e.FuncParam) -> Doc:
+        text = flat(self.type(p.type)) + " " + p.name
+        if p.default is None:
+            return (text,)
+        return (text + " = ",) + self.expr(p.default)
+
+    @lines.register
+    def _(self, n: d.Access, indent: str) -> list[str]:
+        return [indent[: -len(INDENT)] + n.level + ":"]
+
+    @lines.register
+    def _(self, n: d.Struct, indent: str) -> list[str]:
+        head = ("class " if n.is_class else "struct ") + n.name
+        if n.bases:
+            head += " : " + ", ".join(flat(self.type(b)) for b in n.bases)
+        if not n.body:
+            return [f"{indent}{head} {{}};"]
+        return [f"{indent}{head} {{"] + self.body(n.body, indent + INDENT) + [indent + "};"]
+
+    @lines.register
+    def _(self, n: d.EnumDecl, indent: str) -> list[str]:
+        head = ("enum class " if n.scoped else "enum ") + n.name
+        if n.underlying is not None:
+            head += " : " + flat(self.type(n.underlying))
+        if not n.values:
+            return [f"{indent}{head} {{}};"]
+        values = [f"{indent}{INDENT}{v}," for v in n.values]
+        values[-1] = values[-1][:-1]
+        return [f"{indent}{head} {{"] + values + [indent + "};"]
+
+    @lines.register
+    def _(self, n: d.TemplateDecl, indent: str) -> list[str]:
+        params = ", ".join(self.template_param(p) for p in n.params)
+        return [f"{indent}template <{params}>"] + self.lines(n.decl, indent)
+
+    def template_param(self, p: Param) -> str:
+        if p.kind in ("type", "type_pack"):
+            text = "typename... " if p.is_pack else "typename "
+        elif p.kind == "bool":
+            text = "bool "
+        elif p.kind == "enum":
+            text = "::".join(p.enum.qualname) + " "  # type: ignore[union-attr]
+        else:
+            assert p.ctype is not None, f"integral template parameter {p.name} needs a ctype"
+            text = flat(self.type(p.ctype)) + ("... " if p.is_pack else " ")
+        text += p.name
+        if isinstance(p.default, ParamRef):
+            text += " = " + p.default.name
+        elif isinstance(p.default, Type):
+            text += " = " + flat(self.type(p.default))
+        elif isinstance(p.default, Expr):
+            text += " = " + flat(self.expr(p.default))
+        return text
+
+    @lines.register
+    def _(self, n: d.Namespace, indent: str) -> list[str]:
+        label = f"namespace {n.name}" if n.name else "namespace"
+        return [f"{indent}{label} {{"] + self.body(n.body, indent) + [f"{indent}}} // {label}"]
+
+    @lines.register
+    def _(self, n: d.IfDef, indent: str) -> list[str]:
+        out = [("#ifndef " if n.negate else "#ifdef ") + n.macro] + self.body(n.then, indent)
+        if n.else_:
+            out += ["#else"] + self.body(n.else_, indent)
+        return out + [f"#endif // {n.macro}"]
+
+    # ----- statements ---------------------------------------------------------------------------
+
+    @lines.register
+    def _(self, n: s.ExprStmt, indent: str) -> list[str]:
+        x = n.expr
+        if isinstance(x, e.Lambda) and x.body:
+            return self.lambda_block((), x, indent, ";")
+        if isinstance(x, e.BinOp) and BINARY_PREC[x.op] == 2:
+            lhs = self.operand(x.lhs, 3)
+            return layout((lhs + f" {x.op} ",) + self.expr(x.rhs) + (";",), indent)
+        return layout(self.expr(x) + (";",), indent)
+
+    @lines.register
+    def _(self, n: s.Return, indent: str) -> list[str]:
+        if n.value is None:
+            return [indent + "return;"]
+        return layout(("return ",) + self.expr(n.value) + (";",), indent)
+
+    @lines.register
+    def _(self, n: s.Throw, indent: str) -> list[str]:
+        return layout(("throw ",) + self.expr(n.value) + (";",), indent)
+
+    @lines.register
+    def _(self, n: s.If, indent: str) -> list[str]:
+        out: list[str] = []
+        node: s.If | None = n
+        opener = f"{indent}if ("
+        while node is not None:
+            cond = flat(self.expr(node.cond))
+            if not node.then and node.else_ is None:
+                return out + [f"{opener}{cond}) {{}}"]
+            out += [f"{opener}{cond}) {{"] + self.block(node.then, indent)
+            if isinstance(node.else_, s.If):
+                opener = f"{indent}}} else if ("
+                node = node.else_
+                continue
+            if node.else_ is not None:
+                out += [f"{indent}}} else {{"] + self.block(node.else_, indent)
+            out.append(indent + "}")
+            node = None
+        return out
+
+    def lambda_block(self, head: Doc, lam: e.Lambda, indent: str, end: str) -> list[str]:
+        first = flat(head) + self.lambda_head(lam) + " {"
+        return [indent + first] + self.block(lam.body, indent) + [indent + "}" + end]
+
+    def lambda_head(self, lam: e.Lambda) -> str:
+        params = ", ".join(flat(self.param(p)) for p in lam.params)
+        return f"[{', '.join(lam.captures)}]({params})"
+
+    # ----- expressions --------------------------------------------------------------------------
+
+    def operand(self, x: Expr, min_prec: int) -> str:
+        """`x` flat, parenthesized when it binds more loosely than `min_prec` or is a `<`/`>`
+        comparison (unparenthesized, `a < b > c` or `f(a < b, c > d)` reads as a template-id to
+        clang-format and to people)."""
+        text = flat(self.expr(x))
+        return f"({text})" if _prec(x) < min_prec or _relational(x) else text
+
+    def arg(self, x: Expr) -> Doc:
+        """A call argument or braced-list item."""
+        return ("(" + flat(self.expr(x)) + ")",) if _relational(x) else self.expr(x)
+
+    @singledispatchmethod
+    def expr(self, n: Expr) -> Doc:
+        raise PrintError(f"no printer for expression {type(n).__name__}")
+
+    @expr.register
+    def _(self, n: e.IntLit) -> Doc:
+        return (f"{n.value}{n.suffix}",)
+
+    @expr.register
+    def _(self, n: e.BoolLit) -> Doc:
+        return ("true" if n.value else "false",)
+
+    @expr.register
+    def _(self, n: e.StrLit) -> Doc:
+        return (c_string(n.value),)
+
+    @expr.register
+    def _(self, n: e.NullPtr) -> Doc:
+        return ("nullptr",)
+
+    @expr.register
+    def _(self, n: e.EnumValue) -> Doc:
+        return ("::".join(n.spec.qualname + (n.value,)),)
+
+    @expr.register
+    def _(self, n: e.Id) -> Doc:
+        return self.name(n.name)
+
+    @expr.register
+    def _(self, n: e.Call) -> Doc:
+        callee = self.operand(n.fn, PREC_POSTFIX)
+        return (callee,) + group("(", (self.arg(a) for a in n.args), ")")
+
+    @expr.register
+    def _(self, n: e.Member) -> Doc:
+        return (self.operand(n.obj, PREC_POSTFIX) + ("->" if n.arrow else ".") + n.name,)
+
+    @expr.register
+    def _(self, n: e.Index) -> Doc:
+        return (self.operand(n.obj, PREC_POSTFIX) + "[" + flat(self.expr(n.index)) + "]",)
+
+    @expr.register
+    def _(self, n: e.BinOp) -> Doc:
+        prec = BINARY_PREC[n.op]
+        right_assoc = prec == 2
+        lhs = self.operand(n.lhs, prec + 1 if right_assoc else prec)
+        rhs = self.operand(n.rhs, prec if right_assoc else prec + 1)
+        return (f"{lhs} {n.op} {rhs}",)
+
+    @expr.register
+    def _(self, n: e.UnOp) -> Doc:
+        inner = self.operand(n.operand, PREC_UNARY)
+        if inner[:1] in "+-&*" and inner[:1] == n.op[-1:] or isinstance(n.operand, e.UnOp):
+            inner = f"({inner})"
+        return (n.op + inner,)
+
+    @expr.register
+    def _(self, n: e.Cond) -> Doc:
+        # Nested conditionals are parenthesized: clang-format re-breaks unparenthesized chains.
+        c, a, b = (self.operand(x, PREC_COND + 1) for x in (n.cond, n.then, n.else_))
+        return (f"{c} ? {a} : {b}",)
+
+    @expr.register
+    def _(self, n: e.BraceInit) -> Doc:
+        prefix = flat(self.type(n.type)) if n.type is not None else ""
+        return (prefix,) + group("{", (self.arg(i) for i in n.items), "}")
+
+    @expr.register
+    def _(self, n: e.StaticCast) -> Doc:
+        return (f"static_cast<{flat(self.type(n.type))}>",) + group("(", [self.expr(n.value)], ")")
+
+    @expr.register
+    def _(self, n: e.SizeOf) -> Doc:
+        return (f"sizeof({flat(self.type(n.type))})",)
+
+    @expr.register
+    def _(self, n: e.Lambda) -> Doc:
+        if n.body:
+            raise PrintError("a lambda with a body may only initialize a variable or be a statement")
+        return (self.lambda_head(n) + " {}",)
+
+    # ----- names and types ----------------------------------------------------------------------
+
+    def name(self, n: t.Name) -> Doc:
+        out: list[str | Group] = []
+        for i, part in enumerate(n.parts):
+            sep = "::" if i else ""
+            if isinstance(part, TemplateId):
+                out.append(sep + "::".join(part.signature.qualname))
+                out.extend(group("<", (self.template_arg(a) for a in part.positional()), ">"))
+            elif isinstance(part, Symbol):
+                out.append(sep + "::".join(part.qualname))
+            else:
+                out.append(sep + part)
+        return tuple(out)
+
+    def template_arg(self, a: Node) -> Doc:
+        if isinstance(a, Type):
+            return self.type(a)
+        if isinstance(a, (e.BinOp, e.Cond)):
+            return ("(" + flat(self.expr(a)) + ")",)  # a `>` inside must not close the list
+        return self.expr(a)  # type: ignore[arg-type]
+
+    @singledispatchmethod
+    def type(self, n: Type) -> Doc:
+        raise PrintError(f"no printer for type {type(n).__name__}")
+
+    @type.register
+    def _(self, n: t.Builtin) -> Doc:
+        return (n.keyword,)
+
+    @type.register
+    def _(self, n: t.TypeName) -> Doc:
+        return self.name(n.name)
+
+    @type.register
+    def _(self, n: t.Const) -> Doc:
+        if isinstance(n.of, t.Ptr):
+            return (flat(self.type(n.of)) + " const",)
+        return ("const " + flat(self.type(n.of)),)
+
+    @type.register
+    def _(self, n: t.Ptr) -> Doc:
+        return (flat(self.type(n.of)) + "*",)
+
+    @type.register
+    def _(self, n: t.LRef) -> Doc:
+        return (flat(self.type(n.of)) + "&",)
+
+
+def _prec(x: Expr) -> int:
+    if isinstance(x, e.BinOp):
+        return BINARY_PREC[x.op]
+    if isinstance(x, e.Cond):
+        return PREC_COND
+    if isinstance(x, e.UnOp) or (isinstance(x, e.IntLit) and x.value < 0):
+        return PREC_UNARY
+    if isinstance(x, (e.Call, e.Member, e.Index)):
+        return PREC_POSTFIX
+    return PREC_PRIMARY
+
+
+def _relational(x: Expr) -> bool:
+    return isinstance(x, e.BinOp) and x.op in ("<", "<=", ">", ">=")
+
+
+def _blank_between(prev: Node, cur: Node) -> bool:
+    if isinstance(prev, (d.Comment, d.Access)):
+        return False
+    if isinstance(cur, d.Access):
+        return True
+    return isinstance(prev, _BIG_DECLS) or isinstance(cur, _BIG_DECLS) or type(prev) is not type(cur)
+
+
+def to_source(n: Node) -> str:
+    """Print any node with the standard printer."""
+    return Printer().print(n)
+
+
+def required_headers(root: Node) -> tuple[Header, ...]:
+    """Headers of every catalog entity used below `root`, sorted and without duplicates."""
+    from .base import walk
+    from .templates import Signature
+    from .symbols import EnumSpec
+
+    found = set()
+    for n in walk(root):
+        if isinstance(n, (Symbol, Signature, EnumSpec)) and n.header is not None:
+            found.add(n.header)
+    return tuple(sorted(found, key=lambda h: (not h.system, h.path)))

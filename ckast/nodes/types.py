@@ -1,0 +1,86 @@
+"""Names and type-ids."""
+
+from __future__ import annotations
+
+import attrs
+
+from .base import Node, Type, as_tuple, instances_of, node
+from .names import identifier
+from .symbols import Symbol
+from .templates import TemplateId
+
+BUILTIN_TYPES = frozenset({"void", "bool", "char", "int", "unsigned", "long", "float", "double", "auto"})
+
+
+def _name_parts(parts: object) -> tuple[object, ...]:
+    parts = as_tuple(parts)
+    if not parts:
+        raise ValueError("a name needs at least one component")
+    checked: list[object] = []
+    for i, part in enumerate(parts):
+        if isinstance(part, (Symbol, TemplateId)):
+            if i:
+                raise ValueError("catalog symbols and template-ids may only start a name")
+            checked.append(part)
+        else:
+            checked.append(identifier(part))
+    return tuple(checked)
+
+
+@node
+class Name(Node):
+    """A possibly qualified name: `a::b`, `ck_tile::half_t`, `ck_tile::GemmKernel<...>::BlockSize`.
+
+    The first component may be a catalog `Symbol` or a `TemplateId` (which print their qualified
+    names); the rest are identifiers.
+    """
+
+    parts: tuple[object, ...] = attrs.field(converter=_name_parts)
+
+    @classmethod
+    def of(cls, *parts: object) -> Name:
+        return cls(parts)
+
+    def member(self, *more: str) -> Name:
+        """This name followed by `::more...`."""
+        return Name(self.parts + more)
+
+
+@node
+class TypeName(Type):
+    """A type spelled by name (alias, class, catalog type or template-id)."""
+
+    name: Name = attrs.field(validator=instances_of(Name))
+
+
+@node
+class Builtin(Type):
+    """A fundamental type keyword, or `auto`."""
+
+    keyword: str = attrs.field(validator=attrs.validators.in_(BUILTIN_TYPES))
+
+
+@node
+class Const(Type):
+    """`const T` (or `T* const` when T is a pointer)."""
+
+    of: Type = attrs.field(validator=instances_of(Type))
+
+
+@node
+class Ptr(Type):
+    """`T*`."""
+
+    of: Type = attrs.field(validator=instances_of(Type))
+
+
+@node
+class LRef(Type):
+    """`T&`."""
+
+    of: Type = attrs.field(validator=instances_of(Type))
+
+
+def type_of(part: object, *more: str) -> TypeName:
+    """Shorthand: `type_of(sym_or_tid_or_ident, "member", ...)` -> `TypeName`."""
+    return TypeName(Name((part, *more)))
