@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -22,8 +23,12 @@ class LoadedKernel:
     config: Any  # KernelConfig
 
 
-def load_file(path: Path) -> list[LoadedKernel]:
-    """Read and validate `path`; raise ConfigError listing every problem."""
+def load_file(path: Path, defaults: Mapping[str, Any] | None = None) -> list[LoadedKernel]:
+    """Read and validate `path`; raise ConfigError listing every problem.
+
+    `defaults` replaces knob defaults (e.g. `ck_api` from the command line); a value a kernel
+    sets itself still wins.
+    """
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -35,12 +40,12 @@ def load_file(path: Path) -> list[LoadedKernel]:
         issue = ConfigIssue("", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
         raise ConfigError([issue], source) from exc
     try:
-        return load_data(data)
+        return load_data(data, defaults)
     except ConfigError as exc:
         raise ConfigError(exc.issues, source) from None
 
 
-def load_data(data: Any) -> list[LoadedKernel]:
+def load_data(data: Any, defaults: Mapping[str, Any] | None = None) -> list[LoadedKernel]:
     """Validate already-parsed JSON data."""
     if isinstance(data, dict) and "kernels" in data:
         extra = sorted(set(data) - {"kernels"})
@@ -61,7 +66,7 @@ def load_data(data: Any) -> list[LoadedKernel]:
     issues: list[ConfigIssue] = []
     for i, item in enumerate(items):
         path = "" if prefix is None else f"{prefix}[{i}]"
-        config, problems = parse_kernel(item, path)
+        config, problems = parse_kernel(item, path, defaults or {})
         issues += problems
         if config is not None:
             loaded.append(LoadedKernel(path, config))
@@ -87,7 +92,7 @@ def _type_ok(value: Any, want: type) -> bool:
     return isinstance(value, want)
 
 
-def parse_kernel(obj: Any, path: str) -> tuple[Any, list[ConfigIssue]]:
+def parse_kernel(obj: Any, path: str, defaults: Mapping[str, Any] = {}) -> tuple[Any, list[ConfigIssue]]:
     """Validate one kernel object; returns (KernelConfig or None, problems)."""
     if not isinstance(obj, dict):
         return None, [ConfigIssue(path, "a kernel must be a JSON object")]
@@ -108,7 +113,7 @@ def parse_kernel(obj: Any, path: str) -> tuple[Any, list[ConfigIssue]]:
             issues.append(ConfigIssue(where, f"is required; allowed: {_allowed(knob.choices)}"))  # type: ignore[arg-type]
             break
         try:
-            value = obj[knob.name] if knob.name in obj else knob.default_for(resolved)
+            value = obj.get(knob.name, defaults.get(knob.name, knob.default_for(resolved)))
             problem = _check(knob, value, resolved)
         except KeyError:
             continue  # depends on a field that was already reported as invalid

@@ -20,7 +20,7 @@ from . import expr as e
 from . import stmt as s
 from . import types as t
 from .base import Decl, Expr, Node, Stmt, Type
-from .symbols import Header, Symbol
+from .symbols import EnumSpec, Header, Symbol
 from .templates import Param, ParamRef, TemplateId
 
 LINE_LIMIT = 100
@@ -434,7 +434,7 @@ class Printer:
             if isinstance(part, TemplateId):
                 out.append(sep + "::".join(part.signature.qualname))
                 out.extend(group("<", (self.template_arg(a) for a in part.positional()), ">"))
-            elif isinstance(part, Symbol):
+            elif isinstance(part, (Symbol, EnumSpec)):
                 out.append(sep + "::".join(part.qualname))
             else:
                 out.append(sep + part)
@@ -507,7 +507,6 @@ def required_headers(root: Node) -> tuple[Header, ...]:
     """Headers of every catalog entity used below `root`, sorted and without duplicates."""
     from .base import walk
     from .templates import Signature
-    from .symbols import EnumSpec
 
     found = set()
     for n in walk(root):

@@ -6,7 +6,7 @@ import attrs
 
 from .base import Node, Type, as_tuple, instances_of, node
 from .names import identifier
-from .symbols import Symbol
+from .symbols import EnumSpec, Symbol
 from .templates import TemplateId
 
 BUILTIN_TYPES = frozenset({"void", "bool", "char", "int", "unsigned", "long", "float", "double", "auto"})
@@ -18,7 +18,7 @@ def _name_parts(parts: object) -> tuple[object, ...]:
         raise ValueError("a name needs at least one component")
     checked: list[object] = []
     for i, part in enumerate(parts):
-        if isinstance(part, (Symbol, TemplateId)):
+        if isinstance(part, (Symbol, EnumSpec, TemplateId)):
             if i:
                 raise ValueError("catalog symbols and template-ids may only start a name")
             checked.append(part)
@@ -31,7 +31,7 @@ def _name_parts(parts: object) -> tuple[object, ...]:
 class Name(Node):
     """A possibly qualified name: `a::b`, `ck_tile::half_t`, `ck_tile::GemmKernel<...>::BlockSize`.
 
-    The first component may be a catalog `Symbol` or a `TemplateId` (which print their qualified
+    The first component may be a catalog `Symbol` or `EnumSpec`, or a `TemplateId` (which print their qualified
     names); the rest are identifiers.
     """
 

@@ -1,0 +1,3 @@
+from ckast.cli import main
+
+main()

@@ -1,0 +1,80 @@
+"""The command line: emit writes headers and a manifest, refuses bad input with exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from ckast import __version__
+from ckast.cli import main
+
+from .conftest import EXAMPLES
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_version():
+    result = run("--version")
+    assert result.exit_code == 0 and __version__ in result.output
+
+
+def test_bad_config_exits_2_and_writes_nothing(tmp_path):
+    cfg = tmp_path / "bad.json"
+    cfg.write_text(json.dumps({"kernels": [{"kind": "gemm"}, {"kind": "gemm", "pipeline": "compv9"}]}))
+    out = tmp_path / "out"
+    result = run("emit", "--config", str(cfg), "-o", str(out))
+    assert result.exit_code == 2
+    assert f'{cfg}: kernels[1].pipeline: "compv9" is not allowed' in result.output
+    assert not out.exists()
+
+
+def test_unimplemented_variant_is_refused(tmp_path):
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"kind": "grouped_conv"}))
+    result = run("emit", "--config", str(cfg), "-o", str(tmp_path / "o"))
+    assert result.exit_code == 2 and "not implemented yet" in result.output
+
+
+def test_emit_writes_only_changes_and_removes_stale(tmp_path):
+    out = tmp_path / "out"
+    assert run("emit", "--config", str(EXAMPLES / "gemm_standard.json"), "-o", str(out)).exit_code == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    headers = [k["header"] for k in manifest["kernels"]]
+    assert len(headers) == 2 and all((out / h).is_file() for h in headers)
+    mtimes = {h: os.stat(out / h).st_mtime_ns for h in headers}
+    again = run("emit", "--config", str(EXAMPLES / "gemm_standard.json"), "-o", str(out))
+    assert "0 written, 2 unchanged, 0 removed" in again.output
+    assert {h: os.stat(out / h).st_mtime_ns for h in headers} == mtimes
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps([json.loads((EXAMPLES / "gemm_standard.json").read_text())["kernels"][0]]))
+    third = run("emit", "--config", str(one), "-o", str(out))
+    assert "1 removed" in third.output
+    kept = [k["header"] for k in json.loads((out / "manifest.json").read_text())["kernels"]]
+    assert len(kept) == 1 and kept[0] in headers
+    assert sorted(p.name for p in out.glob("*.hpp")) == kept
+
+
+def test_output_is_independent_of_hash_seed(tmp_path):
+    digests = []
+    for seed in ("0", "12345"):
+        out = tmp_path / f"out{seed}"
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        subprocess.run(
+            [sys.executable, "-m", "ckast", "emit", "--config", str(EXAMPLES / "gemm_standard.json"), "-o", str(out)],
+            check=True, env=env, capture_output=True,
+        )
+        digests.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
+    assert digests[0] == digests[1]
+
+
+def test_format_flag_is_a_no_op_on_printer_output(tmp_path):
+    plain, formatted = tmp_path / "a", tmp_path / "b"
+    run("emit", "--config", str(EXAMPLES / "gemm_standard.json"), "-o", str(plain))
+    run("emit", "--config", str(EXAMPLES / "gemm_standard.json"), "-o", str(formatted), "--format")
+    assert {p.name: p.read_bytes() for p in plain.iterdir()} == {p.name: p.read_bytes() for p in formatted.iterdir()}

@@ -1,0 +1,62 @@
+"""Config validation: JSON paths, allowed values, defaults, scope of knobs."""
+
+from __future__ import annotations
+
+import pytest
+
+from ckast.config import ConfigError, as_dict, load_data
+
+
+def issues(data):
+    with pytest.raises(ConfigError) as info:
+        load_data(data)
+    return info.value.lines()
+
+
+def test_gemm_defaults():
+    cfg = as_dict(load_data({"kind": "gemm"})[0].config)
+    assert cfg["pipeline"] == "compv3" and cfg["tile_k"] == 64 and cfg["pad_m"] is False
+    assert "vector_size_a" not in cfg
+
+
+def test_conv_defaults_follow_the_generator():
+    cfg = load_data({"kind": "grouped_conv", "ndim_spatial": 3})[0].config
+    assert (cfg.pipeline, cfg.double_smem_buffer, cfg.layout) == ("compv4", True, "ndhwgc")
+    assert (cfg.vector_size_a, cfg.vector_size_b, cfg.vector_size_c) == (4, 8, 8)
+    assert load_data({"kind": "grouped_conv", "pipeline": "compv3"})[0].config.double_smem_buffer is False
+
+
+def test_three_file_shapes_and_paths():
+    assert issues([{"kind": "gemm", "pipeline": "x"}]) == [
+        '[0].pipeline: "x" is not allowed; allowed: mem, compv3, compv4, compv5, preshufflev2'
+    ]
+    assert issues({"kernels": [{"kind": "gemm"}, {"kind": "gemm", "tile_m": 0}]}) == [
+        "kernels[1].tile_m: 0 is below the minimum 1"
+    ]
+    assert issues({"kind": "gemm", "pad_m": "False"}) == ['pad_m: "False" is not true or false']
+
+
+def test_every_problem_is_reported():
+    lines = issues({"kernels": [{"kind": "gemm", "tiel_m": 1, "scheduler": 3}, {"kind": "gemm", "vector_size_a": 4}, {}]})
+    assert lines == [
+        "kernels[0].tiel_m: unknown knob; did you mean 'tile_m'?",
+        'kernels[0].scheduler: 3 is not a string',
+        "kernels[1].vector_size_a: does not apply to gemm standard; only to forward/bwd_data/bwd_weight",
+        "kernels[2].kind: is required; allowed: gemm, grouped_conv",
+    ]
+
+
+def test_conv_layout_must_match_ndim():
+    assert issues({"kind": "grouped_conv", "ndim_spatial": 1, "layout": "nhwgc"}) == [
+        'layout: "nhwgc" is not allowed; allowed: nwgc'
+    ]
+
+
+def test_cli_default_profile_is_overridable_but_explicit_wins():
+    loaded = load_data([{"kind": "gemm"}, {"kind": "gemm", "ck_api": "ck-2025.11"}], {"ck_api": "ck-2026.06"})
+    assert [k.config.ck_api for k in loaded] == ["ck-2026.06", "ck-2025.11"]
+
+
+def test_empty_and_malformed():
+    assert issues([]) == ["<root>: no kernels in the config"]
+    assert issues(3) == ['<root>: expected a kernel object, a list of them, or {"kernels": [...]}']

@@ -1,0 +1,163 @@
+"""Unit tests of nodes: validation, structural identity, binding by name, printing details."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from ckast import nodes as n
+from ckast.nodes.parse import ParseError, parse_type
+
+SCHED = n.EnumSpec("Sched", ("ns", "Sched"), ("Intra", "Inter"), profile="p")
+OTHER = n.EnumSpec("Other", ("ns", "Other"), ("Intra",), profile="p")
+TPL = n.Signature(
+    "Tpl",
+    ("ns", "Tpl"),
+    "struct",
+    [
+        n.Param("A_", "type"),
+        n.Param("N_", "int", ctype=n.Builtin("int"), default=n.IntLit(1)),
+        n.Param("B_", "bool", default=n.BoolLit(False)),
+        n.Param("S_", "enum", enum=SCHED, default=n.EnumValue(SCHED, "Intra")),
+        n.Param("C_", "type", default=n.ParamRef("A_")),
+    ],
+    profile="p-1",
+)
+
+
+@pytest.mark.parametrize("bad", ["", "1x", "a-b", "class", "int", "__x", "_Upper", "a b", "é"])
+def test_identifiers_are_validated(bad):
+    with pytest.raises(n.NameError_):
+        n.identifier(bad)
+
+
+def test_nodes_refuse_bad_identifiers_at_construction():
+    with pytest.raises(n.NameError_):
+        n.UsingAlias("new", n.Builtin("int"))
+    with pytest.raises(n.NameError_):
+        n.Namespace("a::b", [])
+
+
+@pytest.mark.parametrize("bad", ["/abs.hpp", "../x.hpp", 'a"b.hpp', "a>b", "a//b.hpp", "x\n.hpp"])
+def test_header_paths_are_validated(bad):
+    with pytest.raises(n.NameError_):
+        n.Header(bad)
+
+
+def test_nodes_are_immutable_and_structural():
+    a = n.UsingAlias("X", n.type_of("Y"))
+    b = n.UsingAlias("X", n.type_of("Y"))
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        a.name = "Z"  # type: ignore[misc]
+
+
+def test_binding_orders_by_signature_and_fills_skipped_defaults():
+    tid = TPL(B_=True, A_=n.Builtin("float"))
+    assert [name for name, _ in tid.args] == ["A_", "B_"]
+    assert n.to_source(n.type_of(tid)) == "ns::Tpl<float, 1, true>"
+    later = TPL(A_=n.Builtin("int"), C_=n.Builtin("char"))
+    assert n.to_source(n.type_of(later)) == "ns::Tpl<int, 1, false, ns::Sched::Intra, char>"
+
+
+def test_param_ref_default_repeats_the_referenced_argument():
+    tid = TPL(A_=n.type_of("X"), S_=n.EnumValue(SCHED, "Inter"))
+    assert n.to_source(n.type_of(tid)) == "ns::Tpl<X, 1, false, ns::Sched::Inter>"
+    assert tid == TPL(S_=n.EnumValue(SCHED, "Inter"), A_=n.type_of("X"))
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        ({"A_": n.Builtin("int"), "Q_": 1}, "unknown parameter 'Q_'"),
+        ({"N_": 3}, "missing argument for A_"),
+        ({"A_": n.IntLit(1)}, "parameter A_ expects a type"),
+        ({"A_": n.Builtin("int"), "N_": n.Builtin("int")}, "parameter N_ expects an integral"),
+        ({"A_": n.Builtin("int"), "N_": True}, "parameter N_ expects an integral"),
+        ({"A_": n.Builtin("int"), "B_": 1}, "parameter B_ expects a bool"),
+        ({"A_": n.Builtin("int"), "S_": n.EnumValue(OTHER, "Intra")}, "enum Sched"),
+    ],
+)
+def test_binding_refuses_naming_template_parameter_and_profile(args, words):
+    with pytest.raises(n.BindError) as info:
+        TPL(**args)
+    assert "ns::Tpl" in str(info.value) and "profile p-1" in str(info.value)
+    assert words in str(info.value)
+
+
+def test_absent_parameter_is_refused_with_reason():
+    sig = attrs.evolve(TPL, absent_params=(("X_", "gone in this CK (D1)"),))
+    with pytest.raises(n.BindError, match="X_ does not exist in this profile: gone in this CK"):
+        sig(A_=n.Builtin("int"), X_=1)
+
+
+def test_enum_value_is_checked():
+    with pytest.raises(ValueError, match="has no enumerator 'Bogus'"):
+        n.EnumValue(SCHED, "Bogus")
+
+
+def test_string_literals_are_escaped_to_ascii():
+    text = n.to_source(n.StrLit('a"b\\c\nd\té\x00?'))
+    assert text == '"a\\"b\\\\c\\nd\\t\\303\\251\\000?"'
+    assert text.isascii()
+
+
+def test_comments_refuse_line_splices_and_control_characters():
+    with pytest.raises(ValueError):
+        n.Comment("ends with \\")
+    with pytest.raises(ValueError):
+        n.Comment("bell\a")
+    assert n.to_source(n.Comment("two\nlines")) == "// two\n// lines\n"
+
+
+@pytest.mark.parametrize(
+    "expr, text",
+    [
+        (n.BinOp("*", n.BinOp("+", n.ident("a"), n.ident("b")), n.ident("c")), "(a + b) * c"),
+        (n.BinOp("-", n.ident("a"), n.BinOp("-", n.ident("b"), n.ident("c"))), "a - (b - c)"),
+        (n.BinOp("&&", n.BinOp("<", n.ident("a"), n.ident("b")), n.ident("c")), "(a < b) && c"),
+        (n.UnOp("-", n.IntLit(-1)), "-(-1)"),
+        (n.UnOp("!", n.call("f", n.ident("x"))), "!f(x)"),
+        (n.Cond(n.ident("a"), n.ident("b"), n.Cond(n.ident("c"), n.ident("d"), n.ident("e"))), "a ? b : (c ? d : e)"),
+        (n.call("f", n.BinOp(">", n.ident("a"), n.ident("b"))), "f((a > b))"),
+    ],
+)
+def test_expression_parenthesization(expr, text):
+    assert n.to_source(expr) == text
+
+
+def test_template_argument_with_greater_than_is_parenthesized():
+    tid = TPL(A_=n.Builtin("int"), B_=n.BinOp(">", n.ident("x"), n.IntLit(2)))
+    assert n.to_source(n.type_of(tid)) == "ns::Tpl<int, 1, (x > 2)>"
+
+
+def test_long_lists_break_one_item_per_line_at_the_last_list():
+    long_args = [n.ident(f"argument_number_{i}") for i in range(8)]
+    text = n.to_source(n.ExprStmt(n.call("ns::function", *long_args)))
+    lines = text.splitlines()
+    assert lines[0] == "ns::function(" and lines[-1] == "    argument_number_7);"
+    assert all(len(line) <= 100 for line in lines)
+
+
+def test_lambda_with_body_only_as_initializer_or_statement():
+    lam = n.Lambda(["&"], [], [n.Return(n.IntLit(1))])
+    with pytest.raises(n.PrintError):
+        n.to_source(n.ExprStmt(n.call(n.ident("f"), lam)))
+
+
+def test_parse_type_escape_hatch_yields_nodes_or_refuses():
+    def resolve(q):
+        return TPL if q == ("ns", "Tpl") else None
+
+    t = parse_type("const ns::Tpl<float, 3>*", resolve)
+    assert t == n.Ptr(n.Const(n.type_of(TPL(A_=n.Builtin("float"), N_=3))))
+    for bad in ["ns::Tpl", "foo<int>", "int;", "a::", "x y", "f(1)"]:
+        with pytest.raises((ParseError, ValueError)):
+            parse_type(bad, resolve)
+
+
+def test_required_headers_are_collected_sorted():
+    sig = n.Signature("S", ("a", "S"), "struct", [n.Param("T", "type")], header=n.Header("z/s.hpp"))
+    sym = n.Symbol("v", ("std", "vector"), n.Header("vector", system=True))
+    body = n.UsingAlias("X", n.type_of(sig(T=n.type_of(sym))))
+    assert n.required_headers(body) == (n.Header("vector", system=True), n.Header("z/s.hpp"))
