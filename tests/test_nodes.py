@@ -161,3 +161,9 @@ def test_required_headers_are_collected_sorted():
     sym = n.Symbol("v", ("std", "vector"), n.Header("vector", system=True))
     body = n.UsingAlias("X", n.type_of(sig(T=n.type_of(sym))))
     assert n.required_headers(body) == (n.Header("vector", system=True), n.Header("z/s.hpp"))
+
+
+def test_clang_format_is_the_pinned_version():
+    from ckast.nodes.format import PINNED_VERSION, version
+
+    assert version() == PINNED_VERSION

@@ -79,11 +79,6 @@ class Profile:
             raise CatalogError(f"CK API profile {self.name} does not define feature {name!r}")
         return self.features[name]
 
-    def require(self, key: str, what: str) -> None:
-        """Refuse `what` (a config feature) when entity `key` is absent from this profile."""
-        if key in self.absent:
-            raise FeatureAbsent(f"{what} is not available in CK API profile {self.name}: {self.absent[key]}")
-
 
 def profile_names() -> tuple[str, ...]:
     """Names of the packaged profiles, sorted."""

@@ -6,8 +6,6 @@ from collections.abc import Sequence
 
 from ckast import nodes as n
 
-INDEX = "index_t"
-
 
 def alias_or_template(params: Sequence[n.Param], name: str, target: n.Type) -> tuple[n.Decl, n.Signature | None]:
     """`using name = target;`, or `template <params> using name = target;` when params exist.

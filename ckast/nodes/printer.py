@@ -19,9 +19,9 @@ from . import decl as d
 from . import expr as e
 from . import stmt as s
 from . import types as t
-from .base import Decl, Expr, Node, Stmt, Type
+from .base import Decl, Expr, Node, Stmt, Type, children
 from .symbols import EnumSpec, Header, Symbol
-from .templates import Param, ParamRef, TemplateId
+from .templates import Param, ParamRef, Signature, TemplateId
 
 LINE_LIMIT = 100
 INDENT = "    "
@@ -504,12 +504,18 @@ def to_source(n: Node) -> str:
 
 
 def required_headers(root: Node) -> tuple[Header, ...]:
-    """Headers of every catalog entity used below `root`, sorted and without duplicates."""
-    from .base import walk
-    from .templates import Signature
+    """Headers of every catalog entity used below `root`, sorted and without duplicates.
 
+    A signature contributes its own header; its parameter list (defaults included) is catalog
+    data, not use, so the walk does not descend into it.
+    """
     found = set()
-    for n in walk(root):
-        if isinstance(n, (Symbol, Signature, EnumSpec)) and n.header is not None:
-            found.add(n.header)
+    stack = [root]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (Symbol, Signature, EnumSpec)):
+            if current.header is not None:
+                found.add(current.header)
+            continue
+        stack.extend(children(current))
     return tuple(sorted(found, key=lambda h: (not h.system, h.path)))

@@ -8,7 +8,6 @@ The printer orders arguments by the signature and fills skipped defaulted parame
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Literal
 
 import attrs
@@ -165,10 +164,6 @@ class TemplateId(Node):
         order = {p.name: i for i, p in enumerate(sig.params)}
         ordered = tuple(sorted(self.args, key=lambda item: order[item[0]]))
         object.__setattr__(self, "args", ordered)
-
-    @property
-    def arguments(self) -> Mapping[str, Any]:
-        return dict(self.args)
 
     def positional(self) -> tuple[Any, ...]:
         """Arguments as C++ spells them: up to the last given one, gaps filled by defaults."""

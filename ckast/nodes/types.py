@@ -37,14 +37,6 @@ class Name(Node):
 
     parts: tuple[object, ...] = attrs.field(converter=_name_parts)
 
-    @classmethod
-    def of(cls, *parts: object) -> Name:
-        return cls(parts)
-
-    def member(self, *more: str) -> Name:
-        """This name followed by `::more...`."""
-        return Name(self.parts + more)
-
 
 @node
 class TypeName(Type):
