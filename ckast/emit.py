@@ -13,7 +13,7 @@ import attrs
 from ckast import nodes as n
 from ckast.catalog import load_profile
 from ckast.config import ConfigError, ConfigIssue, LoadedKernel, as_dict
-from ckast.lower.identity import kernel_name
+from ckast.lower.identity import entry_points, kernel_name
 from ckast.nodes.format import clang_format
 from ckast.variants import builder
 
@@ -45,7 +45,7 @@ def render(kernels: Sequence[LoadedKernel]) -> list[EmittedKernel]:
             issues.append(ConfigIssue(item.path, str(exc)))
             continue
         name = kernel_name(c)
-        out[name] = EmittedKernel(name, f"{name}.hpp", (f"ckast::{name}::Launcher::launch",), as_dict(c), source)
+        out[name] = EmittedKernel(name, f"{name}.hpp", entry_points(name), as_dict(c), source)
     if issues:
         raise ConfigError(issues)
     return [out[k] for k in sorted(out)]

@@ -60,3 +60,10 @@ def test_cli_default_profile_is_overridable_but_explicit_wins():
 def test_empty_and_malformed():
     assert issues([]) == ["<root>: no kernels in the config"]
     assert issues(3) == ['<root>: expected a kernel object, a list of them, or {"kernels": [...]}']
+
+
+def test_explicit_value_is_checked_even_when_its_default_depends_on_a_bad_field():
+    assert issues({"kind": "gemm", "pipeline": "x", "double_smem_buffer": "yes"}) == [
+        'pipeline: "x" is not allowed; allowed: mem, compv3, compv4, compv5, preshufflev2',
+        'double_smem_buffer: "yes" is not true or false',
+    ]

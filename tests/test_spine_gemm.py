@@ -7,7 +7,7 @@ import pytest
 from ckast.catalog import load_profile, profile_names
 from ckast.check import Toolchain, check_headers
 from ckast.config import load_data
-from ckast.lower.identity import kernel_name
+from ckast.lower.identity import entry_points, kernel_name
 from ckast.nodes import to_source
 from ckast.variants.gemm import gemm_header
 
@@ -51,6 +51,5 @@ def test_real_compile_against_wheel_ck(tmp_path, mode):
     cfg = load_data(dict(CONFIG, ck_api="ck-2025.11"))[0].config
     path = tmp_path / f"{kernel_name(cfg)}.hpp"
     path.write_text(header("ck-2025.11"))
-    entry = f"ckast::{kernel_name(cfg)}::Launcher::launch"
-    [result] = check_headers([path], Toolchain.discover(), lambda _: [entry], mode=mode)
+    [result] = check_headers([path], Toolchain.discover(), lambda _: entry_points(kernel_name(cfg)), mode=mode)
     assert result.passed, result.log

@@ -66,7 +66,7 @@ def load_data(data: Any, defaults: Mapping[str, Any] | None = None) -> list[Load
     issues: list[ConfigIssue] = []
     for i, item in enumerate(items):
         path = "" if prefix is None else f"{prefix}[{i}]"
-        config, problems = parse_kernel(item, path, defaults or {})
+        config, problems = parse_kernel(item, path, defaults)
         issues += problems
         if config is not None:
             loaded.append(LoadedKernel(path, config))
@@ -92,10 +92,11 @@ def _type_ok(value: Any, want: type) -> bool:
     return isinstance(value, want)
 
 
-def parse_kernel(obj: Any, path: str, defaults: Mapping[str, Any] = {}) -> tuple[Any, list[ConfigIssue]]:
+def parse_kernel(obj: Any, path: str, defaults: Mapping[str, Any] | None = None) -> tuple[Any, list[ConfigIssue]]:
     """Validate one kernel object; returns (KernelConfig or None, problems)."""
     if not isinstance(obj, dict):
         return None, [ConfigIssue(path, "a kernel must be a JSON object")]
+    defaults = defaults or {}
     issues: list[ConfigIssue] = []
     for key in sorted(set(obj) - set(KNOB_NAMES)):
         close = difflib.get_close_matches(str(key), KNOB_NAMES, n=1)
@@ -113,7 +114,12 @@ def parse_kernel(obj: Any, path: str, defaults: Mapping[str, Any] = {}) -> tuple
             issues.append(ConfigIssue(where, f"is required; allowed: {_allowed(knob.choices)}"))  # type: ignore[arg-type]
             break
         try:
-            value = obj.get(knob.name, defaults.get(knob.name, knob.default_for(resolved)))
+            if knob.name in obj:
+                value = obj[knob.name]
+            elif knob.name in defaults:
+                value = defaults[knob.name]
+            else:
+                value = knob.default_for(resolved)
             problem = _check(knob, value, resolved)
         except KeyError:
             continue  # depends on a field that was already reported as invalid

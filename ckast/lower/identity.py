@@ -14,6 +14,9 @@ from ckast.config import as_dict
 
 MAX_NAME = 200
 HASH_LEN = 10
+NAMESPACE = "ckast"
+"""Every kernel lives in `ckast::<name>`, in a struct `LAUNCHER` with a static `launch`."""
+LAUNCHER = "Launcher"
 
 
 def config_digest(config: object) -> str:
@@ -35,3 +38,8 @@ def kernel_name(config) -> str:
         ]
     prefix = "_".join(str(p) for p in parts)[: MAX_NAME - HASH_LEN - 1]
     return f"{prefix}_{config_digest(config)}"
+
+
+def entry_points(name: str) -> tuple[str, ...]:
+    """Qualified names of the launcher functions of kernel `name` (what a compile check ODR-uses)."""
+    return (f"{NAMESPACE}::{name}::{LAUNCHER}::launch",)

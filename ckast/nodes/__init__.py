@@ -5,7 +5,7 @@ construction, string literals are escaped when printed, template-ids are bound b
 against catalog signatures), then print them with `to_source`.
 """
 
-from .base import Decl, Expr, Node, Stmt, Type, walk
+from .base import Decl, Expr, Node, Stmt, Type
 from .decl import (
     Access,
     Comment,

@@ -1,4 +1,4 @@
-"""Node base classes and a deterministic tree walk.
+"""Node base classes, child enumeration and attrs helpers.
 
 Every node is an immutable attrs class (frozen, slotted): equality and hashing are structural, so
 nodes can be graph vertices and dictionary keys. Sequence fields are tuples.
@@ -65,15 +65,6 @@ def _nodes_in(value: Any) -> Iterator[Node]:
     elif isinstance(value, tuple):
         for item in value:
             yield from _nodes_in(item)
-
-
-def walk(n: Node) -> Iterator[Node]:
-    """Yield `n` and all nodes below it, depth first, in a fixed order."""
-    stack = [n]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(list(children(current))))
 
 
 def as_tuple(items: Iterable[Any]) -> tuple[Any, ...]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ckast import nodes as n
 from ckast.catalog import Profile
 from ckast.lower.cxx import alias_or_template, c_str, constexpr, use
-from ckast.lower.identity import kernel_name
+from ckast.lower.identity import LAUNCHER, NAMESPACE, kernel_name
 
 DTYPES = {"fp16": "half_t", "bf16": "bf16_t", "fp8": "fp8_t", "bf8": "bf8_t", "int8": "int8_t"}
 OUTPUT = {"fp8": "fp16", "bf8": "fp16", "int8": "int32"}
@@ -154,19 +154,17 @@ class _Chain:
             CDElementwise_=p.type("PassThrough"),
             kM_=ids("TileM"), kN_=ids("TileN"),
         )
+        if memop_args:
+            common["MemoryOperation_"] = memop_args["MemOp"]
         xdl = dict(MPerXdl_=ids("WarpTileM"), NPerXdl_=ids("WarpTileN"), KPerXdl_=ids("WarpTileK"))
         if self.c.epilogue == "cshuffle":
             args = dict(common, ELayout_=n.type_of("CLayout"), MWave_=ids("WarpM"), NWave_=ids("WarpN"),
                         isCTransposed_=ids("TransposeC"), kNumWaveGroups_=ids("NumWaveGroups"), **xdl)
-            if memop_args:
-                args["MemoryOperation_"] = memop_args["MemOp"]
             problem = p.template("CShuffleEpilogueProblem")(**args)
             return n.type_of(p.template("CShuffleEpilogue")(Problem_=n.type_of(problem)))
         args = dict(common, CLayout_=n.type_of("CLayout"), kPadM_=ids("kPadM"), kPadN_=ids("kPadN"),
                     isCTransposed_=ids("TransposeC"),
                     **{f"k{k}": v for k, v in xdl.items()})
-        if memop_args:
-            args["MemoryOperation_"] = memop_args["MemOp"]
         problem = p.template("DefaultGemm2DEpilogueProblem")(**args)
         return n.type_of(p.template("DefaultGemm2DEpilogue")(Problem_=n.type_of(problem)))
 
@@ -256,7 +254,7 @@ class _Chain:
 def gemm_header(config, profile: Profile) -> n.File:
     """The kernel header for one GEMM config."""
     chain = _Chain(config, profile)
-    struct = n.Struct("Launcher", chain.members())
-    body = [n.Namespace("ckast", [n.Namespace(chain.name, [struct])])]
+    struct = n.Struct(LAUNCHER, chain.members())
+    body = [n.Namespace(NAMESPACE, [n.Namespace(chain.name, [struct])])]
     includes = n.required_headers(n.Namespace("x", body))
     return n.File(body, includes=includes, preamble=LICENSE)
