@@ -21,28 +21,38 @@ def main() -> None:
 
 @main.command()
 @click.option("--config", "config_path", required=True, type=click.Path(path_type=Path), help="JSON kernel config.")
+@click.argument("more", nargs=-1, type=click.Path(path_type=Path))
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory.")
 @click.option("--ck-api", type=click.Choice(profile_names()), default=None,
               help="CK API profile for kernels whose config does not set ck_api.")
 @click.option("--format/--no-format", "run_format", default=False, help="Also run the pinned clang-format.")
-def emit(config_path: Path, out_dir: Path, ck_api: str | None, run_format: bool) -> None:
-    """Validate CONFIG and write one header per kernel plus manifest.json into OUTPUT.
+def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str | None, run_format: bool) -> None:
+    """Validate CONFIG (and MORE config files) and write the kernels of all of them as one run into OUTPUT.
 
     Invalid input: one line per problem on stderr, exit status 2, nothing written.
     """
     from ckast.config import ConfigError, load_file
     from ckast.emit import render, write_outputs
 
-    try:
-        kernels = load_file(config_path, defaults={"ck_api": ck_api} if ck_api else None)
-        emitted = render(kernels)
-    except ConfigError as exc:
-        for line in ConfigError(exc.issues, str(config_path)).lines():
+    problems: list[str] = []
+    kernels = []
+    for path in (config_path, *more):
+        try:
+            kernels += load_file(path, defaults={"ck_api": ck_api} if ck_api else None)
+        except ConfigError as exc:
+            problems += exc.lines()
+    if not problems:
+        try:
+            emitted = render(kernels)
+        except ConfigError as exc:
+            problems += ConfigError(exc.issues, ", ".join(map(str, (config_path, *more)))).lines()
+    if problems:
+        for line in problems:
             click.echo(line, err=True)
         sys.exit(EXIT_BAD_INPUT)
     stats = write_outputs(emitted, out_dir, format=run_format)
     click.echo(
-        f"{len(emitted)} kernels -> {out_dir}: {stats['written']} written, "
+        f"{len(emitted)} kernels -> {out_dir}: {stats['written']} files written, "
         f"{stats['unchanged']} unchanged, {stats['removed']} removed"
     )
 

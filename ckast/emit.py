@@ -1,4 +1,10 @@
-"""`ckast emit`: validated configs -> kernel headers and a manifest, written only when changed."""
+"""`ckast emit`: validated configs -> kernel files, run files and a manifest, written only when changed.
+
+Per kernel: `<name>.hpp` (the launcher), `<name>.cpp` (one-line TU) and
+`dispatcher_wrappers/dispatcher_wrapper_<name>.hpp` (registry factory). Per run:
+`dispatcher_wrappers/register_all_kernels.hpp`, built from this run's kernel list, and
+`manifest.json`. Files an earlier run wrote (per its manifest) and this run does not are removed.
+"""
 
 from __future__ import annotations
 
@@ -11,44 +17,66 @@ from pathlib import Path
 import attrs
 
 from ckast import nodes as n
-from ckast.catalog import load_profile
+from ckast.catalog import DEFAULT_PROFILE, load_profile
 from ckast.config import ConfigError, ConfigIssue, LoadedKernel, as_dict
-from ckast.lower.identity import entry_points, kernel_name
+from ckast.lower.identity import EntryPoint
+from ckast.lower.registration import Registered, registration_header
 from ckast.nodes.format import clang_format
-from ckast.variants import builder
+from ckast.variants import gemm_wrapper, implemented, lower_kernel
 
 MANIFEST = "manifest.json"
+REGISTRATION = f"{gemm_wrapper.WRAPPER_DIR}/register_all_kernels.hpp"
 
 
 @attrs.frozen
 class EmittedKernel:
     name: str
-    header: str  # path relative to the output directory
-    entry_points: tuple[str, ...]
+    header: str  # paths relative to the output directory
+    entry_points: tuple[EntryPoint, ...]
     config: dict
-    source: str
+    arch: str
+    files: tuple[tuple[str, str], ...]  # (path, source) of every file of this kernel
 
 
 def render(kernels: Sequence[LoadedKernel]) -> list[EmittedKernel]:
-    """Build and print every kernel; raise ConfigError (nothing written) if any cannot be built."""
+    """Build and print every kernel; raise ConfigError (nothing written) if any cannot be built.
+
+    Identical configs deduplicate (one name); the result is sorted by name.
+    """
     issues: list[ConfigIssue] = []
     out: dict[str, EmittedKernel] = {}
     for item in kernels:
         c = item.config
-        build = builder(c.kind, c.variant)
-        if build is None:
+        if not implemented(c.kind, c.variant):
             issues.append(ConfigIssue(item.path, f"{c.kind} variant {c.variant!r} is not implemented yet"))
             continue
         try:
-            source = n.to_source(build(c, load_profile(c.ck_api)))
+            profile = load_profile(c.ck_api)
+            unit = lower_kernel(c, profile)
+            header = f"{unit.name}.hpp"
+            wrapper = gemm_wrapper.wrapper_path(unit.name)
+            files = (
+                (header, n.to_source(unit.header)),
+                (f"{unit.name}.cpp", n.to_source(gemm_wrapper.unit_source(header))),
+                (wrapper, n.to_source(gemm_wrapper.wrapper_header(c, profile, header))),
+            )
         except (ValueError, n.PrintError) as exc:  # catalog refusals name the profile and reason
             issues.append(ConfigIssue(item.path, str(exc)))
             continue
-        name = kernel_name(c)
-        out[name] = EmittedKernel(name, f"{name}.hpp", entry_points(name), as_dict(c), source)
+        if unit.name in out and out[unit.name].config != as_dict(c):
+            issues.append(ConfigIssue(item.path, f"name {unit.name} already names a different kernel (hash collision)"))
+            continue
+        out[unit.name] = EmittedKernel(unit.name, header, unit.entry_points, as_dict(c), c.arch, files)
     if issues:
         raise ConfigError(issues)
     return [out[k] for k in sorted(out)]
+
+
+def run_files(kernels: Sequence[EmittedKernel]) -> list[tuple[str, str]]:
+    """Files that belong to the whole run (the registration header)."""
+    registered = [Registered(k.name, k.arch, gemm_wrapper.wrapper_path(k.name)) for k in kernels]
+    header = registration_header(registered, load_profile(DEFAULT_PROFILE), "tile_gemm_kernels", "ckast")
+    return [(REGISTRATION, n.to_source(header))]
 
 
 def write_if_changed(path: Path, text: str) -> bool:
@@ -65,28 +93,31 @@ def write_if_changed(path: Path, text: str) -> bool:
 
 
 def write_outputs(kernels: Sequence[EmittedKernel], out_dir: Path, *, format: bool = False) -> dict[str, int]:
-    """Write headers and the manifest; remove files an earlier run generated and this one did not."""
+    """Write every file and the manifest; remove files an earlier run generated and this one did not."""
     out_dir = Path(out_dir)
     old = load_manifest(out_dir)
+    files = [f for k in kernels for f in k.files] + run_files(kernels)
     written = unchanged = 0
-    for k in kernels:
-        text = clang_format(k.source, assume_filename=k.header) if format else k.source
-        if write_if_changed(out_dir / k.header, text):
+    for path, source in files:
+        text = clang_format(source, assume_filename=path) if format else source
+        if write_if_changed(out_dir / path, text):
             written += 1
         else:
             unchanged += 1
     manifest = {
         "kernels": [
-            {"name": k.name, "header": k.header, "entry_points": list(k.entry_points), "config": k.config}
+            {"name": k.name, "header": k.header, "entry_points": [e.as_dict() for e in k.entry_points],
+             "files": [path for path, _ in k.files], "config": k.config}
             for k in kernels
-        ]
+        ],
+        "files": sorted(path for path, _ in files),
     }
     write_if_changed(out_dir / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    current = {k.header for k in kernels}
+    current = {path for path, _ in files}
     removed = 0
-    for entry in old.get("kernels", []):
-        if entry["header"] not in current and (out_dir / entry["header"]).is_file():
-            (out_dir / entry["header"]).unlink()
+    for path in old.get("files", []):
+        if path not in current and (out_dir / path).is_file():
+            (out_dir / path).unlink()
             removed += 1
     return {"written": written, "unchanged": unchanged, "removed": removed}
 
@@ -98,10 +129,10 @@ def load_manifest(out_dir: Path) -> dict:
     return json.loads(path.read_text())
 
 
-def entry_points_for(header: Path) -> tuple[str, ...]:
+def entry_points_for(header: Path) -> tuple[EntryPoint, ...]:
     """Launcher entry points of an emitted header, from the manifest beside it (empty if none)."""
     manifest = load_manifest(header.parent)
     for entry in manifest.get("kernels", []):
         if entry["header"] == header.name:
-            return tuple(entry["entry_points"])
+            return tuple(EntryPoint(**e) for e in entry["entry_points"])
     return ()

@@ -41,23 +41,28 @@ def test_unimplemented_variant_is_refused(tmp_path):
     assert result.exit_code == 2 and "not implemented yet" in result.output
 
 
+def tree(root):
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
 def test_emit_writes_only_changes_and_removes_stale(tmp_path):
     out = tmp_path / "out"
     assert run("emit", "--config", str(EXAMPLES / "gemm_standard.json"), "-o", str(out)).exit_code == 0
     manifest = json.loads((out / "manifest.json").read_text())
-    headers = [k["header"] for k in manifest["kernels"]]
-    assert len(headers) == 2 and all((out / h).is_file() for h in headers)
-    mtimes = {h: os.stat(out / h).st_mtime_ns for h in headers}
+    files = manifest["files"]
+    assert len(manifest["kernels"]) == 2 and len(files) == 2 * 3 + 1
+    assert set(tree(out)) == {*files, "manifest.json"}
+    mtimes = {f: os.stat(out / f).st_mtime_ns for f in files}
     again = run("emit", "--config", str(EXAMPLES / "gemm_standard.json"), "-o", str(out))
-    assert "0 written, 2 unchanged, 0 removed" in again.output
-    assert {h: os.stat(out / h).st_mtime_ns for h in headers} == mtimes
+    assert "0 files written, 7 unchanged, 0 removed" in again.output
+    assert {f: os.stat(out / f).st_mtime_ns for f in files} == mtimes
     one = tmp_path / "one.json"
     one.write_text(json.dumps([json.loads((EXAMPLES / "gemm_standard.json").read_text())["kernels"][0]]))
     third = run("emit", "--config", str(one), "-o", str(out))
-    assert "1 removed" in third.output
-    kept = [k["header"] for k in json.loads((out / "manifest.json").read_text())["kernels"]]
-    assert len(kept) == 1 and kept[0] in headers
-    assert sorted(p.name for p in out.glob("*.hpp")) == kept
+    assert "1 files written, 3 unchanged, 3 removed" in third.output  # the registration header changed
+    kept = json.loads((out / "manifest.json").read_text())
+    assert len(kept["kernels"]) == 1 and set(kept["files"]) < set(files)
+    assert set(tree(out)) == {*kept["files"], "manifest.json"}
 
 
 def test_output_is_independent_of_hash_seed(tmp_path):
@@ -69,7 +74,7 @@ def test_output_is_independent_of_hash_seed(tmp_path):
             [sys.executable, "-m", "ckast", "emit", "--config", str(EXAMPLES / "gemm_standard.json"), "-o", str(out)],
             check=True, env=env, capture_output=True,
         )
-        digests.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
+        digests.append(tree(out))
     assert digests[0] == digests[1]
 
 
@@ -77,4 +82,4 @@ def test_format_flag_is_a_no_op_on_printer_output(tmp_path):
     plain, formatted = tmp_path / "a", tmp_path / "b"
     run("emit", "--config", str(EXAMPLES / "gemm_standard.json"), "-o", str(plain))
     run("emit", "--config", str(EXAMPLES / "gemm_standard.json"), "-o", str(formatted), "--format")
-    assert {p.name: p.read_bytes() for p in plain.iterdir()} == {p.name: p.read_bytes() for p in formatted.iterdir()}
+    assert tree(plain) == tree(formatted)

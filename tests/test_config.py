@@ -31,7 +31,7 @@ def test_three_file_shapes_and_paths():
         '[0].pipeline: "x" is not allowed; allowed: mem, compv3, compv4, compv5, preshufflev2'
     ]
     assert issues({"kernels": [{"kind": "gemm"}, {"kind": "gemm", "tile_m": 0}]}) == [
-        "kernels[1].tile_m: 0 is below the minimum 1"
+        "kernels[1].tile_m: 0 must be at least 1 [rule tile.positive]"
     ]
     assert issues({"kind": "gemm", "pad_m": "False"}) == ['pad_m: "False" is not true or false']
 

@@ -1,11 +1,23 @@
-"""Loading the packaged arch data."""
+"""The packaged arch data (`archs.toml`), loaded once into typed, read-only specs."""
 
 from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from types import MappingProxyType
+from typing import Mapping
 
 import attrs
+
+Triple = tuple[int, int, int]
+
+
+@attrs.frozen
+class DtypeSpec:
+    name: str
+    size: int
+    acc: str
+    output: str
 
 
 @attrs.frozen
@@ -13,17 +25,66 @@ class ArchSpec:
     name: str
     family: str
     warp_size: int
+    lds_bytes: int
+    waves: tuple[Triple, ...]
+    warp_tiles: Mapping[str, tuple[Triple, ...]]
+    preshuffle_warp_tiles: Mapping[str, tuple[Triple, ...]]
+
+    @property
+    def uses_wmma(self) -> bool:
+        """Warp-size-32 archs compute with WMMA instead of MFMA."""
+        return self.warp_size == 32
+
+    def lds_budget(self, pipeline: str, double_smem_buffer: bool) -> int:
+        """LDS bytes the A and B block tiles may take under `pipeline`.
+
+        A pipeline that double-buffers by construction gets half the LDS; so does any pipeline
+        configured with `double_smem_buffer` (never halved twice).
+        """
+        budget = self.lds_bytes // PIPELINE_LDS_BUFFERS.get(pipeline, 1)
+        return min(budget, self.lds_bytes // 2) if double_smem_buffer else budget
 
 
-def _load() -> dict[str, ArchSpec]:
-    with open(Path(__file__).with_name("archs.toml"), "rb") as fh:
-        raw = tomllib.load(fh)
-    return {name: ArchSpec(name, **fields) for name, fields in sorted(raw.items())}
+def _triples(rows: list[list[int]]) -> tuple[Triple, ...]:
+    return tuple((a, b, c) for a, b, c in rows)
 
 
-_SPECS = _load()
+def _tables(raw: dict) -> Mapping[str, tuple[Triple, ...]]:
+    return MappingProxyType({key: _triples(rows) for key, rows in raw.items()})
+
+
+with open(Path(__file__).with_name("archs.toml"), "rb") as _fh:
+    _RAW = tomllib.load(_fh)
+
+DTYPES: Mapping[str, DtypeSpec] = MappingProxyType(
+    {name: DtypeSpec(name, **fields) for name, fields in _RAW["dtypes"].items()}
+)
+PIPELINE_LDS_BUFFERS: Mapping[str, int] = MappingProxyType(
+    {name: fields["lds_buffers"] for name, fields in _RAW["pipelines"].items()}
+)
+PRESHUFFLE_PIPELINES: tuple[str, ...] = tuple(_RAW["preshuffle"]["pipelines"])
+UNSUPPORTED_TRAITS: frozenset[tuple[str, str, str]] = frozenset(tuple(t) for t in _RAW["traits"]["unsupported"])
+MIN_TILE: Mapping[str, Triple] = MappingProxyType({k: (v[0], v[1], v[2]) for k, v in _RAW["min_tile"].items()})
+
+_SPECS: dict[str, ArchSpec] = {
+    name: ArchSpec(
+        name,
+        family=fields["family"],
+        warp_size=fields["warp_size"],
+        lds_bytes=fields["lds_bytes"],
+        waves=_triples(fields["waves"]),
+        warp_tiles=_tables(fields["warp_tiles"]),
+        preshuffle_warp_tiles=_tables(fields.get("preshuffle_warp_tiles", {})),
+    )
+    for name, fields in _RAW["archs"].items()
+}
 ARCH_NAMES: tuple[str, ...] = tuple(_SPECS)
 
 
 def arch_spec(name: str) -> ArchSpec:
     return _SPECS[name]
+
+
+def dtype_key(a: str, b: str) -> str:
+    """The warp-tile table key of an (A, B) type pair: `A_B_Acc`."""
+    return f"{a}_{b}_{DTYPES[a].acc}"

@@ -6,6 +6,8 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ckast.lower.identity import EntryPoint
+
 from .runner import CompileResult, compile_many
 from .toolchain import Mode, Toolchain
 from .tu import wrapper_tu
@@ -14,13 +16,13 @@ from .tu import wrapper_tu
 def check_headers(
     headers: Sequence[Path],
     toolchain: Toolchain,
-    entry_points: Callable[[Path], Sequence[str]],
+    entry_points: Callable[[Path], Sequence[EntryPoint]],
     *,
     mode: Mode = "syntax",
     parallel: int = 1,
     on_result: Callable[[CompileResult], None] | None = None,
 ) -> list[CompileResult]:
-    """Compile each header inside a wrapper TU that ODR-uses its entry points; results in input order."""
+    """Compile each header inside a wrapper TU that calls its entry points; results in input order."""
     resolved = [Path(h).resolve() for h in headers]
     include_dirs = tuple(dict.fromkeys(h.parent for h in resolved))
     with tempfile.TemporaryDirectory(prefix="ckast-check-") as tmp:

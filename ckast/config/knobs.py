@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from ckast.arch import ARCH_NAMES
+from ckast.arch.rules import split_k_default
 from ckast.catalog import DEFAULT_PROFILE, profile_names
 
 GEMM, CONV = "gemm", "grouped_conv"
@@ -39,7 +40,10 @@ DOUBLE_BUFFER_PIPELINES = ("compv4", "comp_async", "preshufflev2")
 
 SCHEDULERS = ("intrawave", "interwave", "default")
 EPILOGUES = ("cshuffle", "default")
-ELEMENTWISE_OPS = ("PassThrough", "MultiDAdd", "MultiDMultiply")
+ELEMENTWISE_OPS = ("MultiDAdd", "MultiDMultiply", "AddScale", "PassThrough")
+"""Ops CK's CShuffle epilogue can call as op(e, c, d0[, d1]) with one or two D tensors (checked by
+compiling against the wheel's CK). Not offered: Add (one D and few type combinations), and the
+unary ops Relu, Gelu, FastGelu, Scale, Silu, Sigmoid (no D argument at all)."""
 SPECIALIZATIONS = ("default", "filter1x1_pad0", "filter1x1_stride1_pad0", "filter3x3")
 STREAMK_REDUCTIONS = ("tree", "linear")
 
@@ -85,6 +89,12 @@ def _default_layout(c: Config) -> str:
     return DEPTHWISE_LAYOUT if c["variant"] == "forward_depthwise" else CONV_LAYOUTS[c["ndim_spatial"]]
 
 
+def _default_pipeline(c: Config) -> str:
+    if c["kind"] == CONV:
+        return "compv4"
+    return "preshufflev2" if c["variant"] == "preshuffle" else "compv3"
+
+
 _IMPLICIT_GEMM = ("forward", "bwd_data", "bwd_weight")
 _GEMM_VARIANTS = VARIANTS[GEMM]
 _TILED = _GEMM_VARIANTS + _IMPLICIT_GEMM
@@ -100,19 +110,20 @@ KNOBS: tuple[Knob, ...] = (
          choices=lambda c: GEMM_LAYOUTS if c["kind"] == GEMM else _conv_layouts(c)),
     Knob("arch", str, default="gfx942", choices=ARCH_NAMES),
     Knob("ck_api", str, default=DEFAULT_PROFILE, choices=lambda c: profile_names()),
-    *(Knob(f"tile_{d}", int, default=128 if d != "k" else 64, minimum=1, variants=_TILED) for d in "mnk"),
-    *(Knob(f"warp_{d}", int, default=2 if d != "k" else 1, minimum=1, variants=_TILED) for d in "mnk"),
-    *(Knob(f"warp_tile_{d}", int, default=32 if d != "k" else 16, minimum=1, variants=_TILED) for d in "mnk"),
-    Knob("pipeline", str, default=_by_kind({GEMM: "compv3", CONV: "compv4"}),
-         choices=_by_kind(PIPELINES), variants=_TILED),
+    # Tile geometry is checked by the arch rules (ckast.arch.rules: tile.positive, tile.divisible, ...).
+    *(Knob(f"tile_{d}", int, default=128 if d != "k" else 64, variants=_TILED) for d in "mnk"),
+    *(Knob(f"warp_{d}", int, default=2 if d != "k" else 1, variants=_TILED) for d in "mnk"),
+    *(Knob(f"warp_tile_{d}", int, default=32 if d != "k" else 16, variants=_TILED) for d in "mnk"),
+    Knob("pipeline", str, default=_default_pipeline, choices=_by_kind(PIPELINES), variants=_TILED),
     Knob("scheduler", str, default="intrawave", choices=SCHEDULERS, variants=_TILED),
-    Knob("epilogue", str, default="cshuffle", choices=EPILOGUES, variants=_TILED),
+    Knob("epilogue", str, default="cshuffle", variants=_TILED,
+         choices=lambda c: ("cshuffle",) if c["variant"] == "multi_d" else EPILOGUES),
     *(Knob(f"pad_{d}", bool, default=_by_kind({GEMM: False, CONV: True}), variants=_TILED) for d in "mnk"),
     Knob("persistent", bool, default=False, kinds=(GEMM,)),
-    Knob("elementwise_op", str, default=lambda c: "MultiDAdd" if c["variant"] == "multi_d" else "PassThrough",
-         choices=lambda c: ELEMENTWISE_OPS if c["variant"] == "multi_d" else ("PassThrough",), kinds=(GEMM,)),
-    Knob("num_d_tensors", int, default=lambda c: 1 if c["variant"] == "multi_d" else 0,
-         choices=lambda c: (1, 2) if c["variant"] == "multi_d" else (0,), kinds=(GEMM,)),
+    Knob("split_k", bool, default=lambda c: split_k_default(c["kind"], c["variant"], c["epilogue"], c["datatype"]),
+         kinds=(GEMM,)),
+    Knob("elementwise_op", str, default="MultiDAdd", choices=ELEMENTWISE_OPS, variants=("multi_d",)),
+    Knob("num_d_tensors", int, default=1, choices=(1, 2), variants=("multi_d",)),
     Knob("d_layout", str, default="r", choices=("r", "c"), variants=("multi_d",)),
     *(Knob(f"vector_size_{x}", int, default=d, minimum=1, variants=_IMPLICIT_GEMM)
       for x, d in (("a", 4), ("b", 8), ("c", 8))),

@@ -10,6 +10,8 @@ from typing import Any
 
 import attrs
 
+from ckast.arch import check_config
+
 from .errors import ConfigError, ConfigIssue
 from .kernel import KernelConfig, applies
 from .knobs import KNOB_NAMES, KNOBS
@@ -131,7 +133,11 @@ def parse_kernel(obj: Any, path: str, defaults: Mapping[str, Any] | None = None)
         resolved[knob.name] = value
     if issues:
         return None, issues
-    return KernelConfig(**resolved), []
+    config = KernelConfig(**resolved)
+    violations = check_config(config)
+    if violations:
+        return None, [ConfigIssue(_join(path, v.field), v.detail, v.rule.id) for v in violations]
+    return config, []
 
 
 def _check(knob: Any, value: Any, resolved: dict[str, Any]) -> str | None:

@@ -10,6 +10,9 @@ from __future__ import annotations
 import hashlib
 import json
 
+import attrs
+
+from ckast.arch.rules import GEMM_VARIANTS_WITHOUT_SPLIT_K
 from ckast.config import as_dict
 
 MAX_NAME = 200
@@ -25,10 +28,26 @@ def config_digest(config: object) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:HASH_LEN]
 
 
+def _flags(c) -> list[str]:
+    """Readable tokens for the switches that are set (the hash covers every knob anyway)."""
+    out = []
+    pads = "".join(d for d in "mnk" if getattr(c, f"pad_{d}"))
+    if pads:
+        out.append(f"pad{pads}")
+    if c.persistent:
+        out.append("persistent")
+    if c.split_k is False and c.variant not in GEMM_VARIANTS_WITHOUT_SPLIT_K:
+        out.append("nosplitk")
+    if c.elementwise_op is not None:
+        out.append(f"{c.elementwise_op}_d{c.num_d_tensors}")
+    return out
+
+
 def kernel_name(config) -> str:
-    """`gemm_fp16_rcr_standard_compv3_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_<hash>`."""
+    """`gemm_fp16_rcr_standard_gfx942_compv3_cshuffle_intrawave_128x128x64_2x2x1_32x32x16[_flags]_<hash>`."""
     c = config
-    parts = [c.kind, c.datatype, c.layout, c.variant]
+    layout = c.layout + (c.d_layout or "")
+    parts = [c.kind, c.datatype, layout, c.variant, c.arch]
     if c.tile_m is not None:
         parts += [
             c.pipeline, c.epilogue, c.scheduler,
@@ -36,10 +55,29 @@ def kernel_name(config) -> str:
             f"{c.warp_m}x{c.warp_n}x{c.warp_k}",
             f"{c.warp_tile_m}x{c.warp_tile_n}x{c.warp_tile_k}",
         ]
+    if c.kind == "gemm":
+        parts += _flags(c)
     prefix = "_".join(str(p) for p in parts)[: MAX_NAME - HASH_LEN - 1]
     return f"{prefix}_{config_digest(config)}"
 
 
-def entry_points(name: str) -> tuple[str, ...]:
-    """Qualified names of the launcher functions of kernel `name` (what a compile check ODR-uses)."""
-    return (f"{NAMESPACE}::{name}::{LAUNCHER}::launch",)
+def launcher(name: str) -> str:
+    """Qualified name of kernel `name`'s launcher struct."""
+    return f"{NAMESPACE}::{name}::{LAUNCHER}"
+
+
+STREAM_CONFIG = "ck_tile::stream_config"
+
+
+@attrs.frozen
+class EntryPoint:
+    """A launcher function `float function(const args&, const ck_tile::stream_config&)`.
+
+    Overloads differ in `args` (a qualified type name), so a compile check can call each one.
+    """
+
+    function: str
+    args: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"function": self.function, "args": self.args}

@@ -14,18 +14,9 @@
 #include "ck_tile/ops/gemm.hpp"
 
 namespace ckast {
-namespace gemm_fp16_rcr_standard_compv3_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_64ed699630 {
+namespace gemm_fp8_rcr_standard_gfx942_compv4_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_nosplitk_53268ee8e8 {
 struct Launcher {
-    static constexpr const char* kName = "gemm_fp16_rcr_standard_compv3_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_64ed699630";
-
-    using ADataType = ck_tile::half_t;
-    using BDataType = ck_tile::half_t;
-    using AccDataType = float;
-    using CDataType = ck_tile::half_t;
-    using ALayout = ck_tile::tensor_layout::gemm::RowMajor;
-    using BLayout = ck_tile::tensor_layout::gemm::ColumnMajor;
-    using CLayout = ck_tile::tensor_layout::gemm::RowMajor;
-
+    static constexpr const char* kName = "gemm_fp8_rcr_standard_gfx942_compv4_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_nosplitk_53268ee8e8";
     static constexpr ck_tile::index_t TileM = 128;
     static constexpr ck_tile::index_t TileN = 128;
     static constexpr ck_tile::index_t TileK = 64;
@@ -41,10 +32,19 @@ struct Launcher {
     static constexpr bool kPadM = false;
     static constexpr bool kPadN = false;
     static constexpr bool kPadK = false;
-    static constexpr bool DoubleSmemBuffer = false;
+    static constexpr bool DoubleSmemBuffer = true;
     static constexpr bool UsePersistentKernel = false;
+    static constexpr bool Preshuffle = false;
     static constexpr bool TransposeC = false;
 
+    using ADataType = ck_tile::fp8_t;
+    using BDataType = ck_tile::fp8_t;
+    using AccDataType = float;
+    using CDataType = ck_tile::half_t;
+    using ALayout = ck_tile::tensor_layout::gemm::RowMajor;
+    using BLayout = ck_tile::tensor_layout::gemm::ColumnMajor;
+    using CLayout = ck_tile::tensor_layout::gemm::RowMajor;
+    using HostArgs = ck_tile::GemmHostArgs;
     using TileShape = ck_tile::TileGemmShape<
         ck_tile::sequence<TileM, TileN, TileK>,
         ck_tile::sequence<WarpM, WarpN, WarpK>,
@@ -61,14 +61,15 @@ struct Launcher {
         TransposeC,
         false,
         UsePersistentKernel,
-        NumWaveGroups>;
+        NumWaveGroups,
+        Preshuffle>;
     using BaseProblem = ck_tile::GemmPipelineProblem<
         ADataType,
         BDataType,
         AccDataType,
         TileShape,
         Traits>;
-    using BaseGemmPipeline = ck_tile::BaseGemmPipelineAgBgCrCompV3<BaseProblem>;
+    using BaseGemmPipeline = ck_tile::BaseGemmPipelineAgBgCrCompV4<BaseProblem>;
     using Problem = ck_tile::UniversalGemmPipelineProblem<
         ADataType,
         BDataType,
@@ -76,34 +77,34 @@ struct Launcher {
         TileShape,
         Traits,
         ck_tile::GemmPipelineScheduler::Intrawave>;
-    using Pipeline = ck_tile::GemmPipelineAgBgCrCompV3<Problem>;
-    using Epilogue = ck_tile::CShuffleEpilogue<
-        ck_tile::CShuffleEpilogueProblem<
-            ADataType,
-            BDataType,
-            ck_tile::tuple<>,
-            AccDataType,
-            CDataType,
-            ck_tile::tuple<>,
-            CLayout,
-            ck_tile::element_wise::PassThrough,
-            TileM,
-            TileN,
-            WarpM,
-            WarpN,
-            WarpTileM,
-            WarpTileN,
-            WarpTileK,
-            TransposeC,
-            NumWaveGroups>>;
+    using Pipeline = ck_tile::GemmPipelineAgBgCrCompV4<Problem>;
+    using EpilogueProblem = ck_tile::CShuffleEpilogueProblem<
+        ADataType,
+        BDataType,
+        ck_tile::tuple<>,
+        AccDataType,
+        CDataType,
+        ck_tile::tuple<>,
+        CLayout,
+        ck_tile::element_wise::PassThrough,
+        TileM,
+        TileN,
+        WarpM,
+        WarpN,
+        WarpTileM,
+        WarpTileN,
+        WarpTileK,
+        TransposeC,
+        NumWaveGroups>;
+    using Epilogue = ck_tile::CShuffleEpilogue<EpilogueProblem>;
     using Kernel = ck_tile::GemmKernel<TilePartitioner, Pipeline, Epilogue>;
 
-    static float run(const ck_tile::GemmHostArgs& args, const ck_tile::stream_config& stream) {
+    static float run(const HostArgs& args, const ck_tile::stream_config& stream) {
         using K = Kernel;
         const auto kargs = K::MakeKernelArgs(args);
         if (!K::IsSupportedArgument(kargs)) {
             throw std::runtime_error(
-                "gemm_fp16_rcr_standard_compv3_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_64ed699630: arguments not supported");
+                "gemm_fp8_rcr_standard_gfx942_compv4_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_nosplitk_53268ee8e8: arguments not supported");
         }
         const dim3 grids = K::GridSize(args.M, args.N, args.k_batch);
         const dim3 blocks = K::BlockSize();
@@ -112,9 +113,13 @@ struct Launcher {
             ck_tile::make_kernel<kBlockPerCu>(K{}, grids, blocks, 0, kargs));
     }
 
-    static float launch(const ck_tile::GemmHostArgs& args, const ck_tile::stream_config& stream) {
+    static float launch(const HostArgs& args, const ck_tile::stream_config& stream) {
+        if (args.k_batch != 1) {
+            throw std::runtime_error(
+                "gemm_fp8_rcr_standard_gfx942_compv4_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_nosplitk_53268ee8e8: built without split-K; k_batch must be 1");
+        }
         return run(args, stream);
     }
 };
-} // namespace gemm_fp16_rcr_standard_compv3_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_64ed699630
+} // namespace gemm_fp8_rcr_standard_gfx942_compv4_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_nosplitk_53268ee8e8
 } // namespace ckast

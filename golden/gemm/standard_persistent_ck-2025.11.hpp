@@ -14,18 +14,9 @@
 #include "ck_tile/ops/gemm.hpp"
 
 namespace ckast {
-namespace gemm_fp16_rcr_standard_compv3_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_8ab92f2254 {
+namespace gemm_bf16_rrr_standard_gfx942_mem_default_intrawave_128x128x64_2x2x1_32x32x16_padmnk_persistent_nosplitk_cd0d9e710c {
 struct Launcher {
-    static constexpr const char* kName = "gemm_fp16_rcr_standard_compv3_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_8ab92f2254";
-
-    using ADataType = ck_tile::half_t;
-    using BDataType = ck_tile::half_t;
-    using AccDataType = float;
-    using CDataType = ck_tile::half_t;
-    using ALayout = ck_tile::tensor_layout::gemm::RowMajor;
-    using BLayout = ck_tile::tensor_layout::gemm::ColumnMajor;
-    using CLayout = ck_tile::tensor_layout::gemm::RowMajor;
-
+    static constexpr const char* kName = "gemm_bf16_rrr_standard_gfx942_mem_default_intrawave_128x128x64_2x2x1_32x32x16_padmnk_persistent_nosplitk_cd0d9e710c";
     static constexpr ck_tile::index_t TileM = 128;
     static constexpr ck_tile::index_t TileN = 128;
     static constexpr ck_tile::index_t TileK = 64;
@@ -38,13 +29,22 @@ struct Launcher {
     static constexpr ck_tile::index_t BlockSize = 256;
     static constexpr int kBlockPerCu = 1;
     static constexpr ck_tile::index_t NumWaveGroups = 1;
-    static constexpr bool kPadM = false;
-    static constexpr bool kPadN = false;
-    static constexpr bool kPadK = false;
+    static constexpr bool kPadM = true;
+    static constexpr bool kPadN = true;
+    static constexpr bool kPadK = true;
     static constexpr bool DoubleSmemBuffer = false;
-    static constexpr bool UsePersistentKernel = false;
+    static constexpr bool UsePersistentKernel = true;
+    static constexpr bool Preshuffle = false;
     static constexpr bool TransposeC = false;
 
+    using ADataType = ck_tile::bf16_t;
+    using BDataType = ck_tile::bf16_t;
+    using AccDataType = float;
+    using CDataType = ck_tile::bf16_t;
+    using ALayout = ck_tile::tensor_layout::gemm::RowMajor;
+    using BLayout = ck_tile::tensor_layout::gemm::RowMajor;
+    using CLayout = ck_tile::tensor_layout::gemm::RowMajor;
+    using HostArgs = ck_tile::GemmHostArgs;
     using TileShape = ck_tile::TileGemmShape<
         ck_tile::sequence<TileM, TileN, TileK>,
         ck_tile::sequence<WarpM, WarpN, WarpK>,
@@ -61,14 +61,15 @@ struct Launcher {
         TransposeC,
         false,
         UsePersistentKernel,
-        NumWaveGroups>;
+        NumWaveGroups,
+        Preshuffle>;
     using BaseProblem = ck_tile::GemmPipelineProblem<
         ADataType,
         BDataType,
         AccDataType,
         TileShape,
         Traits>;
-    using BaseGemmPipeline = ck_tile::BaseGemmPipelineAgBgCrCompV3<BaseProblem>;
+    using BaseGemmPipeline = ck_tile::BaseGemmPipelineAgBgCrMem<BaseProblem>;
 
     template <bool HasHotLoop, ck_tile::TailNumber TailNum>
     using Problem = ck_tile::UniversalGemmPipelineProblem<
@@ -82,73 +83,64 @@ struct Launcher {
         TailNum>;
 
     template <bool HasHotLoop, ck_tile::TailNumber TailNum>
-    using Pipeline = ck_tile::GemmPipelineAgBgCrCompV3<Problem<HasHotLoop, TailNum>>;
+    using Pipeline = ck_tile::GemmPipelineAgBgCrMem<Problem<HasHotLoop, TailNum>>;
 
-    template <ck_tile::memory_operation_enum MemOp>
-    using Epilogue = ck_tile::CShuffleEpilogue<
-        ck_tile::CShuffleEpilogueProblem<
-            ADataType,
-            BDataType,
-            ck_tile::tuple<>,
-            AccDataType,
-            CDataType,
-            ck_tile::tuple<>,
-            CLayout,
-            ck_tile::element_wise::PassThrough,
-            TileM,
-            TileN,
-            WarpM,
-            WarpN,
-            WarpTileM,
-            WarpTileN,
-            WarpTileK,
-            TransposeC,
-            MemOp,
-            NumWaveGroups>>;
+    using EpilogueProblem = ck_tile::DefaultGemm2DEpilogueProblem<
+        ADataType,
+        BDataType,
+        ck_tile::tuple<>,
+        AccDataType,
+        CDataType,
+        ck_tile::tuple<>,
+        CLayout,
+        ck_tile::element_wise::PassThrough,
+        TileM,
+        TileN,
+        kPadM,
+        kPadN,
+        WarpTileM,
+        WarpTileN,
+        WarpTileK,
+        TransposeC,
+        true,
+        ck_tile::memory_operation_enum::set>;
+    using Epilogue = ck_tile::DefaultGemm2DEpilogue<EpilogueProblem>;
 
-    template <bool HasHotLoop, ck_tile::TailNumber TailNum, ck_tile::memory_operation_enum MemOp>
-    using Kernel = ck_tile::GemmKernel<
-        TilePartitioner,
-        Pipeline<HasHotLoop, TailNum>,
-        Epilogue<MemOp>>;
+    template <bool HasHotLoop, ck_tile::TailNumber TailNum>
+    using Kernel = ck_tile::GemmKernel<TilePartitioner, Pipeline<HasHotLoop, TailNum>, Epilogue>;
 
-    template <bool HasHotLoop, ck_tile::TailNumber TailNum, ck_tile::memory_operation_enum MemOp>
-    static float run(const ck_tile::GemmHostArgs& args, const ck_tile::stream_config& stream) {
-        using K = Kernel<HasHotLoop, TailNum, MemOp>;
+    template <bool HasHotLoop, ck_tile::TailNumber TailNum>
+    static float run(const HostArgs& args, const ck_tile::stream_config& stream) {
+        using K = Kernel<HasHotLoop, TailNum>;
         const auto kargs = K::MakeKernelArgs(args);
         if (!K::IsSupportedArgument(kargs)) {
             throw std::runtime_error(
-                "gemm_fp16_rcr_standard_compv3_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_8ab92f2254: arguments not supported");
+                "gemm_bf16_rrr_standard_gfx942_mem_default_intrawave_128x128x64_2x2x1_32x32x16_padmnk_persistent_nosplitk_cd0d9e710c: arguments not supported");
         }
-        const dim3 grids = K::GridSize(args.M, args.N, args.k_batch);
+        const dim3 grids = K::MaxOccupancyGridSize(stream);
         const dim3 blocks = K::BlockSize();
         return ck_tile::launch_kernel(
             stream,
             ck_tile::make_kernel<kBlockPerCu>(K{}, grids, blocks, 0, kargs));
     }
 
-    static float launch(const ck_tile::GemmHostArgs& args, const ck_tile::stream_config& stream) {
+    static float launch(const HostArgs& args, const ck_tile::stream_config& stream) {
+        if (args.k_batch != 1) {
+            throw std::runtime_error(
+                "gemm_bf16_rrr_standard_gfx942_mem_default_intrawave_128x128x64_2x2x1_32x32x16_padmnk_persistent_nosplitk_cd0d9e710c: built without split-K; k_batch must be 1");
+        }
+        float ave_time{0};
         const ck_tile::index_t k_grain = args.k_batch * TileK;
         const ck_tile::index_t k_split = (args.K + k_grain - 1) / k_grain * TileK;
         const ck_tile::index_t num_loop = TilePartitioner::GetLoopNum(k_split);
         const bool has_hot_loop = BaseGemmPipeline::BlockHasHotloop(num_loop);
         const ck_tile::TailNumber tail_num = BaseGemmPipeline::GetBlockLoopTailNum(num_loop);
-        float ave_time{0};
         const auto dispatch = [&](const auto has_hot_loop_, const auto tail_number_) {
-            // k_batch > 1 splits K across blocks that accumulate into C atomically.
-            if (args.k_batch == 1) {
-                ave_time = run<has_hot_loop_.value, tail_number_.value, ck_tile::memory_operation_enum::set>(
-                    args,
-                    stream);
-            } else {
-                ave_time = run<has_hot_loop_.value, tail_number_.value, ck_tile::memory_operation_enum::atomic_add>(
-                    args,
-                    stream);
-            }
+            ave_time = run<has_hot_loop_.value, tail_number_.value>(args, stream);
         };
         BaseGemmPipeline::TailHandler(dispatch, has_hot_loop, tail_num);
         return ave_time;
     }
 };
-} // namespace gemm_fp16_rcr_standard_compv3_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_8ab92f2254
+} // namespace gemm_bf16_rrr_standard_gfx942_mem_default_intrawave_128x128x64_2x2x1_32x32x16_padmnk_persistent_nosplitk_cd0d9e710c
 } // namespace ckast

@@ -1,0 +1,34 @@
+"""Real compiles (marked ck_compile): one emitted header per GEMM variant against the wheel's CK Tile."""
+
+from __future__ import annotations
+
+import pytest
+
+from ckast.check import Toolchain, check_headers
+from ckast.config import load_data
+from ckast.emit import entry_points_for, render, write_outputs
+
+from .goldens import GEMM_CASES
+
+pytestmark = pytest.mark.ck_compile
+
+SAMPLE = ("standard", "preshuffle", "multi_d_2d", "standard_persistent")
+
+
+@pytest.fixture(scope="module")
+def emitted(tmp_path_factory):
+    out = tmp_path_factory.mktemp("gemm")
+    kernels = render(load_data([dict(GEMM_CASES[c], ck_api="ck-2025.11") for c in SAMPLE]))
+    write_outputs(kernels, out)
+    return {k.config["variant"] + ("_persistent" if k.config["persistent"] else ""): out / k.header for k in kernels}
+
+
+def test_one_header_per_variant_compiles(emitted):
+    results = check_headers(sorted(emitted.values()), Toolchain.discover(), entry_points_for, parallel=2)
+    assert all(r.passed for r in results), "\n".join(r.log for r in results if not r.passed)
+    assert len(results) == len(SAMPLE)
+
+
+def test_codegen_of_the_standard_header(emitted):
+    [result] = check_headers([emitted["standard"]], Toolchain.discover(), entry_points_for, mode="codegen")
+    assert result.passed, result.log
