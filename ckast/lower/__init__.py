@@ -1,1 +1,1 @@
-"""Lowering: validated configs -> C++ AST files (and, from issue 3 on, the IR graph between)."""
+"""Lowering: validated configs -> IR graph -> C++ AST files (identity, graph, registration, shared builders)."""

@@ -39,8 +39,6 @@ class Scope:
 
     graph: KernelGraph
     construct: Construct
-    params: tuple[n.Param, ...]
-    """Template parameters of this construct (own + inherited - bound)."""
 
     def ref(self, name: str, **bound: n.Expr) -> n.Type:
         """A reference to construct `name`, its parameters bound to `bound` or to our own same-named ones."""
@@ -147,7 +145,7 @@ class KernelGraph:
             c = self.construct(name)
             params = _merge([c.params, *(self._params[u] for u in c.uses)], drop=c.binds)
             self._params[name] = params
-            made = c.emit(Scope(self, c, params))
+            made = c.emit(Scope(self, c))
             if isinstance(made, list):
                 if params:
                     raise GraphError(f"{name}: a block of declarations cannot take template parameters")

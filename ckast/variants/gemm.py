@@ -20,6 +20,7 @@ import attrs
 
 from ckast import nodes as n
 from ckast.arch import DTYPES, ArchSpec, arch_spec
+from ckast.arch.rules import waves_per_block
 from ckast.catalog import Profile
 from ckast.lower.cxx import c_str, constexpr, data_type
 from ckast.lower.graph import Construct, KernelGraph, Scope
@@ -46,6 +47,11 @@ class Gemm:
     @classmethod
     def of(cls, config, profile: Profile) -> Gemm:
         return cls(config, profile, kernel_name(config), arch_spec(config.arch))
+
+    @property
+    def block_size(self) -> int:
+        """Threads per block: waves x the arch's warp size (64 on CDNA, 32 on WMMA archs)."""
+        return waves_per_block(self.c) * self.arch.warp_size
 
     @property
     def index_t(self) -> n.Type:
@@ -91,7 +97,7 @@ def constants(g: Gemm) -> list[n.Decl]:
         constexpr(c_str(), "kName", n.StrLit(g.name)),
         *(constexpr(i, f"{prefix}{d.upper()}", getattr(c, f"{knob}_{d}"))
           for prefix, knob in (("Tile", "tile"), ("Warp", "warp"), ("WarpTile", "warp_tile")) for d in "mnk"),
-        constexpr(i, "BlockSize", c.warp_m * c.warp_n * c.warp_k * g.arch.warp_size),
+        constexpr(i, "BlockSize", g.block_size),
         constexpr(n.Builtin("int"), "kBlockPerCu", BLOCK_PER_CU),
         constexpr(i, "NumWaveGroups", c.num_wave_groups),
         constexpr(b, "kPadM", c.pad_m),

@@ -77,7 +77,7 @@ def key_fields(g: Gemm) -> list[tuple[str, n.Expr]]:
         ("algorithm.pipeline", ev("DispatcherPipeline", DISPATCHER_PIPELINES[c.pipeline])),
         ("algorithm.scheduler", ev("DispatcherScheduler", DISPATCHER_SCHEDULERS[c.scheduler])),
         ("algorithm.epilogue", ev("DispatcherEpilogue", DISPATCHER_EPILOGUES[c.epilogue])),
-        ("algorithm.block_size", n.IntLit(c.warp_m * c.warp_n * c.warp_k * g.arch.warp_size)),
+        ("algorithm.block_size", n.IntLit(g.block_size)),
         ("algorithm.double_buffer", n.BoolLit(c.double_smem_buffer)),
         ("algorithm.persistent", n.BoolLit(c.persistent)),
         ("algorithm.preshuffle", n.BoolLit(c.variant == "preshuffle")),
