@@ -13,7 +13,7 @@ from ckast import nodes as n
 from ckast.lower.cxx import constexpr
 from ckast.lower.graph import Construct, KernelGraph, Scope
 
-from .gemm import LAYOUTS, Gemm, epilogue_problem, host_params, ids
+from .gemm import LAYOUTS, Gemm, epilogue_problem, ids
 
 
 def patch(g: Gemm, graph: KernelGraph) -> None:
@@ -55,4 +55,4 @@ def launch_plain(g: Gemm, s: Scope) -> n.FunctionDef:
         n.VarDecl(n.Const(s.ref("HostArgs")), "multi_d_args", n.BraceInit(None, fields)),
         n.Return(n.Call(s.call_target("launch"), [ids("multi_d_args"), ids("stream")])),
     ]
-    return n.FunctionDef("launch", n.Builtin("float"), host_params(g, g.p.type("GemmHostArgs")), body, static=True)
+    return n.FunctionDef("launch", n.Builtin("float"), g.host_params(g.p.type("GemmHostArgs")), body, static=True)

@@ -15,7 +15,8 @@ PIPELINES = {"preshufflev2": "WeightPreshufflePipelineAGmemBGmemCRegV2"}
 
 def patch(g: Gemm, graph: KernelGraph) -> None:
     family = PIPELINES[g.c.pipeline]
-    graph.replace(Construct("BaseGemmPipeline", "base_pipeline",
-                            lambda s: g.t(f"Base{family}", Problem=s.ref("BaseProblem")), uses=("BaseProblem",)))
+    if "BaseGemmPipeline" in graph.names():
+        graph.replace(Construct("BaseGemmPipeline", "base_pipeline",
+                                lambda s: g.t(f"Base{family}", Problem=s.ref("BaseProblem")), uses=("BaseProblem",)))
     pipeline = graph.construct("Pipeline")
     graph.replace(Construct("Pipeline", "pipeline", lambda s: g.t(family, Problem=s.ref("Problem")), uses=pipeline.uses))

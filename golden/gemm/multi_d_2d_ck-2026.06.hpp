@@ -62,13 +62,6 @@ struct Launcher {
         UsePersistentKernel,
         NumWaveGroups,
         Preshuffle>;
-    using BaseProblem = ck_tile::GemmPipelineProblem<
-        ADataType,
-        BDataType,
-        AccDataType,
-        TileShape,
-        Traits>;
-    using BaseGemmPipeline = ck_tile::BaseGemmPipelineAgBgCrCompV3<BaseProblem>;
     using Problem = ck_tile::UniversalGemmPipelineProblem<
         ADataType,
         BDataType,

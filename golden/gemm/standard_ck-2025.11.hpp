@@ -152,7 +152,7 @@ struct Launcher {
         const bool has_hot_loop = BaseGemmPipeline::BlockHasHotloop(num_loop);
         const ck_tile::TailNumber tail_num = BaseGemmPipeline::GetBlockLoopTailNum(num_loop);
         const auto dispatch = [&](const auto has_hot_loop_, const auto tail_number_) {
-            // k_batch > 1 splits K across blocks that accumulate into C atomically.
+            // k_batch > 1 splits K across blocks that accumulate into the output atomically.
             if (args.k_batch == 1) {
                 ave_time = run<has_hot_loop_.value, tail_number_.value, ck_tile::memory_operation_enum::set>(
                     args,
