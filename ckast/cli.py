@@ -26,7 +26,10 @@ def main() -> None:
 @click.option("--ck-api", type=click.Choice(profile_names()), default=None,
               help="CK API profile for kernels whose config does not set ck_api.")
 @click.option("--format/--no-format", "run_format", default=False, help="Also run the pinned clang-format.")
-def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str | None, run_format: bool) -> None:
+@click.option("--chunk-size", type=click.IntRange(min=1), default=25, show_default=True,
+              help="Grouped-conv kernels per registration translation unit.")
+def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str | None, run_format: bool,
+         chunk_size: int) -> None:
     """Validate CONFIG (and MORE config files) and write the kernels of all of them as one run into OUTPUT.
 
     Invalid input: one line per problem on stderr, exit status 2, nothing written.
@@ -50,7 +53,7 @@ def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str |
         for line in problems:
             click.echo(line, err=True)
         sys.exit(EXIT_BAD_INPUT)
-    stats = write_outputs(emitted, out_dir, format=run_format)
+    stats = write_outputs(emitted, out_dir, format=run_format, chunk_size=chunk_size)
     click.echo(
         f"{len(emitted)} kernels -> {out_dir}: {stats['written']} files written, "
         f"{stats['unchanged']} unchanged, {stats['removed']} removed"

@@ -1,8 +1,9 @@
 """`ckast emit`: validated configs -> kernel files, run files and a manifest, written only when changed.
 
 Per kernel: `<name>.hpp` (the launcher), `<name>.cpp` (one-line TU) and
-`dispatcher_wrappers/dispatcher_wrapper_<name>.hpp` (registry factory). Per run:
-`dispatcher_wrappers/register_all_kernels.hpp`, built from this run's kernel list, and
+`dispatcher_wrappers/dispatcher_wrapper_<name>.hpp` (registry factory). Per run, built from this
+run's kernel list: `dispatcher_wrappers/register_all_kernels.hpp` for GEMM, the grouped-conv
+include-all headers and chunked registration (`ckast.lower.conv_registration`), and
 `manifest.json`. Files an earlier run wrote (per its manifest) and this run does not are removed.
 """
 
@@ -19,13 +20,16 @@ import attrs
 from ckast import nodes as n
 from ckast.catalog import DEFAULT_PROFILE, load_profile
 from ckast.config import ConfigError, ConfigIssue, LoadedKernel, as_dict
-from ckast.lower.identity import EntryPoint
+from ckast.lower import conv_registration
+from ckast.lower.identity import WRAPPER_DIR, EntryPoint, wrapper_path
 from ckast.lower.registration import Registered, registration_header
 from ckast.nodes.format import clang_format
-from ckast.variants import gemm_wrapper, implemented, lower_kernel
+from ckast.variants import conv, conv_wrapper, lower_kernel, unimplemented, unit_source, wrapper_header
 
 MANIFEST = "manifest.json"
-REGISTRATION = f"{gemm_wrapper.WRAPPER_DIR}/register_all_kernels.hpp"
+REGISTRATION = f"{WRAPPER_DIR}/register_all_kernels.hpp"
+CHUNK_SIZE = 25
+"""Kernels per grouped-conv registration TU (CK's default)."""
 
 
 @attrs.frozen
@@ -45,20 +49,21 @@ def render(kernels: Sequence[LoadedKernel]) -> list[EmittedKernel]:
     """
     issues: list[ConfigIssue] = []
     out: dict[str, EmittedKernel] = {}
+    keyed: dict[object, list[tuple[str, str]]] = {}
     for item in kernels:
         c = item.config
-        if not implemented(c.kind, c.variant):
-            issues.append(ConfigIssue(item.path, f"{c.kind} variant {c.variant!r} is not implemented yet"))
+        missing = unimplemented(c)
+        if missing:
+            issues.append(ConfigIssue(item.path, missing))
             continue
         try:
             profile = load_profile(c.ck_api)
             unit = lower_kernel(c, profile)
             header = f"{unit.name}.hpp"
-            wrapper = gemm_wrapper.wrapper_path(unit.name)
             files = (
                 (header, n.to_source(unit.header)),
-                (f"{unit.name}.cpp", n.to_source(gemm_wrapper.unit_source(header))),
-                (wrapper, n.to_source(gemm_wrapper.wrapper_header(c, profile, header))),
+                (f"{unit.name}.cpp", n.to_source(unit_source(header))),
+                (wrapper_path(unit.name), n.to_source(wrapper_header(c, profile, header))),
             )
         except (ValueError, n.PrintError) as exc:  # catalog refusals name the profile and reason
             issues.append(ConfigIssue(item.path, str(exc)))
@@ -67,16 +72,33 @@ def render(kernels: Sequence[LoadedKernel]) -> list[EmittedKernel]:
             issues.append(ConfigIssue(item.path, f"name {unit.name} already names a different kernel (hash collision)"))
             continue
         out[unit.name] = EmittedKernel(unit.name, header, unit.entry_points, as_dict(c), c.arch, files)
+        if c.kind == "grouped_conv":
+            keyed.setdefault(conv_wrapper.key_of(c), []).append((item.path, unit.name))
+    for users in keyed.values():
+        names = sorted({name for _, name in users})
+        if len(names) > 1:
+            issues.append(ConfigIssue(users[-1][0], (
+                f"kernels {', '.join(names)} differ only in fields CK's GroupedConvKernelKey does not hold "
+                "(two_stage, explicit_gemm, double_smem_buffer, lds_policy); its registry would keep one of them"),
+                "registry.key_unique"))
     if issues:
         raise ConfigError(issues)
     return [out[k] for k in sorted(out)]
 
 
-def run_files(kernels: Sequence[EmittedKernel]) -> list[tuple[str, str]]:
-    """Files that belong to the whole run (the registration header)."""
-    registered = [Registered(k.name, k.arch, gemm_wrapper.wrapper_path(k.name)) for k in kernels]
-    header = registration_header(registered, load_profile(DEFAULT_PROFILE), "tile_gemm_kernels", "ckast")
-    return [(REGISTRATION, n.to_source(header))]
+def run_files(kernels: Sequence[EmittedKernel], chunk_size: int = CHUNK_SIZE) -> list[tuple[str, str]]:
+    """Files that belong to the whole run: GEMM registration, conv include-all and chunked registration."""
+    profile = load_profile(DEFAULT_PROFILE)  # registration names only dispatcher entities, shared by all profiles
+    gemms = [Registered(k.name, k.arch, wrapper_path(k.name)) for k in kernels if k.config["kind"] == "gemm"]
+    convs = [conv_registration.ConvRegistered(k.name, conv.DIRECTIONS[k.config["variant"]].short, k.arch, k.header,
+                                              wrapper_path(k.name))
+             for k in kernels if k.config["kind"] == "grouped_conv"]
+    files: list[tuple[str, n.File]] = []
+    if gemms:
+        files.append((REGISTRATION, registration_header(gemms, profile, "tile_gemm_kernels", "ckast")))
+    if convs:
+        files += conv_registration.registration_files(convs, profile, chunk_size)
+    return [(path, n.to_source(file)) for path, file in files]
 
 
 def write_if_changed(path: Path, text: str) -> bool:
@@ -92,11 +114,12 @@ def write_if_changed(path: Path, text: str) -> bool:
     return True
 
 
-def write_outputs(kernels: Sequence[EmittedKernel], out_dir: Path, *, format: bool = False) -> dict[str, int]:
+def write_outputs(kernels: Sequence[EmittedKernel], out_dir: Path, *, format: bool = False,
+                  chunk_size: int = CHUNK_SIZE) -> dict[str, int]:
     """Write every file and the manifest; remove files an earlier run generated and this one did not."""
     out_dir = Path(out_dir)
     old = load_manifest(out_dir)
-    files = [f for k in kernels for f in k.files] + run_files(kernels)
+    files = [f for k in kernels for f in k.files] + run_files(kernels, chunk_size)
     written = unchanged = 0
     for path, source in files:
         text = clang_format(source, assume_filename=path) if format else source

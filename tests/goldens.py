@@ -28,4 +28,40 @@ GEMM_RUN = {
 }
 """Goldens of the per-kernel and per-run files around the headers (profile ck-2025.11)."""
 
-ALL = {*GEMM_HEADERS.values(), *GEMM_RUN.values()}
+CONV = {"kind": "grouped_conv"}
+SMALL_TILE = dict(tile_m=16, tile_n=64, tile_k=64, warp_m=1, warp_n=4, warp_k=1, warp_tile_m=16, warp_tile_n=16,
+                  warp_tile_k=32)
+"""CK's example bwd-weight tile (its A/B LDS transposes build with 4- and 8-wide loads)."""
+BOTH, NEW = ("ck-2025.11", "ck-2026.06"), ("ck-2026.06",)
+CONV_CASES: dict[str, tuple[dict, tuple[str, ...]]] = {
+    "forward": (dict(CONV, variant="forward", pipeline="compv3"), BOTH),
+    "forward_features": (dict(CONV, variant="forward", datatype="bf16", ndim_spatial=3, pipeline="mem",
+                              scheduler="interwave", specialization="filter1x1_stride1_pad0", split_image=True,
+                              num_groups_to_merge=2), BOTH),
+    "forward_1d_fp32_compv4": (dict(CONV, variant="forward", datatype="fp32", ndim_spatial=1, pipeline="compv4",
+                                    tile_k=32, warp_tile_k=8), BOTH),
+    "forward_explicit_gemm": (dict(CONV, variant="forward", explicit_gemm=True,
+                                   specialization="filter1x1_stride1_pad0", pipeline="compv3"), NEW),
+    "forward_wavelet": (dict(CONV, variant="forward", pipeline="wavelet"), NEW),
+    "bwd_data": (dict(CONV, variant="bwd_data", pipeline="compv3"), BOTH),
+    "bwd_weight": (dict(CONV, variant="bwd_weight", pipeline="compv3", **SMALL_TILE), BOTH),
+    "bwd_weight_two_stage": (dict(CONV, variant="bwd_weight", pipeline="compv3", two_stage=True, vector_size_c=4,
+                                  **SMALL_TILE), BOTH),
+}
+"""Golden conv headers: every direction and two-stage, the conv features, and the ck-2026.06-only paths."""
+
+CONV_HEADERS = {(case, profile): GOLDEN / "conv" / f"{case}_{profile}.hpp"
+                for case, (_, profiles) in CONV_CASES.items() for profile in profiles}
+CONV_RUN_DIR = GOLDEN / "conv" / "run"
+CONV_RUN_FILES = (
+    "dispatcher_wrappers/dispatcher_wrapper_forward.hpp",
+    "dispatcher_wrappers/register_all_grouped_conv_kernels.hpp",
+    "dispatcher_wrappers/register_all_grouped_conv_kernels.cpp",
+    "dispatcher_wrappers/register_grouped_conv_bwd_weight_chunk_0.cpp",
+    "dispatcher_wrappers/register_grouped_conv_bwd_weight_chunk_1.cpp",
+    "include_all_grouped_conv_fwd_kernels.hpp",
+)
+"""Goldens of a run's conv wrapper and registration files (chunk size 1 so chunking shows)."""
+CONV_RUN = {name: CONV_RUN_DIR / name for name in CONV_RUN_FILES}
+
+ALL = {*GEMM_HEADERS.values(), *GEMM_RUN.values(), *CONV_HEADERS.values(), *CONV_RUN.values()}

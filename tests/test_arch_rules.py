@@ -28,7 +28,33 @@ INVALID = {
     "multi_d.d_layout": {"variant": "multi_d", "d_layout": "c"},
     "split_k.unsupported": {"variant": "multi_d", "split_k": True},
     "split_k.epilogue": {"epilogue": "default", "split_k": True},
+    "pipeline.lds_buffering": {"pipeline": "compv4", "double_smem_buffer": False},
 }
+"""GEMM cases: changes to BASE."""
+
+CONV = {"kind": "grouped_conv", "variant": "forward", "pipeline": "compv3"}
+NEW = {"ck_api": "ck-2026.06"}
+CONV_INVALID = {
+    "profile.pipeline": dict(CONV, pipeline="basic_v1"),
+    "profile.explicit_gemm": dict(CONV, explicit_gemm=True, specialization="filter1x1_stride1_pad0"),
+    "profile.conv_lds_policy": dict(CONV, lds_policy="conv"),
+    "profile.streamk_conv": dict(CONV, variant="bwd_weight", streamk_enabled=True),
+    "profile.depthwise": {"kind": "grouped_conv", "variant": "forward_depthwise"},
+    "conv.lds_policy": dict(CONV, **NEW, pipeline="compv4", lds_policy="conv"),
+    "conv.backward_pipeline": dict(CONV, variant="bwd_data", pipeline="compv5"),
+    "conv.vector_width": dict(CONV, vector_size_a=6),
+    "conv.vector_c": dict(CONV, tile_m=64, tile_n=20, warp_m=1, warp_n=1, warp_tile_m=64, warp_tile_n=4),
+    "conv.vector_per_thread": dict(CONV, tile_m=96, warp_m=1, warp_n=4, vector_size_a=16),
+    "compv6.loads_per_thread": dict(CONV, pipeline="compv6", tile_m=16, tile_n=64, tile_k=16, warp_m=1, warp_n=4,
+                                    warp_tile_m=16, warp_tile_n=16, warp_tile_k=16),
+    "conv.transpose_vector": dict(CONV, variant="bwd_weight", vector_size_a=4),
+    "atomic.vector_c": dict(CONV, variant="bwd_weight", vector_size_c=16),
+    "explicit_gemm.requirements": dict(CONV, **NEW, explicit_gemm=True),
+    "streamk.exclusive": dict(CONV, **NEW, variant="bwd_weight", streamk_enabled=True, two_stage=True),
+    "streamk.warp_size": dict(CONV, **NEW, variant="bwd_weight", streamk_enabled=True, arch="gfx1100", warp_m=2,
+                              warp_n=4, warp_tile_m=16, warp_tile_n=16, warp_tile_k=16),
+}
+"""Conv cases: whole configs (ck-2025.11 unless they set ck_api)."""
 
 
 def refused_rules(change: dict) -> list[str]:
@@ -48,14 +74,43 @@ def test_each_rule_refuses_its_config(rule_id):
     assert rule_id in refused_rules(INVALID[rule_id])
 
 
+@pytest.mark.parametrize("rule_id", sorted(CONV_INVALID))
+def test_each_conv_rule_refuses_its_config(rule_id):
+    with pytest.raises(ConfigError) as info:
+        load_data(CONV_INVALID[rule_id])
+    assert rule_id in [issue.rule for issue in info.value.issues]
+
+
 def test_every_rule_has_an_invalid_case_and_a_reason():
-    assert sorted(r.id for r in RULES) == sorted(INVALID)
+    assert sorted(r.id for r in RULES) == sorted({*INVALID, *CONV_INVALID})
     assert all(r.reason and "\n" not in r.reason for r in RULES)
 
 
-def test_the_default_configs_pass_every_rule():
+@pytest.mark.parametrize("profile", ["ck-2025.11", "ck-2026.06"])
+def test_the_default_configs_pass_every_rule(profile):
     for variant in ("standard", "preshuffle", "multi_d"):
-        assert load_data(dict(BASE, variant=variant))
+        assert load_data(dict(BASE, variant=variant, ck_api=profile))
+    for variant in ("forward", "bwd_data", "bwd_weight"):
+        assert load_data({"kind": "grouped_conv", "variant": variant, "ck_api": profile})
+
+
+def test_c1_transpose_rule_matches_the_compiler_probes():
+    """Probes compiled against the wheel's CK (bwd_weight, fp16, compv3): (tile, waves, vector_size_a) -> builds."""
+    probes = [((128, 128, 32), (2, 2, 1), 4, False), ((128, 128, 32), (2, 2, 1), 8, True),
+              ((16, 64, 64), (1, 4, 1), 2, False), ((16, 64, 64), (1, 4, 1), 8, True),
+              ((16, 64, 32), (1, 4, 1), 4, False), ((16, 64, 32), (1, 4, 1), 1, True),
+              ((128, 128, 8), (2, 2, 1), 4, True)]
+    for (m, n, k), (wm, wn, wk), vec, builds in probes:
+        warp_tile = (16, 16, 32) if wm == 1 else (32, 32, 8)
+        config = dict(CONV, variant="bwd_weight", tile_m=m, tile_n=n, tile_k=k, warp_m=wm, warp_n=wn, warp_k=wk,
+                      warp_tile_m=warp_tile[0], warp_tile_n=warp_tile[1], warp_tile_k=min(warp_tile[2], k),
+                      vector_size_a=vec)
+        try:
+            load_data(config)
+            refused = []
+        except ConfigError as exc:
+            refused = [i.rule for i in exc.issues]
+        assert ("conv.transpose_vector" not in refused) == builds, (config, refused)
 
 
 def test_split_k_defaults_follow_what_ck_supports():

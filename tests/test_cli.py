@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from click.testing import CliRunner
 
 from ckast import __version__
@@ -34,11 +36,16 @@ def test_bad_config_exits_2_and_writes_nothing(tmp_path):
     assert not out.exists()
 
 
-def test_unimplemented_variant_is_refused(tmp_path):
+@pytest.mark.parametrize("config", [
+    {"kind": "grouped_conv", "variant": "forward_depthwise", "ck_api": "ck-2026.06"},
+    {"kind": "grouped_conv", "variant": "bwd_weight", "streamk_enabled": True, "ck_api": "ck-2026.06"},
+])
+def test_unimplemented_variant_is_refused(tmp_path, config):
     cfg = tmp_path / "c.json"
-    cfg.write_text(json.dumps({"kind": "grouped_conv"}))
+    cfg.write_text(json.dumps(config))
     result = run("emit", "--config", str(cfg), "-o", str(tmp_path / "o"))
     assert result.exit_code == 2 and "not implemented yet" in result.output
+    assert not (tmp_path / "o").exists()
 
 
 def tree(root):

@@ -13,12 +13,29 @@ from typing import Any
 
 import attrs
 
-from .specs import DTYPES, MIN_TILE, PRESHUFFLE_PIPELINES, UNSUPPORTED_TRAITS, ArchSpec, arch_spec, dtype_key
+from ckast.catalog import CatalogError, load_profile
+
+from .specs import (
+    BACKWARD_EXCLUDED_PIPELINES,
+    DTYPES,
+    MIN_TILE,
+    PIPELINES,
+    PRESHUFFLE_PIPELINES,
+    UNSUPPORTED_TRAITS,
+    ArchSpec,
+    arch_spec,
+    dtype_key,
+)
 
 Finding = tuple[str, str]
 """(config field, what is wrong)."""
 Check = Callable[[Any, ArchSpec], Iterator[Finding]]
 
+GEMM_VARIANTS = ("standard", "preshuffle", "multi_d")
+CONV_VARIANTS = ("forward", "bwd_data", "bwd_weight")
+"""Implicit-GEMM conv variants (depthwise has no GEMM tile)."""
+TILED = GEMM_VARIANTS + CONV_VARIANTS
+BOTH = ("gemm", "grouped_conv")
 GEMM_VARIANTS_WITHOUT_SPLIT_K = ("preshuffle", "multi_d")
 """CK refuses k_batch > 1 for multi-D (IsSupportedArgument) and does not support it for the weight
 preshuffle pipeline (its flattened B view has no K split)."""
@@ -111,7 +128,7 @@ _TILE = ("tile", "warp", "warp_tile")
 
 
 @rule("tile.positive", "block tile, waves and warp tile are positive in every dimension",
-      kinds=("gemm", "grouped_conv"), variants=("standard", "preshuffle", "multi_d", "forward", "bwd_data", "bwd_weight"))
+      kinds=BOTH, variants=TILED)
 def _positive(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     for prefix in _TILE:
         for d in DIMS:
@@ -120,7 +137,8 @@ def _positive(c: Any, arch: ArchSpec) -> Iterator[Finding]:
                 yield f"{prefix}_{d}", f"{value} must be at least 1"
 
 
-@rule("tile.minimum", "the block tile is at least the operator's smallest tile", needs=("tile.positive",))
+@rule("tile.minimum", "the block tile is at least the operator's smallest tile", needs=("tile.positive",),
+      kinds=BOTH, variants=TILED)
 def _minimum(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     least = MIN_TILE[c.variant]
     tile = _triple(c, "tile")
@@ -128,7 +146,8 @@ def _minimum(c: Any, arch: ArchSpec) -> Iterator[Finding]:
         yield "tile_m", f"block tile {_x(tile)} is below the {c.variant} minimum {_x(least)}"
 
 
-@rule("tile.divisible", "each block-tile dim is a multiple of waves x warp tile in that dim", needs=("tile.positive",))
+@rule("tile.divisible", "each block-tile dim is a multiple of waves x warp tile in that dim", needs=("tile.positive",),
+      kinds=BOTH, variants=TILED)
 def _divisible(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     for d in DIMS:
         tile, waves, warp_tile = (getattr(c, f"{p}_{d}") for p in _TILE)
@@ -136,7 +155,8 @@ def _divisible(c: Any, arch: ArchSpec) -> Iterator[Finding]:
             yield f"tile_{d}", f"{tile} is not a multiple of warp_{d} x warp_tile_{d} = {waves} x {warp_tile}"
 
 
-@rule("waves.supported", "the (warp_m, warp_n, warp_k) wave layout is one the arch supports", needs=("tile.positive",))
+@rule("waves.supported", "the (warp_m, warp_n, warp_k) wave layout is one the arch supports", needs=("tile.positive",),
+      kinds=BOTH, variants=TILED)
 def _waves(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     waves = _triple(c, "warp")
     if waves not in arch.waves:
@@ -144,7 +164,7 @@ def _waves(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @rule("warp_tile.supported", "the warp tile is in the arch's table for the data types (no table: unsupported)",
-      needs=("tile.positive",))
+      needs=("tile.positive",), kinds=BOTH, variants=TILED)
 def _warp_tile(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     preshuffle = c.variant == "preshuffle"
     tables = arch.preshuffle_warp_tiles if preshuffle else arch.warp_tiles
@@ -158,7 +178,7 @@ def _warp_tile(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @rule("lds.capacity", "A and B block tiles fit in the LDS budget of the config's own pipeline and buffering",
-      needs=("tile.positive",))
+      needs=("tile.positive",), kinds=BOTH, variants=TILED)
 def _lds(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     used = (c.tile_m + c.tile_n) * c.tile_k * DTYPES[c.datatype].size
     budget = arch.lds_budget(c.pipeline, c.double_smem_buffer)
@@ -170,7 +190,7 @@ def _lds(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @rule("trait.combination", "CK implements the (pipeline, epilogue, scheduler) combination",
-      kinds=("gemm", "grouped_conv"), variants=("standard", "preshuffle", "multi_d", "forward", "bwd_data", "bwd_weight"))
+      kinds=BOTH, variants=TILED)
 def _traits(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if (c.pipeline, c.epilogue, c.scheduler) in UNSUPPORTED_TRAITS:
         yield "scheduler", f"{c.pipeline} has no {c.scheduler} schedule (with the {c.epilogue} epilogue)"
@@ -238,13 +258,13 @@ def _preshuffle_m(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 # --- WMMA (warp size 32) ---------------------------------------------------------------------------
 
 @rule("wmma.warp_tile_mn", "WMMA computes 16x16 output tiles: warp_tile_m and warp_tile_n are 16 on warp-size-32 archs",
-      needs=("tile.positive",))
+      needs=("tile.positive",), kinds=BOTH, variants=TILED)
 def _wmma_mn(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if arch.uses_wmma and (c.warp_tile_m, c.warp_tile_n) != (16, 16):
         yield "warp_tile_m", f"{c.warp_tile_m}x{c.warp_tile_n} warp tile on {arch.name} (WMMA, warp size 32); use 16x16"
 
 
-@rule("wmma.fp32", "WMMA has no fp32 instruction; fp32 GEMM needs an MFMA arch")
+@rule("wmma.fp32", "WMMA has no fp32 instruction; fp32 needs an MFMA arch", kinds=BOTH, variants=TILED)
 def _wmma_fp32(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if arch.uses_wmma and c.datatype == "fp32":
         yield "datatype", f"fp32 on {arch.name} (WMMA, warp size 32)"
@@ -272,3 +292,185 @@ def _split_k_epilogue(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.split_k and c.epilogue == "default" and output not in SPLIT_K_DEFAULT_EPILOGUE_OUTPUTS:
         yield "split_k", (f"the default epilogue cannot add {output} atomically one element at a time; "
                           "use the cshuffle epilogue or set split_k to false")
+
+
+# --- pipelines and LDS buffering (GEMM and conv) -----------------------------------------------------
+
+@rule("pipeline.lds_buffering", "double_smem_buffer matches a pipeline that always (or never) double-buffers LDS",
+      kinds=BOTH, variants=TILED)
+def _lds_buffering(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    lds = PIPELINES[c.pipeline].lds
+    if lds != "either" and c.double_smem_buffer != (lds == "double"):
+        yield "double_smem_buffer", (f"{str(c.double_smem_buffer).lower()}, but {c.pipeline} "
+                                     f"{'always' if lds == 'double' else 'never'} double-buffers LDS")
+
+
+@rule("profile.pipeline", "the CK API profile has the pipeline class (and, where launchers pick the loop variant "
+      "at compile time, its base class)", kinds=BOTH, variants=TILED)
+def _profile_pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    profile = load_profile(c.ck_api)
+    spec = PIPELINES[c.pipeline]
+    needed = [spec.cls] + ([spec.base] if not profile.feature("runtime_hot_loop") else [])
+    for key in needed:
+        try:
+            profile.template(key)
+        except CatalogError as exc:
+            yield "pipeline", f"{c.pipeline} cannot be built: {exc}"
+            return
+
+
+# --- grouped convolution -----------------------------------------------------------------------------
+
+def _conv(id: str, reason: str, variants: tuple[str, ...] = CONV_VARIANTS, needs: tuple[str, ...] = ()):
+    return rule(id, reason, kinds=("grouped_conv",), variants=variants, needs=needs)
+
+
+def _feature_rule(id: str, feature: str, knob: str, what: str, variants: tuple[str, ...] = CONV_VARIANTS,
+                  enabled: Callable[[Any], bool] | None = None) -> None:
+    """A refusal of `knob` on profiles without `feature` (the catalog says why it is absent)."""
+
+    def check(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+        on = enabled(c) if enabled else bool(getattr(c, knob))
+        if on and not load_profile(c.ck_api).feature(feature):
+            yield knob, f"CK API profile {c.ck_api} has no {what}; use a newer profile (ck_api)"
+
+    rule(id, f"{what} needs a CK API profile that has it", kinds=("grouped_conv",), variants=variants)(check)
+
+
+_feature_rule("profile.explicit_gemm", "explicit_gemm", "explicit_gemm", "explicit-GEMM conv path (GroupedConvTraits::ExplicitGemm_)")
+_feature_rule("profile.conv_lds_policy", "conv_lds_policy", "lds_policy", "grouped-conv LDS policy (GroupedConvUniversalPipelineAgBgCrPolicy)",
+              enabled=lambda c: c.lds_policy == "conv")
+_feature_rule("profile.streamk_conv", "streamk_conv", "streamk_enabled", "stream-K backward-weight conv kernel",
+              variants=("bwd_weight",))
+_feature_rule("profile.depthwise", "depthwise_conv", "variant", "depthwise forward conv (DepthwiseConvFwdTraits)",
+              variants=("forward_depthwise",), enabled=lambda c: True)
+
+
+@_conv("conv.lds_policy", "CK's grouped-conv LDS policy fits the basic, mem, compv3 and wavelet pipelines only")
+def _conv_lds_policy(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.lds_policy == "conv" and not PIPELINES[c.pipeline].conv_policy:
+        takes = ", ".join(name for name, p in PIPELINES.items() if p.conv_policy)
+        yield "lds_policy", f"{c.pipeline} keeps its own LDS policy; the conv policy fits {takes}"
+
+
+@_conv("conv.backward_pipeline", "the backward conv directions do not run the compv5 pipeline",
+       variants=("bwd_data", "bwd_weight"))
+def _backward_pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.pipeline in BACKWARD_EXCLUDED_PIPELINES:
+        yield "pipeline", f"{c.pipeline} is not available for {c.variant}"
+
+
+@_conv("conv.vector_width", "each vector is a power-of-two number of elements of at most 32 bytes (one LDS access)")
+def _vector_width(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    size = DTYPES[c.datatype].size
+    for x in "abc":
+        vec = getattr(c, f"vector_size_{x}")
+        if vec & (vec - 1) or vec * size > 32:
+            yield f"vector_size_{x}", f"{vec} x {size} B is not a power-of-two vector of at most 32 B"
+
+
+@_conv("conv.vector_c", "vector_size_c divides tile_n (the epilogue stores whole vectors along N)",
+       needs=("tile.positive",))
+def _vector_c(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.tile_n % c.vector_size_c:
+        yield "vector_size_c", f"{c.vector_size_c} does not divide tile_n = {c.tile_n}"
+
+
+def _per_thread(c: Any, arch: ArchSpec, tile: int) -> int:
+    """Elements of a tile x tile_k block tile each thread loads."""
+    return tile * c.tile_k // (waves_per_block(c) * arch.warp_size)
+
+
+@_conv("conv.vector_per_thread", "each thread's share of the A and B block tiles divides, or is divided by, the vector",
+       needs=("tile.positive",))
+def _vector_per_thread(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    for x, tile in (("a", c.tile_m), ("b", c.tile_n)):
+        vec, share = getattr(c, f"vector_size_{x}"), _per_thread(c, arch, tile)
+        if share == 0 or (share % vec and vec % share):
+            yield f"vector_size_{x}", f"{vec} neither divides nor is divided by the {share} elements per thread"
+
+
+@_conv("compv6.loads_per_thread", "compv6 issues at least one A and one B buffer load per thread",
+       needs=("tile.positive",))
+def _compv6_loads(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.pipeline != "compv6":
+        return
+    for x, tile in (("a", c.tile_m), ("b", c.tile_n)):
+        if _per_thread(c, arch, tile) < getattr(c, f"vector_size_{x}"):
+            yield f"vector_size_{x}", f"compv6 needs tile x tile_k / (threads x vector) >= 1 for {x.upper()}"
+
+
+TRANSPOSED = {"bwd_data": ("b",), "bwd_weight": ("a", "b")}
+"""Operands whose GEMM layout makes CK's default policy transpose them from registers into LDS
+(A column-major, B row-major): bwd_data's B, bwd_weight's A and B."""
+
+
+def _shuffle_vector(extent: int, share: int, size: int) -> int:
+    """The vector CK's default policy uses for the LDS shuffle (GetGlobalVectorLoadSize): the widest of
+    16 B, 8 B, then 4 B (only for elements of 4 B or more) and 2 B (2 B or more) that divides both."""
+    widths = [16, 8] + ([4] if size >= 4 else []) + ([2] if size >= 2 else [])
+    for width in widths:
+        v = width // size
+        if extent % v == 0 and share % v == 0:
+            return v
+    return 1
+
+
+@_conv("conv.transpose_vector", "a transposed operand's load vector equals the vector of CK's LDS shuffle (drift C1)",
+       variants=("bwd_data", "bwd_weight"), needs=("tile.positive",))
+def _transpose_vector(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.lds_policy != "gemm" or arch.name == "gfx950":  # gfx950 loads transposed directly
+        return
+    size = DTYPES[c.datatype].size
+    for x in TRANSPOSED[c.variant]:
+        tile = c.tile_m if x == "a" else c.tile_n
+        vec, share = getattr(c, f"vector_size_{x}"), _per_thread(c, arch, tile)
+        shuffle = _shuffle_vector(tile, share, size)
+        if share and min(vec, share) != shuffle:
+            yield f"vector_size_{x}", (f"{vec}: CK's default policy shuffles {x.upper()} through LDS in vectors of "
+                                       f"{shuffle} (min(vector, {share} per thread) must equal it) or transpose_tile2d "
+                                       "fails to compile")
+
+
+ATOMIC_VECTOR = {2: 8, 4: 4}
+"""Longest vector CK can add atomically, per output element size (float and int32: 4; fp16, bf16: 8)."""
+
+
+@_conv("atomic.vector_c", "split-K adds the output in vectors CK's atomics support (drift C2)",
+       variants=("bwd_weight",))
+def _atomic_vector(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.streamk_enabled:
+        return
+    output = 4 if c.two_stage else DTYPES[c.datatype].size
+    if c.vector_size_c > ATOMIC_VECTOR[output]:
+        what = "the fp32 workspace" if c.two_stage else f"{c.datatype} dWei"
+        yield "vector_size_c", f"{c.vector_size_c}: split-K adds {what} atomically in vectors of at most {ATOMIC_VECTOR[output]}"
+
+
+@_conv("explicit_gemm.requirements", "explicit GEMM is a batched GEMM over 1x1, stride-1, unpadded forward or "
+       "backward-weight convolutions without group merging", needs=("profile.explicit_gemm",))
+def _explicit_gemm(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if not c.explicit_gemm:
+        return
+    if c.variant == "bwd_data":
+        yield "explicit_gemm", "CK's backward-data kernel has no explicit-GEMM path"
+    if c.specialization != "filter1x1_stride1_pad0":
+        yield "specialization", f"{c.specialization}: explicit GEMM needs filter1x1_stride1_pad0"
+    if c.num_groups_to_merge != 1:
+        yield "num_groups_to_merge", "explicit GEMM cannot merge groups"
+    if c.pipeline == "wavelet":
+        yield "pipeline", "the wavelet pipeline has no explicit-GEMM form"
+
+
+@_conv("streamk.exclusive", "stream-K and two-stage are different reductions of the same GEMM K; pick one",
+       variants=("bwd_weight",))
+def _streamk_two_stage(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.streamk_enabled and c.two_stage:
+        yield "two_stage", "true together with streamk_enabled"
+
+
+@_conv("streamk.warp_size", "stream-K conv needs the native MFMA warp tiles of warp-size-64 archs",
+       variants=("bwd_weight",))
+def _streamk_wave32(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.streamk_enabled and arch.uses_wmma:
+        yield "streamk_enabled", f"stream-K is not supported on {arch.name} (warp size 32)"

@@ -21,6 +21,17 @@ class DtypeSpec:
 
 
 @attrs.frozen
+class PipelineSpec:
+    name: str
+    cls: str
+    base: str
+    lds: str  # "double", "single" or "either"
+    lds_buffers: int = 1
+    conv_policy: bool = False
+    load_waves: int | None = None
+
+
+@attrs.frozen
 class ArchSpec:
     name: str
     family: str
@@ -41,7 +52,7 @@ class ArchSpec:
         A pipeline that double-buffers by construction gets half the LDS; so does any pipeline
         configured with `double_smem_buffer` (never halved twice).
         """
-        budget = self.lds_bytes // PIPELINE_LDS_BUFFERS.get(pipeline, 1)
+        budget = self.lds_bytes // PIPELINES[pipeline].lds_buffers
         return min(budget, self.lds_bytes // 2) if double_smem_buffer else budget
 
 
@@ -59,10 +70,12 @@ with open(Path(__file__).with_name("archs.toml"), "rb") as _fh:
 DTYPES: Mapping[str, DtypeSpec] = MappingProxyType(
     {name: DtypeSpec(name, **fields) for name, fields in _RAW["dtypes"].items()}
 )
-PIPELINE_LDS_BUFFERS: Mapping[str, int] = MappingProxyType(
-    {name: fields["lds_buffers"] for name, fields in _RAW["pipelines"].items()}
-)
+PIPELINES: Mapping[str, PipelineSpec] = MappingProxyType({
+    name: PipelineSpec(name, cls=fields["class"], **{k: v for k, v in fields.items() if k != "class"})
+    for name, fields in _RAW["pipelines"].items()
+})
 PRESHUFFLE_PIPELINES: tuple[str, ...] = tuple(_RAW["preshuffle"]["pipelines"])
+BACKWARD_EXCLUDED_PIPELINES: tuple[str, ...] = tuple(_RAW["conv"]["backward_excluded_pipelines"])
 UNSUPPORTED_TRAITS: frozenset[tuple[str, str, str]] = frozenset(tuple(t) for t in _RAW["traits"]["unsupported"])
 MIN_TILE: Mapping[str, Triple] = MappingProxyType({k: (v[0], v[1], v[2]) for k, v in _RAW["min_tile"].items()})
 

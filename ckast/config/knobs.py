@@ -13,9 +13,9 @@ from typing import Any
 
 import attrs
 
-from ckast.arch import ARCH_NAMES
+from ckast.arch import ARCH_NAMES, PIPELINES as PIPELINE_SPECS
 from ckast.arch.rules import split_k_default
-from ckast.catalog import DEFAULT_PROFILE, profile_names
+from ckast.catalog import DEFAULT_PROFILE, load_profile, profile_names
 
 GEMM, CONV = "gemm", "grouped_conv"
 KINDS = (GEMM, CONV)
@@ -35,8 +35,10 @@ PIPELINES = {
         "compv6", "comp_async", "basic_async_v1", "wavelet",
     ),
 }
-DOUBLE_BUFFER_PIPELINES = ("compv4", "comp_async", "preshufflev2")
+DOUBLE_BUFFER_PIPELINES = tuple(name for name, spec in PIPELINE_SPECS.items() if spec.lds == "double")
 """Pipelines whose LDS is always double-buffered; `double_smem_buffer` defaults to true for them."""
+LDS_POLICIES = ("conv", "gemm")
+"""LDS layout policy of a conv pipeline: CK's grouped-conv policy, or the pipeline's default GEMM policy."""
 
 SCHEDULERS = ("intrawave", "interwave", "default")
 EPILOGUES = ("cshuffle", "default")
@@ -89,6 +91,12 @@ def _default_layout(c: Config) -> str:
     return DEPTHWISE_LAYOUT if c["variant"] == "forward_depthwise" else CONV_LAYOUTS[c["ndim_spatial"]]
 
 
+def _default_lds_policy(c: Config) -> str:
+    """CK's conv LDS policy wherever the profile has it and the pipeline takes it."""
+    usable = load_profile(c["ck_api"]).feature("conv_lds_policy") and PIPELINE_SPECS[c["pipeline"]].conv_policy
+    return "conv" if usable else "gemm"
+
+
 def _default_pipeline(c: Config) -> str:
     if c["kind"] == CONV:
         return "compv4"
@@ -116,19 +124,25 @@ KNOBS: tuple[Knob, ...] = (
     *(Knob(f"warp_tile_{d}", int, default=32 if d != "k" else 16, variants=_TILED) for d in "mnk"),
     Knob("pipeline", str, default=_default_pipeline, choices=_by_kind(PIPELINES), variants=_TILED),
     Knob("scheduler", str, default="intrawave", choices=SCHEDULERS, variants=_TILED),
+    # CK's conv kernels are built around the CShuffle epilogue (CK's generator names "default" but emits CShuffle).
     Knob("epilogue", str, default="cshuffle", variants=_TILED,
-         choices=lambda c: ("cshuffle",) if c["variant"] == "multi_d" else EPILOGUES),
-    *(Knob(f"pad_{d}", bool, default=_by_kind({GEMM: False, CONV: True}), variants=_TILED) for d in "mnk"),
+         choices=lambda c: ("cshuffle",) if c["variant"] in ("multi_d", *_IMPLICIT_GEMM) else EPILOGUES),
+    # Conv kernels always pad (CK's implicit-GEMM traits fix kPadM/N/K = true and the kernels assert it).
+    *(Knob(f"pad_{d}", bool, default=False, variants=_GEMM_VARIANTS) for d in "mnk"),
     Knob("persistent", bool, default=False, kinds=(GEMM,)),
     Knob("split_k", bool, default=lambda c: split_k_default(c["kind"], c["variant"], c["epilogue"], c["datatype"]),
          kinds=(GEMM,)),
     Knob("elementwise_op", str, default="MultiDAdd", choices=ELEMENTWISE_OPS, variants=("multi_d",)),
     Knob("num_d_tensors", int, default=1, choices=(1, 2), variants=("multi_d",)),
     Knob("d_layout", str, default="r", choices=("r", "c"), variants=("multi_d",)),
-    *(Knob(f"vector_size_{x}", int, default=d, minimum=1, variants=_IMPLICIT_GEMM)
-      for x, d in (("a", 4), ("b", 8), ("c", 8))),
+    # CK's generator defaults (4, 8, 8); bwd_weight loads A (dOut) in 8s, which its default tile needs
+    # for the LDS transpose (rule conv.transpose_vector).
+    Knob("vector_size_a", int, default=lambda c: 8 if c["variant"] == "bwd_weight" else 4, minimum=1,
+         variants=_IMPLICIT_GEMM),
+    *(Knob(f"vector_size_{x}", int, default=8, minimum=1, variants=_IMPLICIT_GEMM) for x in "bc"),
     Knob("double_smem_buffer", bool, default=lambda c: c["pipeline"] in DOUBLE_BUFFER_PIPELINES,
          variants=_TILED),
+    Knob("lds_policy", str, default=_default_lds_policy, choices=LDS_POLICIES, variants=_IMPLICIT_GEMM),
     Knob("num_wave_groups", int, default=1, minimum=1, variants=_TILED),
     Knob("specialization", str, default="default", choices=SPECIALIZATIONS, variants=_IMPLICIT_GEMM),
     Knob("num_groups_to_merge", int, default=1, minimum=1, variants=_IMPLICIT_GEMM),

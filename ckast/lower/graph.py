@@ -46,6 +46,14 @@ class Scope:
             raise GraphError(f"{self.construct.name} references {name} without a 'uses' edge")
         return n.type_of(self.graph.template_id(name, bound))
 
+    def member(self, name: str, *path: str) -> n.Name:
+        """`name::path...`: a nested type or constant of construct `name` (which takes no parameters)."""
+        if name not in self.construct.uses:
+            raise GraphError(f"{self.construct.name} references {name} without a 'uses' edge")
+        if self.graph.params_of(name):
+            raise GraphError(f"{self.construct.name} names a member of the template {name}")
+        return n.Name((self.graph.construct(name).cxx_name, *path))
+
     def call_target(self, name: str, **bound: n.Expr) -> n.Expr:
         """`name` or `name<...>` as a callee (for function constructs such as `run`)."""
         if name not in self.construct.uses:

@@ -43,8 +43,37 @@ def _flags(c) -> list[str]:
     return out
 
 
+def _conv_flags(c) -> list[str]:
+    """Readable tokens for the conv features that are not at their default (CK's suffix order)."""
+    out = []
+    if (c.vector_size_a, c.vector_size_b, c.vector_size_c) != (4, 8, 8):
+        out.append(f"vec{c.vector_size_a}_{c.vector_size_b}_{c.vector_size_c}")
+    if c.num_wave_groups != 1:
+        out.append(f"wg{c.num_wave_groups}")
+    if c.num_groups_to_merge != 1:
+        out.append(f"gm{c.num_groups_to_merge}")
+    if c.double_smem_buffer:
+        out.append("dsb")
+    if c.two_stage:
+        out.append("2stage")
+    if c.specialization != "default":
+        out.append(c.specialization)
+    if c.explicit_gemm:
+        out.append("explicit_gemm")
+    if c.streamk_enabled:
+        out.append(f"streamk_{c.streamk_reduction}" + ("_persistent" if c.streamk_persistent else ""))
+    if c.split_image:
+        out.append("large_tensor")
+    return out
+
+
 def kernel_name(config) -> str:
-    """`gemm_fp16_rcr_standard_gfx942_compv3_cshuffle_intrawave_128x128x64_2x2x1_32x32x16[_flags]_<hash>`."""
+    """`gemm_fp16_rcr_standard_gfx942_compv3_cshuffle_intrawave_128x128x64_2x2x1_32x32x16[_flags]_<hash>`.
+
+    Grouped conv: `grouped_conv_<dtype>_<layout>_<variant>_<arch>_...` likewise (the layout carries
+    the spatial rank); depthwise kernels name their spatial tile, filter, stride, pad, batch, sub-tile
+    and vectors instead of the GEMM tile.
+    """
     c = config
     layout = c.layout + (c.d_layout or "")
     parts = [c.kind, c.datatype, layout, c.variant, c.arch]
@@ -57,8 +86,21 @@ def kernel_name(config) -> str:
         ]
     if c.kind == "gemm":
         parts += _flags(c)
+    elif c.tile_m is not None:
+        parts += _conv_flags(c)
+    else:
+        parts += [f"{c.tile_h}x{c.tile_w}", f"f{c.filt}", f"s{c.str_h}x{c.str_w}", f"p{c.pad_h}x{c.pad_w}",
+                  f"nb{c.nbatch}", f"sub{c.sub_h}x{c.sub_w}", f"vec{c.in_vec}_{c.out_vec}"]
     prefix = "_".join(str(p) for p in parts)[: MAX_NAME - HASH_LEN - 1]
     return f"{prefix}_{config_digest(config)}"
+
+
+WRAPPER_DIR = "dispatcher_wrappers"
+
+
+def wrapper_path(name: str) -> str:
+    """Path of kernel `name`'s dispatcher wrapper, relative to the output root."""
+    return f"{WRAPPER_DIR}/dispatcher_wrapper_{name}.hpp"
 
 
 def launcher(name: str) -> str:

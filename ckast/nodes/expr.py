@@ -79,11 +79,12 @@ class Call(Expr):
 
 @node
 class Member(Expr):
-    """`obj.name` or, with `arrow`, `obj->name`."""
+    """`obj.name` or, with `arrow`, `obj->name`; with `targs`, a member template `obj.name<targs>`."""
 
     obj: Expr = attrs.field(validator=instances_of(Expr))
     name: str = attrs.field(converter=identifier)
     arrow: bool = False
+    targs: tuple[Node, ...] = attrs.field(default=(), converter=as_tuple, validator=each(Type, Expr))
 
 
 @node

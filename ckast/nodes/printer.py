@@ -379,7 +379,8 @@ class Printer:
 
     @expr.register
     def _(self, n: e.Member) -> Doc:
-        return (self.operand(n.obj, PREC_POSTFIX) + ("->" if n.arrow else ".") + n.name,)
+        head = (self.operand(n.obj, PREC_POSTFIX) + ("->" if n.arrow else ".") + n.name,)
+        return head + group("<", (self.template_arg(a) for a in n.targs), ">") if n.targs else head
 
     @expr.register
     def _(self, n: e.Index) -> Doc:

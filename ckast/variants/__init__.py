@@ -12,7 +12,7 @@ from ckast.lower.cxx import LICENSE
 from ckast.lower.graph import KernelGraph
 from ckast.lower.identity import LAUNCHER, NAMESPACE, EntryPoint, launcher
 
-from . import gemm, gemm_multi_d, gemm_preshuffle
+from . import conv, conv_two_stage, conv_wrapper, gemm, gemm_multi_d, gemm_preshuffle, gemm_wrapper
 
 Patch = Callable[[gemm.Gemm, KernelGraph], None]
 GEMM_PATCHES: dict[str, tuple[Patch, ...]] = {
@@ -22,15 +22,30 @@ GEMM_PATCHES: dict[str, tuple[Patch, ...]] = {
 }
 
 
+ConvPatch = Callable[[conv.Conv, KernelGraph], None]
+
+
+def conv_patches(config) -> tuple[ConvPatch, ...]:
+    """Conv features that patch the shared implicit-GEMM graph."""
+    return (conv_two_stage.patch,) if config.two_stage else ()
+
+
 def kernel_graph(config, profile: Profile) -> tuple[str, KernelGraph]:
     """The kernel's name and its IR graph (shared graph + the variant's patches)."""
-    if config.kind != "gemm" or config.variant not in GEMM_PATCHES:
-        raise NotImplementedError(f"{config.kind} variant {config.variant!r} is not implemented yet")
-    g = gemm.Gemm.of(config, profile)
-    graph = gemm.shared_graph(g)
-    for patch in GEMM_PATCHES[config.variant]:
-        patch(g, graph)
-    return g.name, graph
+    missing = unimplemented(config)
+    if missing:
+        raise NotImplementedError(missing)
+    if config.kind == "gemm":
+        g = gemm.Gemm.of(config, profile)
+        graph = gemm.shared_graph(g)
+        for patch in GEMM_PATCHES[config.variant]:
+            patch(g, graph)
+        return g.name, graph
+    cv = conv.Conv.of(config, profile)
+    graph = conv.shared_graph(cv)
+    for conv_patch in conv_patches(config):
+        conv_patch(cv, graph)
+    return cv.name, graph
 
 
 @attrs.frozen
@@ -57,5 +72,22 @@ def lower_kernel(config, profile: Profile) -> KernelUnit:
     return KernelUnit(name, header, tuple(entries))
 
 
-def implemented(kind: str, variant: str) -> bool:
-    return kind == "gemm" and variant in GEMM_PATCHES
+def unimplemented(config) -> str | None:
+    """Why ckast cannot build `config` yet, or None."""
+    known = GEMM_PATCHES if config.kind == "gemm" else conv.DIRECTIONS
+    if config.variant not in known:
+        return f"{config.kind} variant {config.variant!r} is not implemented yet"
+    if config.kind == "grouped_conv" and config.streamk_enabled:
+        return "stream-K bwd_weight (streamk_enabled) is not implemented yet"
+    return None
+
+
+def wrapper_header(config, profile: Profile, kernel_header: str) -> n.File:
+    """The kernel's dispatcher wrapper (registry key and instance factory)."""
+    module = gemm_wrapper if config.kind == "gemm" else conv_wrapper
+    return module.wrapper_header(config, profile, kernel_header)
+
+
+def unit_source(kernel_header: str) -> n.File:
+    """`<name>.cpp`: the one-line translation unit that compiles the kernel header on its own."""
+    return n.File([], includes=[n.Header(kernel_header)], preamble=LICENSE, pragma_once=False)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import attrs
 
 from ckast import nodes as n
-from ckast.arch import DTYPES, arch_spec
+from ckast.arch import DTYPES, PIPELINES, arch_spec
 from ckast.catalog import Profile
 from ckast.lower.cxx import c_str, constexpr, data_type
 from ckast.lower.graph import Construct, KernelGraph, Scope
@@ -24,9 +24,6 @@ from ckast.lower.identity import kernel_name
 from .common import KernelContext, launch, launch_uses
 
 LAYOUTS = {"r": "RowMajor", "c": "ColumnMajor"}
-PIPELINES = {
-    "mem": "AgBgCrMem", "compv3": "AgBgCrCompV3", "compv4": "AgBgCrCompV4", "compv5": "AgBgCrCompV5",
-}
 SCHEDULERS = {"intrawave": "Intrawave", "interwave": "Interwave", "default": "Default"}
 BLOCK_PER_CU = 1
 TILE_GROUP_NUM, TILE_M01 = 8, 4
@@ -88,6 +85,17 @@ def data_types(g: Gemm) -> list[Construct]:
     return out
 
 
+def tile_shape(g: KernelContext) -> Construct:
+    """`TileShape`: block tile, waves and warp tile from the config constants."""
+    seq = g.p.template("sequence")
+    return _alias("TileShape", "tile_shape", lambda s: g.t(
+        "TileGemmShape",
+        BlockTile_=n.type_of(seq(Is=[ids("TileM"), ids("TileN"), ids("TileK")])),
+        BlockWarps_=n.type_of(seq(Is=[ids("WarpM"), ids("WarpN"), ids("WarpK")])),
+        WarpTile_=n.type_of(seq(Is=[ids("WarpTileM"), ids("WarpTileN"), ids("WarpTileK")])),
+    ))
+
+
 def shared_graph(g: Gemm) -> KernelGraph:
     """The graph of a `standard` GEMM; variants patch it."""
     p, c = g.p, g.c
@@ -96,13 +104,7 @@ def shared_graph(g: Gemm) -> KernelGraph:
     for construct in data_types(g):
         graph.add(construct)
     graph.add(_alias("HostArgs", "host_args", lambda s: p.type("GemmHostArgs")))
-    seq = p.template("sequence")
-    graph.add(_alias("TileShape", "tile_shape", lambda s: g.t(
-        "TileGemmShape",
-        BlockTile_=n.type_of(seq(Is=[ids("TileM"), ids("TileN"), ids("TileK")])),
-        BlockWarps_=n.type_of(seq(Is=[ids("WarpM"), ids("WarpN"), ids("WarpK")])),
-        WarpTile_=n.type_of(seq(Is=[ids("WarpTileM"), ids("WarpTileN"), ids("WarpTileK")])),
-    )))
+    graph.add(tile_shape(g))
     graph.add(_alias("TilePartitioner", "partitioner", lambda s: g.t(
         "GemmSpatiallyLocalTilePartitioner", BlockGemmShapeType=s.ref("TileShape"), GroupNum=TILE_GROUP_NUM, M01=TILE_M01,
     ), "TileShape"))
@@ -122,7 +124,7 @@ def shared_graph(g: Gemm) -> KernelGraph:
     if g.compile_time_tail:  # the base pipeline only serves the launcher's loop-count dispatch
         graph.add(_alias("BaseProblem", "pipeline_problem", lambda s: g.t("GemmPipelineProblem", **operand_args(s)), *operands))
         graph.add(_alias("BaseGemmPipeline", "base_pipeline", lambda s: g.t(
-            f"BaseGemmPipeline{PIPELINES[c.pipeline]}", Problem=s.ref("BaseProblem")), "BaseProblem"))
+            PIPELINES[c.pipeline].base, Problem=s.ref("BaseProblem")), "BaseProblem"))
 
     def problem(s: Scope) -> n.Type:
         args = dict(operand_args(s), Scheduler_=p.enum_value("GemmPipelineScheduler", SCHEDULERS[c.scheduler]))
@@ -132,7 +134,7 @@ def shared_graph(g: Gemm) -> KernelGraph:
 
     graph.add(_alias("Problem", "universal_problem", problem, *operands, params=g.tail_params()))
     graph.add(_alias("Pipeline", "pipeline", lambda s: g.t(
-        f"GemmPipeline{PIPELINES[c.pipeline]}", Problem=s.ref("Problem")), "Problem"))
+        PIPELINES[c.pipeline].cls, Problem=s.ref("Problem")), "Problem"))
     graph.add(_alias("EpilogueProblem", "epilogue_problem", lambda s: epilogue_problem(g, s),
                      "ADataType", "BDataType", "AccDataType", "CDataType", "CLayout", params=g.memop_params()))
     epilogue = "CShuffleEpilogue" if c.epilogue == "cshuffle" else "DefaultGemm2DEpilogue"

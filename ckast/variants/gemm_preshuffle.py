@@ -6,17 +6,16 @@ carry `Preshuffle` = true from the config constants. Rules preshuffle.* check th
 
 from __future__ import annotations
 
+from ckast.arch import PIPELINES
 from ckast.lower.graph import Construct, KernelGraph
 
 from .gemm import Gemm
 
-PIPELINES = {"preshufflev2": "WeightPreshufflePipelineAGmemBGmemCRegV2"}
-
 
 def patch(g: Gemm, graph: KernelGraph) -> None:
-    family = PIPELINES[g.c.pipeline]
+    spec = PIPELINES[g.c.pipeline]
     if "BaseGemmPipeline" in graph.names():
         graph.replace(Construct("BaseGemmPipeline", "base_pipeline",
-                                lambda s: g.t(f"Base{family}", Problem=s.ref("BaseProblem")), uses=("BaseProblem",)))
+                                lambda s: g.t(spec.base, Problem=s.ref("BaseProblem")), uses=("BaseProblem",)))
     pipeline = graph.construct("Pipeline")
-    graph.replace(Construct("Pipeline", "pipeline", lambda s: g.t(family, Problem=s.ref("Problem")), uses=pipeline.uses))
+    graph.replace(Construct("Pipeline", "pipeline", lambda s: g.t(spec.cls, Problem=s.ref("Problem")), uses=pipeline.uses))

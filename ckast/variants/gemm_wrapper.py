@@ -1,4 +1,4 @@
-"""Per-kernel outputs around a GEMM header: the dispatcher wrapper and the one-line `.cpp`.
+"""The dispatcher wrapper of a GEMM header.
 
 The wrapper's factory `ckast::<name>::make_instance()` fills CK's dispatcher `KernelKey` from the
 config, every field that changes the kernel's behaviour (pads, double buffer, persistent, block
@@ -17,7 +17,6 @@ from ckast.lower.identity import LAUNCHER, NAMESPACE
 
 from .gemm import Gemm, ids
 
-WRAPPER_DIR = "dispatcher_wrappers"
 DISPATCHER_DTYPES = {"fp16": "FP16", "bf16": "BF16", "fp32": "FP32", "fp8": "FP8", "bf8": "BF8", "int8": "INT8",
                      "int32": "INT32"}
 DISPATCHER_LAYOUTS = {"r": "RowMajor", "c": "ColMajor"}
@@ -29,11 +28,8 @@ SPLIT_K_FIELD = 1
 """`signature.split_k`: k_batch is a run-time argument, so the key records no fixed split (CK's value)."""
 
 
-def wrapper_path(name: str) -> str:
-    return f"{WRAPPER_DIR}/dispatcher_wrapper_{name}.hpp"
-
-
-def _assign(path: str, value: n.Expr) -> n.Stmt:
+def assign(path: str, value: n.Expr) -> n.Stmt:
+    """`key.<path> = value;`."""
     target: n.Expr = ids("key")
     for part in path.split("."):
         target = n.Member(target, part)
@@ -96,7 +92,7 @@ def wrapper_header(config, profile: Profile, kernel_header: str) -> n.File:
     key_type = profile.type("KernelKey")
     key_fn = n.FunctionDef("dispatcher_key", key_type, [], [
         n.VarDecl(key_type, "key"),
-        *(_assign(field, value) for field, value in key_fields(g)),
+        *(assign(field, value) for field, value in key_fields(g)),
         n.Return(ids("key")),
     ], inline=True)
     instance = profile.template("GeneratedKernelInstance")(SelectedKernelType=n.type_of(LAUNCHER))
@@ -111,8 +107,3 @@ def wrapper_header(config, profile: Profile, kernel_header: str) -> n.File:
     ])])]
     includes = (*n.required_headers(n.Namespace("x", body)), n.Header(kernel_header))
     return n.File(body, includes=includes, preamble=LICENSE)
-
-
-def unit_source(kernel_header: str) -> n.File:
-    """`<name>.cpp`: the one-line translation unit that compiles the kernel header on its own."""
-    return n.File([], includes=[n.Header(kernel_header)], preamble=LICENSE, pragma_once=False)
