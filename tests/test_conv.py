@@ -10,25 +10,22 @@ from ckast.catalog import load_profile
 from ckast.config import ConfigError, load_data
 from ckast.emit import render, run_files
 from ckast.lower import conv_registration
-from ckast.nodes import to_source
-from ckast.variants import kernel_graph, lower_kernel
+from ckast.variants import kernel_graph
 
 from .cpp_tools import reformat
 from .goldens import CONV, CONV_CASES, CONV_HEADERS, CONV_RUN, SMALL_TILE
+from .kernels import config_of, header_of, squash
 
 
-def config(case: str | dict, profile: str = "ck-2025.11", **extra):
-    data = dict(CONV_CASES[case][0] if isinstance(case, str) else case, ck_api=profile, **extra)
-    return load_data(data)[0].config
+CASES = {case: data for case, (data, _) in CONV_CASES.items()}
 
 
-def header(case: str | dict, profile: str = "ck-2025.11", **extra) -> str:
-    c = config(case, profile, **extra)
-    return to_source(lower_kernel(c, load_profile(profile)).header)
+def config(case: str, profile: str = "ck-2025.11"):
+    return config_of(CASES, case, profile)
 
 
-def squash(text: str) -> str:
-    return re.sub(r"\s+", "", text)
+def header(case: str, profile: str = "ck-2025.11") -> str:
+    return header_of(config(case, profile))
 
 
 def function(source: str, name: str) -> str:

@@ -16,21 +16,15 @@ from ckast.variants import kernel_graph, lower_kernel
 from .conftest import GOLDEN
 from .cpp_tools import reformat
 from .goldens import ALL, GEMM, GEMM_CASES, GEMM_HEADERS, GEMM_RUN
+from .kernels import config_of, header_of, squash
 
 
 def config(case: str | dict, profile: str = "ck-2025.11", **extra):
-    data = dict(GEMM_CASES[case] if isinstance(case, str) else case, ck_api=profile, **extra)
-    return load_data(data)[0].config
+    return config_of(GEMM_CASES, case, profile, **extra)
 
 
 def header(case: str | dict, profile: str = "ck-2025.11", **extra) -> str:
-    c = config(case, profile, **extra)
-    return to_source(lower_kernel(c, load_profile(profile)).header)
-
-
-def squash(text: str) -> str:
-    """`text` without whitespace (so checks do not depend on where the printer breaks lines)."""
-    return re.sub(r"\s+", "", text)
+    return header_of(config(case, profile, **extra))
 
 
 def emitted(*cases: str):

@@ -11,10 +11,11 @@ from __future__ import annotations
 import attrs
 
 from ckast import nodes as n
-from ckast.arch import ArchSpec
+from ckast.arch import ArchSpec, arch_spec
 from ckast.arch.rules import waves_per_block
 from ckast.catalog import Profile
 from ckast.lower.graph import Scope
+from ckast.lower.identity import kernel_name
 
 ids = n.ident
 
@@ -27,6 +28,10 @@ class KernelContext:
     p: Profile
     name: str
     arch: ArchSpec
+
+    @classmethod
+    def of(cls, config, profile: Profile):
+        return cls(config, profile, kernel_name(config), arch_spec(config.arch))
 
     @property
     def block_size(self) -> int:

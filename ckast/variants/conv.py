@@ -13,11 +13,9 @@ from __future__ import annotations
 import attrs
 
 from ckast import nodes as n
-from ckast.arch import PIPELINES, arch_spec
-from ckast.catalog import Profile
+from ckast.arch import PIPELINES
 from ckast.lower.cxx import c_str, constexpr, data_type
 from ckast.lower.graph import Construct, KernelGraph, Scope
-from ckast.lower.identity import kernel_name
 
 from .common import KernelContext, ids, launch, launch_uses
 from .gemm import SCHEDULERS, tile_shape
@@ -74,10 +72,6 @@ def block_per_cu(config) -> int:
 @attrs.frozen
 class Conv(KernelContext):
     """The grouped-conv kernel context."""
-
-    @classmethod
-    def of(cls, config, profile: Profile) -> Conv:
-        return cls(config, profile, kernel_name(config), arch_spec(config.arch))
 
     @property
     def d(self) -> Direction:

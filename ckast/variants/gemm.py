@@ -15,11 +15,9 @@ from collections.abc import Callable
 import attrs
 
 from ckast import nodes as n
-from ckast.arch import DTYPES, PIPELINES, arch_spec
-from ckast.catalog import Profile
+from ckast.arch import DTYPES, PIPELINES
 from ckast.lower.cxx import c_str, constexpr, data_type
 from ckast.lower.graph import Construct, KernelGraph, Scope
-from ckast.lower.identity import kernel_name
 
 from .common import KernelContext, launch, launch_uses
 
@@ -32,10 +30,6 @@ TILE_GROUP_NUM, TILE_M01 = 8, 4
 @attrs.frozen
 class Gemm(KernelContext):
     """The GEMM kernel context."""
-
-    @classmethod
-    def of(cls, config, profile: Profile) -> Gemm:
-        return cls(config, profile, kernel_name(config), arch_spec(config.arch))
 
     @property
     def accumulates(self) -> bool:
