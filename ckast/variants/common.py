@@ -8,13 +8,15 @@ instantiation from the K loop count, and `k_batch` picks `set` (1) or `atomic_ad
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
 from ckast import nodes as n
 from ckast.arch import ArchSpec, arch_spec
 from ckast.arch.rules import waves_per_block
 from ckast.catalog import Profile
-from ckast.lower.graph import Scope
+from ckast.lower.graph import Construct, Scope
 from ckast.lower.identity import kernel_name
 
 ids = n.ident
@@ -88,6 +90,42 @@ class KernelContext:
     def host_params(self, args: n.Type) -> list[n.FuncParam]:
         return [n.FuncParam(n.LRef(n.Const(args)), "args"),
                 n.FuncParam(n.LRef(n.Const(self.p.type("stream_config"))), "stream")]
+
+
+def alias(name: str, role: str, build: Callable[[Scope], n.Type], *uses: str, params=()) -> Construct:
+    """A type-alias construct `name` built by `build`, using `uses`."""
+    return Construct(name, role, build, uses=uses, params=params)
+
+
+def check_and_grid(g: KernelContext, kernel: n.Type, args: n.Expr, grid: n.Expr) -> list[n.Stmt]:
+    """`K`, `kargs`, the argument check (throws), `grids` and `blocks` of one kernel launch."""
+    dim3 = n.Const(g.p.type("dim3"))
+    return [
+        n.UsingAlias("K", kernel),
+        n.VarDecl(n.Const(n.Builtin("auto")), "kargs", n.call("K::MakeKernelArgs", args)),
+        n.If(n.UnOp("!", n.call("K::IsSupportedArgument", ids("kargs"))), [g.throw("arguments not supported")]),
+        n.VarDecl(dim3, "grids", grid),
+        n.VarDecl(dim3, "blocks", n.call("K::BlockSize")),
+    ]
+
+
+def make_kernel(g: KernelContext, kernel: str, *args: n.Expr) -> n.Expr:
+    """`ck_tile::make_kernel<kBlockPerCu>(kernel{}, args...)`."""
+    fn = n.Id(n.Name((g.p.template("make_kernel")(MinBlockPerCu=ids("kBlockPerCu")),)))
+    return n.Call(fn, [n.BraceInit(n.type_of(kernel)), *args])
+
+
+def timed_launch(g: KernelContext, kernels: list[n.Expr], zero: tuple[str, str, list[n.Stmt]] | None) -> list[n.Stmt]:
+    """Return the time of `kernels`; with `zero` = (lambda name, why, statements), those run first
+    inside the timed region (so repeated timing runs start from zero too)."""
+    if zero is None:
+        return [n.Return(n.Call(g.fn("launch_kernel"), [ids("stream"), *kernels]))]
+    name, why, stmts = zero
+    return [
+        n.Comment(why),
+        n.VarDecl(n.Const(n.Builtin("auto")), name, n.Lambda(["&"], [], stmts)),
+        n.Return(n.Call(g.fn("launch_kernel_time_mask"), [ids("stream"), ids(name), *kernels])),
+    ]
 
 
 def launch(g: KernelContext, s: Scope, gemm_k: n.Expr, prelude: list[n.Stmt] = ()) -> n.FunctionDef:

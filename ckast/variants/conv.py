@@ -17,7 +17,7 @@ from ckast.arch import PIPELINES
 from ckast.lower.cxx import c_str, constexpr, data_type
 from ckast.lower.graph import Construct, KernelGraph, Scope
 
-from .common import KernelContext, ids, launch, launch_uses
+from .common import KernelContext, alias as _alias, check_and_grid, ids, launch, launch_uses, make_kernel, timed_launch
 from .gemm import SCHEDULERS, tile_shape
 
 CONV_LAYOUTS = {1: ("NWGC", "GKXC", "NWGK"), 2: ("NHWGC", "GKYXC", "NHWGK"), 3: ("NDHWGC", "GKZYXC", "NDHWGK")}
@@ -94,10 +94,6 @@ class Conv(KernelContext):
     def fixed(self, s: Scope, name: str) -> n.Expr:
         """`ConvTraits::FixedGemmParams::<name>`: what CK fixes for every implicit-GEMM conv."""
         return n.Id(s.member("ConvTraits", "FixedGemmParams", name))
-
-
-def _alias(name: str, role: str, build, *uses: str, params=()) -> Construct:
-    return Construct(name, role, build, uses=uses, params=params)
 
 
 def constants(g: Conv) -> list[n.Decl]:
@@ -290,43 +286,21 @@ def zero_output(g: Conv, s: Scope, pointer: n.Expr, role: str) -> n.Expr:
     return n.Call(g.fn("hip_check_error"), [memset])
 
 
-def check_and_grid(g: Conv, kernel: n.Type, args: n.Expr) -> list[n.Stmt]:
-    """`K`, `kargs`, the argument check, `grids` and `blocks`."""
-    p = g.p
-    return [
-        n.UsingAlias("K", kernel),
-        n.VarDecl(n.Builtin("auto"), "kargs", n.call("K::MakeKernelArgs", args)),
-        n.If(n.UnOp("!", n.call("K::IsSupportedArgument", ids("kargs"))), [g.throw("arguments not supported")]),
-        n.VarDecl(n.Const(p.type("dim3")), "grids", n.call("K::GridSize", ids("kargs"))),
-        n.VarDecl(n.Const(p.type("dim3")), "blocks", n.call("K::BlockSize")),
-    ]
-
-
-def make_kernel(g: Conv, kernel: str, *args: n.Expr) -> n.Expr:
-    fn = n.Id(n.Name((g.p.template("make_kernel")(MinBlockPerCu=ids("kBlockPerCu")),)))
-    return n.Call(fn, [n.BraceInit(n.type_of(kernel)), *args])
-
-
 def run(g: Conv, s: Scope) -> n.FunctionDef:
     """`run(args, stream)`: check the arguments, zero the output where the direction accumulates, launch."""
     d = g.d
-    body = check_and_grid(g, s.ref("Kernel"), ids("args"))
     kernel = make_kernel(g, "K", ids("grids"), ids("blocks"), n.IntLit(0), ids("kargs"))
-    output = n.Member(ids("kargs"), f"{d.c.lower()}_ptr")
-    if d.zero == "never":
-        body.append(n.Return(n.Call(g.fn("launch_kernel"), [ids("stream"), kernel])))
-    else:
-        zero: list[n.Stmt] = [n.ExprStmt(zero_output(g, s, output, d.c))]
+    zero = None
+    if d.zero != "never":
+        stmts: list[n.Stmt] = [n.ExprStmt(zero_output(g, s, n.Member(ids("kargs"), f"{d.c.lower()}_ptr"), d.c))]
         if d.zero == "split_k":
-            zero = [n.If(n.BinOp(">", n.Member(ids("kargs"), "k_batch"), n.IntLit(1)), zero)]
+            stmts = [n.If(n.BinOp(">", n.Member(ids("kargs"), "k_batch"), n.IntLit(1)), stmts)]
             why = "Split-K blocks accumulate into the output, so it starts at zero on every (timed) launch."
         else:
             why = "The output starts at zero on every (timed) launch: sub-GEMMs leave pixels no filter phase reaches."
-        body += [
-            n.Comment(why),
-            n.VarDecl(n.Const(n.Builtin("auto")), "zero_output", n.Lambda(["&"], [], zero)),
-            n.Return(n.Call(g.fn("launch_kernel_time_mask"), [ids("stream"), ids("zero_output"), kernel])),
-        ]
+        zero = ("zero_output", why, stmts)
+    body = [*check_and_grid(g, s.ref("Kernel"), ids("args"), n.call("K::GridSize", ids("kargs"))),
+            *timed_launch(g, [kernel], zero)]
     return n.FunctionDef("run", n.Builtin("float"), g.host_params(s.ref("HostArgs")), body, static=True)
 
 

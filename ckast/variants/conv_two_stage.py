@@ -14,8 +14,8 @@ from ckast import nodes as n
 from ckast.lower.cxx import constexpr
 from ckast.lower.graph import Construct, KernelGraph, Scope
 
-from .common import ids
-from .conv import Conv, check_and_grid, epilogue_problem, make_kernel, pixels
+from .common import check_and_grid, ids, make_kernel, timed_launch
+from .conv import Conv, epilogue_problem, pixels
 
 CONVERT_BLOCK_TILE, CONVERT_BLOCK_WARPS, CONVERT_WARP_TILE = 2048, 8, 64
 """CK's two-stage example: 2048 elements per block over 8 warps of 64."""
@@ -68,8 +68,9 @@ def run(g: Conv, s: Scope) -> n.FunctionDef:
         n.StaticCast(n.Ptr(s.ref("CDataType")), n.Member(args, "wei_ptr")),
     )
     memset = n.Call(g.fn("hipMemsetAsync"), [buffer, n.IntLit(0), bytes_, n.Member(ids("stream"), "stream_id_")])
-    zero = n.Lambda(["&"], [], [n.If(n.BinOp(">", n.Member(ids("kargs"), "k_batch"), n.IntLit(1)),
-                                     [n.ExprStmt(n.Call(g.fn("hip_check_error"), [memset]))])])
+    zero = ("zero_workspace", "Split-K blocks accumulate into the workspace, so it starts at zero on every (timed) launch.",
+            [n.If(n.BinOp(">", n.Member(ids("kargs"), "k_batch"), n.IntLit(1)),
+                  [n.ExprStmt(n.Call(g.fn("hip_check_error"), [memset]))])])
     body: list[n.Stmt] = [
         n.Comment("The GEMM's M x N: G*K rows by C*filter-pixel columns, accumulated in fp32."),
         pixels(g, "filter_spatial_lengths_", "filter_pixels"),
@@ -78,19 +79,13 @@ def run(g: Conv, s: Scope) -> n.FunctionDef:
         n.VarDecl(p.type("DeviceMem"), "workspace", bytes_, brace=True),
         n.VarDecl(s.ref("HostArgs"), "workspace_args", args),
         n.ExprStmt(n.BinOp("=", n.Member(ids("workspace_args"), "wei_ptr"), buffer)),
-        *check_and_grid(g, s.ref("Kernel"), ids("workspace_args")),
+        *check_and_grid(g, s.ref("Kernel"), ids("workspace_args"), n.call("K::GridSize", ids("kargs"))),
         n.UsingAlias("C", s.ref("ConvertKernel")),
         n.VarDecl(const(n.Builtin("auto")), "convert_shape", shape),
         n.VarDecl(const(n.Builtin("auto")), "strides", strides),
         n.If(n.UnOp("!", n.call("C::IsSupportedArgument", ids("convert_shape"))), [g.throw("convert kernel: shape not supported")]),
         n.VarDecl(const(index), "convert_grid", n.BinOp("/", n.BinOp("-", n.BinOp(
             "+", n.BinOp("*", ids("gemm_m"), ids("gemm_n")), ids("ConvertBlockTile")), n.IntLit(1)), ids("ConvertBlockTile"))),
-        n.Comment("Split-K blocks accumulate into the workspace, so it starts at zero on every (timed) launch."),
-        n.VarDecl(const(n.Builtin("auto")), "zero_workspace", zero),
-        n.Return(n.Call(g.fn("launch_kernel_time_mask"), [
-            ids("stream"), ids("zero_workspace"),
-            make_kernel(g, "K", ids("grids"), ids("blocks"), n.IntLit(0), ids("kargs")),
-            convert,
-        ])),
+        *timed_launch(g, [make_kernel(g, "K", ids("grids"), ids("blocks"), n.IntLit(0), ids("kargs")), convert], zero),
     ]
     return n.FunctionDef("run", n.Builtin("float"), g.host_params(s.ref("HostArgs")), body, static=True)

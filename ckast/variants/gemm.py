@@ -10,7 +10,6 @@ timed region, so repeated timing runs stay correct).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 
 import attrs
 
@@ -19,7 +18,7 @@ from ckast.arch import DTYPES, PIPELINES
 from ckast.lower.cxx import c_str, constexpr, data_type
 from ckast.lower.graph import Construct, KernelGraph, Scope
 
-from .common import KernelContext, launch, launch_uses
+from .common import KernelContext, alias as _alias, check_and_grid, ids, launch, launch_uses, make_kernel, timed_launch
 
 LAYOUTS = {"r": "RowMajor", "c": "ColumnMajor"}
 SCHEDULERS = {"intrawave": "Intrawave", "interwave": "Interwave", "default": "Default"}
@@ -34,13 +33,6 @@ class Gemm(KernelContext):
     @property
     def accumulates(self) -> bool:
         return bool(self.c.split_k)
-
-
-ids = n.ident
-
-
-def _alias(name: str, role: str, build: Callable[[Scope], n.Type], *uses: str, params=()) -> Construct:
-    return Construct(name, role, build, uses=uses, params=params)
 
 
 # --- the shared graph ----------------------------------------------------------------------------
@@ -183,31 +175,17 @@ def zero_output(g: Gemm, s: Scope) -> n.Expr:
 
 def run(g: Gemm, s: Scope) -> n.FunctionDef:
     """`run(args, stream)`: check the arguments and launch one kernel instantiation."""
-    p = g.p
     grid = (
         n.call("K::MaxOccupancyGridSize", ids("stream"))
         if g.c.persistent
         else n.call("K::GridSize", n.Member(ids("args"), "M"), n.Member(ids("args"), "N"), n.Member(ids("args"), "k_batch"))
     )
-    make_kernel = n.Id(n.Name((p.template("make_kernel")(MinBlockPerCu=ids("kBlockPerCu")),)))
-    kernel = n.Call(make_kernel, [n.BraceInit(n.type_of("K")), ids("grids"), ids("blocks"), n.IntLit(0), ids("kargs")])
-    body: list[n.Stmt] = [
-        n.UsingAlias("K", s.ref("Kernel")),
-        n.VarDecl(n.Const(n.Builtin("auto")), "kargs", n.call("K::MakeKernelArgs", ids("args"))),
-        n.If(n.UnOp("!", n.call("K::IsSupportedArgument", ids("kargs"))), [g.throw("arguments not supported")]),
-        n.VarDecl(n.Const(p.type("dim3")), "grids", grid),
-        n.VarDecl(n.Const(p.type("dim3")), "blocks", n.call("K::BlockSize")),
-    ]
+    kernel = make_kernel(g, "K", ids("grids"), ids("blocks"), n.IntLit(0), ids("kargs"))
+    zero = None
     if g.c.split_k:
-        zero = n.Lambda(["&"], [], [n.If(n.BinOp(">", n.Member(ids("args"), "k_batch"), n.IntLit(1)),
-                                         [n.ExprStmt(zero_output(g, s))])])
-        body += [
-            n.Comment("Split-K blocks accumulate into C, so C starts at zero on every (timed) launch."),
-            n.VarDecl(n.Const(n.Builtin("auto")), "zero_c", zero),
-            n.Return(n.Call(g.fn("launch_kernel_time_mask"), [ids("stream"), ids("zero_c"), kernel])),
-        ]
-    else:
-        body.append(n.Return(n.Call(g.fn("launch_kernel"), [ids("stream"), kernel])))
+        zero = ("zero_c", "Split-K blocks accumulate into C, so C starts at zero on every (timed) launch.",
+                [n.If(n.BinOp(">", n.Member(ids("args"), "k_batch"), n.IntLit(1)), [n.ExprStmt(zero_output(g, s))])])
+    body = [*check_and_grid(g, s.ref("Kernel"), ids("args"), grid), *timed_launch(g, [kernel], zero)]
     return n.FunctionDef("run", n.Builtin("float"), g.host_params(s.ref("HostArgs")), body, static=True)
 
 

@@ -168,7 +168,7 @@ struct Launcher {
     template <bool HasHotLoop, ck_tile::TailNumber TailNum, ck_tile::memory_operation_enum MemOp>
     static float run(const HostArgs& args, const ck_tile::stream_config& stream) {
         using K = Kernel<HasHotLoop, TailNum, MemOp>;
-        auto kargs = K::MakeKernelArgs(args);
+        const auto kargs = K::MakeKernelArgs(args);
         if (!K::IsSupportedArgument(kargs)) {
             throw std::runtime_error(
                 "grouped_conv_fp16_nhwgc_bwd_weight_gfx942_compv3_cshuffle_intrawave_16x64x64_1x4x1_16x16x32_vec8_8_8_b14ea5debf: arguments not supported");

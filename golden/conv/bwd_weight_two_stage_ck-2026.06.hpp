@@ -182,7 +182,7 @@ struct Launcher {
         HostArgs workspace_args = args;
         workspace_args.wei_ptr = workspace.GetDeviceBuffer();
         using K = Kernel;
-        auto kargs = K::MakeKernelArgs(workspace_args);
+        const auto kargs = K::MakeKernelArgs(workspace_args);
         if (!K::IsSupportedArgument(kargs)) {
             throw std::runtime_error(
                 "grouped_conv_fp16_nhwgc_bwd_weight_gfx942_compv3_cshuffle_intrawave_16x64x64_1x4x1_16x16x32_vec8_8_4_2stage_3e97b48f5a: arguments not supported");

@@ -134,7 +134,7 @@ struct Launcher {
 
     static float run(const HostArgs& args, const ck_tile::stream_config& stream) {
         using K = Kernel;
-        auto kargs = K::MakeKernelArgs(args);
+        const auto kargs = K::MakeKernelArgs(args);
         if (!K::IsSupportedArgument(kargs)) {
             throw std::runtime_error(
                 "grouped_conv_fp32_nwgc_forward_gfx942_compv4_cshuffle_intrawave_128x128x32_2x2x1_32x32x8_dsb_c923ece16d: arguments not supported");

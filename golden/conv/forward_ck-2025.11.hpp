@@ -165,7 +165,7 @@ struct Launcher {
     template <bool HasHotLoop, ck_tile::TailNumber TailNum>
     static float run(const HostArgs& args, const ck_tile::stream_config& stream) {
         using K = Kernel<HasHotLoop, TailNum>;
-        auto kargs = K::MakeKernelArgs(args);
+        const auto kargs = K::MakeKernelArgs(args);
         if (!K::IsSupportedArgument(kargs)) {
             throw std::runtime_error(
                 "grouped_conv_fp16_nhwgc_forward_gfx942_compv3_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_61315f8ab5: arguments not supported");

@@ -165,7 +165,7 @@ struct Launcher {
     template <bool HasHotLoop, ck_tile::TailNumber TailNum>
     static float run(const HostArgs& args, const ck_tile::stream_config& stream) {
         using K = Kernel<HasHotLoop, TailNum>;
-        auto kargs = K::MakeKernelArgs(args);
+        const auto kargs = K::MakeKernelArgs(args);
         if (!K::IsSupportedArgument(kargs)) {
             throw std::runtime_error(
                 "grouped_conv_bf16_ndhwgc_forward_gfx942_mem_cshuffle_interwave_128x128x64_2x2x1_32x32x16_gm2_filter1x1_stride1_pad0_large_tensor_ad5864e5d8: arguments not supported");

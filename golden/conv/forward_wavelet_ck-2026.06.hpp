@@ -137,7 +137,7 @@ struct Launcher {
 
     static float run(const HostArgs& args, const ck_tile::stream_config& stream) {
         using K = Kernel;
-        auto kargs = K::MakeKernelArgs(args);
+        const auto kargs = K::MakeKernelArgs(args);
         if (!K::IsSupportedArgument(kargs)) {
             throw std::runtime_error(
                 "grouped_conv_fp16_nhwgc_forward_gfx942_wavelet_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_43402bc416: arguments not supported");
