@@ -24,7 +24,7 @@ from ckast.lower import conv_registration
 from ckast.lower.identity import WRAPPER_DIR, EntryPoint, wrapper_path
 from ckast.lower.registration import Registered, registration_header
 from ckast.nodes.format import clang_format
-from ckast.variants import conv, conv_wrapper, lower_kernel, unimplemented, unit_source, wrapper_header
+from ckast.variants import conv, conv_wrapper, lower_kernel, unit_source, wrapper_header
 
 MANIFEST = "manifest.json"
 REGISTRATION = f"{WRAPPER_DIR}/register_all_kernels.hpp"
@@ -52,10 +52,6 @@ def render(kernels: Sequence[LoadedKernel]) -> list[EmittedKernel]:
     keyed: dict[object, list[tuple[str, str]]] = {}
     for item in kernels:
         c = item.config
-        missing = unimplemented(c)
-        if missing:
-            issues.append(ConfigIssue(item.path, missing))
-            continue
         try:
             profile = load_profile(c.ck_api)
             unit = lower_kernel(c, profile)
@@ -90,7 +86,7 @@ def run_files(kernels: Sequence[EmittedKernel], chunk_size: int = CHUNK_SIZE) ->
     """Files that belong to the whole run: GEMM registration, conv include-all and chunked registration."""
     profile = load_profile(DEFAULT_PROFILE)  # registration names only dispatcher entities, shared by all profiles
     gemms = [Registered(k.name, k.arch, wrapper_path(k.name)) for k in kernels if k.config["kind"] == "gemm"]
-    convs = [conv_registration.ConvRegistered(k.name, conv.DIRECTIONS[k.config["variant"]].short, k.arch, k.header,
+    convs = [conv_registration.ConvRegistered(k.name, conv.direction(k.config["variant"]).short, k.arch, k.header,
                                               wrapper_path(k.name))
              for k in kernels if k.config["kind"] == "grouped_conv"]
     files: list[tuple[str, n.File]] = []

@@ -47,8 +47,15 @@ CONV_CASES: dict[str, tuple[dict, tuple[str, ...]]] = {
     "bwd_weight": (dict(CONV, variant="bwd_weight", pipeline="compv3", **SMALL_TILE), BOTH),
     "bwd_weight_two_stage": (dict(CONV, variant="bwd_weight", pipeline="compv3", two_stage=True, vector_size_c=4,
                                   **SMALL_TILE), BOTH),
+    "bwd_weight_streamk": (dict(CONV, variant="bwd_weight", pipeline="compv3", streamk_enabled=True, **SMALL_TILE), NEW),
+    "bwd_weight_streamk_linear_persistent": (dict(CONV, variant="bwd_weight", pipeline="mem", streamk_enabled=True,
+                                                  streamk_reduction="linear", streamk_persistent=True, **SMALL_TILE), NEW),
+    "forward_depthwise": (dict(CONV, variant="forward_depthwise", nbatch=8, sub_h=2, sub_w=2, in_vec=2, out_vec=2), NEW),
+    "forward_depthwise_bf16_stride2": (dict(CONV, variant="forward_depthwise", datatype="bf16", tile_h=32, tile_w=32,
+                                            str_h=2, str_w=2, sub_h=2, sub_w=8, in_vec=8, out_vec=8), NEW),
 }
-"""Golden conv headers: every direction and two-stage, the conv features, and the ck-2026.06-only paths."""
+"""Golden conv headers: every direction, two-stage, stream-K and depthwise, the conv features, and the
+ck-2026.06-only paths."""
 
 CONV_HEADERS = {(case, profile): GOLDEN / "conv" / f"{case}_{profile}.hpp"
                 for case, (_, profiles) in CONV_CASES.items() for profile in profiles}

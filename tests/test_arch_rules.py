@@ -34,6 +34,7 @@ INVALID = {
 
 CONV = {"kind": "grouped_conv", "variant": "forward", "pipeline": "compv3"}
 NEW = {"ck_api": "ck-2026.06"}
+DW = {"kind": "grouped_conv", "variant": "forward_depthwise", **NEW}
 CONV_INVALID = {
     "profile.pipeline": dict(CONV, pipeline="basic_v1"),
     "profile.explicit_gemm": dict(CONV, explicit_gemm=True, specialization="filter1x1_stride1_pad0"),
@@ -51,10 +52,26 @@ CONV_INVALID = {
     "atomic.vector_c": dict(CONV, variant="bwd_weight", vector_size_c=16),
     "explicit_gemm.requirements": dict(CONV, **NEW, explicit_gemm=True),
     "streamk.exclusive": dict(CONV, **NEW, variant="bwd_weight", streamk_enabled=True, two_stage=True),
-    "streamk.warp_size": dict(CONV, **NEW, variant="bwd_weight", streamk_enabled=True, arch="gfx1100", warp_m=2,
-                              warp_n=4, warp_tile_m=16, warp_tile_n=16, warp_tile_k=16),
+    "streamk.arch": dict(CONV, **NEW, variant="bwd_weight", streamk_enabled=True, arch="gfx1100", warp_m=2,
+                         warp_n=4, warp_tile_m=16, warp_tile_n=16, warp_tile_k=16),
+    "depthwise.filter": dict(DW, filt=4),
+    "depthwise.vectors": dict(DW, out_vec=3),
+    "depthwise.sub_tile": dict(DW, sub_w=16),
+    "depthwise.stride_w": dict(DW, str_w=3),
+    "depthwise.pad_w": dict(DW, pad_w=0),
+    "depthwise.sub_tiles": dict(DW, tile_h=16, tile_w=16),
+    "depthwise.nbatch": dict(DW, sub_h=2, sub_w=2, nbatch=3),
+    "depthwise.in_vector": dict(DW, in_vec=4, sub_w=2),
+    "depthwise.lds_row": dict(DW, tile_h=4, tile_w=128, sub_w=16, pad_w=1),
+    "depthwise.lds_capacity": dict(DW, datatype="fp32", tile_w=64, tile_h=64, sub_h=8, sub_w=8, str_h=2, str_w=2,
+                                   in_vec=8),
 }
 """Conv cases: whole configs (ck-2025.11 unless they set ck_api)."""
+DEPTHWISE_VALID = [(8, 8, 3, 1, 1, 1, 1, 8, 2, 2, 2, 2), (16, 16, 3, 2, 2, 1, 1, 2, 1, 4, 8, 8),
+                   (14, 28, 3, 2, 2, 1, 1, 1, 2, 4, 8, 8), (32, 32, 3, 2, 2, 1, 1, 1, 2, 8, 8, 8),
+                   (8, 8, 5, 1, 1, 2, 2, 1, 1, 1, 1, 1), (32, 32, 5, 1, 1, 2, 2, 4, 4, 4, 8, 8)]
+"""Some of the depthwise instances CK's profiler ships (tile_h, tile_w, filt, str_h, str_w, pad_h, pad_w, nbatch,
+sub_h, sub_w, in_vec, out_vec): the depthwise rules must accept them, for fp16 and fp32."""
 
 
 def refused_rules(change: dict) -> list[str]:
@@ -74,11 +91,15 @@ def test_each_rule_refuses_its_config(rule_id):
     assert rule_id in refused_rules(INVALID[rule_id])
 
 
+def refused_conv(data: dict) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        load_data(data)
+    return [issue.rule for issue in info.value.issues]
+
+
 @pytest.mark.parametrize("rule_id", sorted(CONV_INVALID))
 def test_each_conv_rule_refuses_its_config(rule_id):
-    with pytest.raises(ConfigError) as info:
-        load_data(CONV_INVALID[rule_id])
-    assert rule_id in [issue.rule for issue in info.value.issues]
+    assert rule_id in refused_conv(CONV_INVALID[rule_id])
 
 
 def test_every_rule_has_an_invalid_case_and_a_reason():
@@ -92,6 +113,8 @@ def test_the_default_configs_pass_every_rule(profile):
         assert load_data(dict(BASE, variant=variant, ck_api=profile))
     for variant in ("forward", "bwd_data", "bwd_weight"):
         assert load_data({"kind": "grouped_conv", "variant": variant, "ck_api": profile})
+    if profile == "ck-2026.06":
+        assert load_data([DW, {"kind": "grouped_conv", "variant": "bwd_weight", "streamk_enabled": True, **NEW}])
 
 
 def test_c1_transpose_rule_matches_the_compiler_probes():
@@ -142,3 +165,16 @@ def test_arch_data():
     assert arch_spec("gfx942").lds_budget("compv4", False) == 32768
     assert arch_spec("gfx942").lds_budget("mem", False) == 65536
     assert (2, 2, 1) in arch_spec("gfx942").waves and (16, 16, 32) in arch_spec("gfx942").preshuffle_warp_tiles["fp16_fp16_fp32"]
+
+
+@pytest.mark.parametrize("instance", DEPTHWISE_VALID)
+@pytest.mark.parametrize("datatype", ["fp16", "fp32"])
+def test_ck_depthwise_instances_pass_the_depthwise_rules(instance, datatype):
+    knobs = ("tile_h", "tile_w", "filt", "str_h", "str_w", "pad_h", "pad_w", "nbatch", "sub_h", "sub_w", "in_vec", "out_vec")
+    [loaded] = load_data(dict(DW, datatype=datatype, **dict(zip(knobs, instance))))
+    assert loaded.config.tile_h == instance[0]
+
+
+def test_stream_k_conv_runs_only_on_the_archs_ck_built_it_for():
+    assert set(refused_conv(dict(CONV_INVALID["streamk.arch"], arch="gfx908", warp_m=2, warp_n=2,
+                                                  warp_tile_m=32, warp_tile_n=32, warp_tile_k=8))) == {"streamk.arch"}

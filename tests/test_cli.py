@@ -36,16 +36,19 @@ def test_bad_config_exits_2_and_writes_nothing(tmp_path):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("config", [
-    {"kind": "grouped_conv", "variant": "forward_depthwise", "ck_api": "ck-2026.06"},
-    {"kind": "grouped_conv", "variant": "bwd_weight", "streamk_enabled": True, "ck_api": "ck-2026.06"},
+@pytest.mark.parametrize(("config", "rule"), [
+    ({"kind": "grouped_conv", "variant": "forward_depthwise"}, "profile.depthwise"),
+    ({"kind": "grouped_conv", "variant": "bwd_weight", "streamk_enabled": True}, "profile.streamk_conv"),
 ])
-def test_unimplemented_variant_is_refused(tmp_path, config):
+def test_newer_conv_kernels_need_their_profile(tmp_path, config, rule):
+    """Depthwise and stream-K conv exist only from ck-2026.06: refused by rule on ck-2025.11, emitted there."""
     cfg = tmp_path / "c.json"
     cfg.write_text(json.dumps(config))
     result = run("emit", "--config", str(cfg), "-o", str(tmp_path / "o"))
-    assert result.exit_code == 2 and "not implemented yet" in result.output
+    assert result.exit_code == 2 and f"[rule {rule}]" in result.output
     assert not (tmp_path / "o").exists()
+    assert run("emit", "--config", str(cfg), "-o", str(tmp_path / "o"), "--ck-api", "ck-2026.06").exit_code == 0
+    assert len(json.loads((tmp_path / "o" / "manifest.json").read_text())["kernels"]) == 1
 
 
 def tree(root):
@@ -90,3 +93,11 @@ def test_format_flag_is_a_no_op_on_printer_output(tmp_path):
     run("emit", "--config", str(EXAMPLES / "gemm_standard.json"), "-o", str(plain))
     run("emit", "--config", str(EXAMPLES / "gemm_standard.json"), "-o", str(formatted), "--format")
     assert tree(plain) == tree(formatted)
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.json")))
+def test_every_bundled_example_emits(tmp_path, example):
+    result = run("emit", "--config", str(EXAMPLES / example), "-o", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    kernels = json.loads((EXAMPLES / example).read_text())["kernels"]
+    assert len(json.loads((tmp_path / "manifest.json").read_text())["kernels"]) == len(kernels)

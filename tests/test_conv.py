@@ -63,9 +63,11 @@ def test_each_construct_is_declared_once(case):
     """One type chain per launcher: every alias once, and is_supported reuses it (CK's generator repeats it 3x)."""
     profile = CONV_CASES[case][1][-1]
     source = header(case, profile)
-    for alias in ("Problem", "Pipeline", "EpilogueProblem", "Epilogue", "Kernel", "ConvTraits", "TileShape"):
+    aliases = ("DwTraits", "Pipeline", "ConvTraits", "Kernel") if "depthwise" in case else (
+        "Problem", "Pipeline", "EpilogueProblem", "Epilogue", "Kernel", "ConvTraits", "TileShape")
+    for alias in aliases:
         assert len(re.findall(rf"using {alias} =", source)) == 1, alias
-    assert "UniversalGemmPipelineProblem" not in function(source, "is_supported")
+    assert "Pipeline" not in function(source, "is_supported")
 
 
 def test_zeroing_per_direction():
@@ -185,3 +187,81 @@ def test_conv_graph_is_the_gemm_chain_patched_not_copied():
     changed = {name for name in plain.names() if plain.construct(name).uses != two_stage.construct(name).uses}
     assert changed == {"EpilogueProblem", "run"}
     assert "WorkspaceDataType" in two_stage.construct("EpilogueProblem").uses
+
+
+def test_stream_k_swaps_the_partitioner_and_run_only():
+    _, plain = kernel_graph(config("bwd_weight", "ck-2026.06"), load_profile("ck-2026.06"))
+    _, streamk = kernel_graph(config("bwd_weight_streamk", "ck-2026.06"), load_profile("ck-2026.06"))
+    assert set(streamk.names()) == set(plain.names())
+    changed = {name for name in plain.names() if plain.construct(name).uses != streamk.construct(name).uses}
+    assert changed == {"TilePartitioner", "run"}
+
+
+def test_stream_k_zeroes_its_workspace_not_dwei_on_every_timed_launch():
+    source = header("bwd_weight_streamk", "ck-2026.06")
+    run = squash(function(source, "run"))
+    assert squash("StreamKTilePartitioner<TileShape,ck_tile::StreamKReductionStrategy::Tree,false>") in squash(source)
+    assert "autokargs=K::MakeKernelArgs(args);" in run  # SetWorkSpacePointer writes into kargs
+    assert ("conststd::size_tworkspace_bytes=K::GetWorkSpaceSize(kargs);ck_tile::DeviceMemworkspace{workspace_bytes};"
+            "K::SetWorkSpacePointer(kargs,workspace.GetDeviceBuffer());") in run
+    assert "hipMemsetAsync(workspace.GetDeviceBuffer(),0,workspace_bytes,stream.stream_id_)" in run
+    assert "wei_ptr" not in run and "k_batch" not in run  # the last tile is stored with `set`
+    assert "launch_kernel_time_mask(stream,zero_workspace,ck_tile::make_kernel<kBlockPerCu>(K{}" in run
+    persistent = squash(header("bwd_weight_streamk_linear_persistent", "ck-2026.06"))
+    assert "StreamKReductionStrategy::Linear,true>" in persistent
+
+
+def test_depthwise_is_the_forward_kernel_with_the_depthwise_pipeline():
+    source = squash(header("forward_depthwise", "ck-2026.06"))
+    _, graph = kernel_graph(config("forward_depthwise", "ck-2026.06"), load_profile("ck-2026.06"))
+    assert not {"TileShape", "TilePartitioner", "Problem", "EpilogueProblem"} & set(graph.names())
+    assert "usingKernel=ck_tile::GroupedConvolutionForwardKernel<ConvTraits,void,Pipeline,NullEpilogue>;" in source
+    assert "usingPipeline=ck_tile::DepthwiseConvFwdPipeline<DwTraits>;" in source
+    # stride before dilation in CK's traits; the filter is square
+    assert "TileH,TileW,Filter,Filter,StrideH,StrideW,Dilation,Dilation,PadH,PadW,NBatch,SubTileH,SubTileW" in source
+    assert "void,void,ck_tile::tuple<>,void,InVectorSize,InVectorSize,OutVectorSize,1,false,false,DwTraits>" in source
+    assert "structNullEpilogue{usingDsLayout=ck_tile::tuple<>;usingDsDataType=ck_tile::tuple<>;" in source
+    assert "NBatch=8;" in source and "BlockSize=64;" in source and "kBlockPerCu=2;" in source
+    assert "hipMemsetAsync" not in source  # forward never zeroes
+    assert '#include"ck_tile/ops/grouped_convolution/pipeline/grouped_convolution_forward_depthwise_pipeline.hpp"' in source
+
+
+def test_depthwise_key_packs_the_depthwise_knobs_as_ck_registers_them():
+    [kernel] = render(load_data([dict(CASES["forward_depthwise_bf16_stride2"], ck_api="ck-2026.06")]))
+    wrapper = squash(next(src for path, src in kernel.files if path.startswith("dispatcher_wrappers/")))
+    for field in ('key.layout="ngchw";', "key.tile_m=32;", "key.tile_k=3;", "key.wave_m=2;", "key.wave_k=0;",
+                  "key.warp_k=1;", 'key.pipeline="depthwise";', 'key.specialization="sub2x8";', "key.vector_size_c=8;",
+                  "key.op=ck_tile::dispatcher::GroupedConvOp::Forward;", "make_conv_fwd_run_fn<Launcher,2>()"):
+        assert field in wrapper, field
+    files = dict(run_files([kernel]))
+    assert kernel.name in files[conv_registration.chunk_path("fwd", 0)]
+
+
+@pytest.mark.parametrize("profile", ["ck-2025.11", "ck-2026.06"])
+def test_specialization_knob_and_ck_enumerators_agree(profile):
+    """The knob's choices (config layer) and their CK enumerators (variants) are two tables of one list."""
+    from ckast.config import knobs
+    from ckast.variants import conv
+
+    assert set(knobs.SPECIALIZATIONS) == set(conv.SPECIALIZATIONS)
+    assert set(conv.SPECIALIZATIONS.values()) <= set(load_profile(profile).enum("ConvolutionSpecialization").values)
+
+
+@pytest.mark.parametrize("pipeline", ["basic_v1", "basic_v2", "compv1", "compv2", "mem", "compv3", "compv4", "compv5",
+                                      "compv6", "comp_async", "basic_async_v1", "wavelet"])
+@pytest.mark.parametrize("profile", ["ck-2025.11", "ck-2026.06"])
+def test_every_pipeline_emits_its_class_or_is_refused_by_profile(pipeline, profile):
+    from ckast.arch import PIPELINES
+
+    spec = PIPELINES[pipeline]
+    data = dict(CONV, variant="forward", pipeline=pipeline, ck_api=profile)
+    try:
+        [loaded] = load_data(data)
+    except ConfigError as exc:
+        assert [i.rule for i in exc.issues] == ["profile.pipeline"] and profile == "ck-2025.11"
+        return
+    source = header_of(loaded.config)
+    assert f"using Pipeline = ck_tile::{spec.cls}<" in source
+    assert ("DoubleSmemBuffer = true;" in source) == (spec.lds == "double")
+    if profile == "ck-2025.11":  # the base pipeline serves the compile-time tail dispatch
+        assert f"using BaseGemmPipeline = ck_tile::{spec.base}<" in source

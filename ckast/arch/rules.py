@@ -17,10 +17,12 @@ from ckast.catalog import CatalogError, load_profile
 
 from .specs import (
     BACKWARD_EXCLUDED_PIPELINES,
+    DEPTHWISE_BLOCK_SIZE,
     DTYPES,
     MIN_TILE,
     PIPELINES,
     PRESHUFFLE_PIPELINES,
+    STREAMK_CONV_ARCHS,
     UNSUPPORTED_TRAITS,
     ArchSpec,
     arch_spec,
@@ -469,8 +471,120 @@ def _streamk_two_stage(c: Any, arch: ArchSpec) -> Iterator[Finding]:
         yield "two_stage", "true together with streamk_enabled"
 
 
-@_conv("streamk.warp_size", "stream-K conv needs the native MFMA warp tiles of warp-size-64 archs",
+@_conv("streamk.arch", "CK's stream-K conv kernel runs on the MFMA archs it was built for (not on warp-size-32 archs)",
        variants=("bwd_weight",))
-def _streamk_wave32(c: Any, arch: ArchSpec) -> Iterator[Finding]:
-    if c.streamk_enabled and arch.uses_wmma:
-        yield "streamk_enabled", f"stream-K is not supported on {arch.name} (warp size 32)"
+def _streamk_arch(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.streamk_enabled and arch.name not in STREAMK_CONV_ARCHS:
+        yield "streamk_enabled", f"stream-K conv is not supported on {arch.name}; it runs on {', '.join(STREAMK_CONV_ARCHS)}"
+
+
+# --- depthwise forward ------------------------------------------------------------------------------
+# CK's depthwise pipeline maps sub-tiles of the output tile to the threads of one wave and stages
+# each tile's padded input window in LDS; these rules are its static asserts and argument checks.
+
+DEPTHWISE = ("forward_depthwise",)
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return _ceil_div(value, multiple) * multiple
+
+
+@attrs.frozen
+class DepthwiseTile:
+    """What CK's depthwise pipeline derives from the tile knobs."""
+
+    sub_tiles: int  # sub-tiles per output tile, one thread each
+    tiles_per_block: int  # output tiles (batch images) one block works on at once
+    lds_h: int  # rows and columns of the input window staged in LDS
+    lds_w: int
+    in_vector: int  # the LDS store vector (CK caps the input vector at 4 for it)
+
+    @classmethod
+    def of(cls, c: Any) -> DepthwiseTile:
+        sub_tiles = _ceil_div(c.tile_h, c.sub_h) * _ceil_div(c.tile_w, c.sub_w)
+        return cls(sub_tiles, DEPTHWISE_BLOCK_SIZE // sub_tiles, c.tile_h * c.str_h + 2 * c.pad_h,
+                   c.tile_w * c.str_w + 2 * c.pad_w, min(c.in_vec, 4))
+
+    def lds_bytes(self, c: Any) -> int:
+        """LDS of one block: a padded window per tile, its row stride aligned for both vector widths."""
+        stride = max(_round_up(self.lds_w, c.in_vec), _round_up(self.lds_w + c.pad_w, self.in_vector))
+        return self.lds_h * stride * self.tiles_per_block * DTYPES[c.datatype].size
+
+
+def _depthwise(id: str, reason: str, needs: tuple[str, ...] = ()):
+    return rule(id, reason, kinds=("grouped_conv",), variants=DEPTHWISE, needs=needs)
+
+
+@_depthwise("depthwise.filter", "the depthwise filter is square with an odd size (it is centred on the output pixel)")
+def _dw_filter(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.filt % 2 == 0:
+        yield "filt", f"{c.filt} is even"
+
+
+@_depthwise("depthwise.vectors", "depthwise input and output vectors are powers of two")
+def _dw_vectors(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    for knob in ("in_vec", "out_vec"):
+        value = getattr(c, knob)
+        if value & (value - 1):
+            yield knob, f"{value} is not a power of two"
+
+
+@_depthwise("depthwise.sub_tile", "a sub-tile fits in the output tile")
+def _dw_sub_tile(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    for d in "hw":
+        if getattr(c, f"sub_{d}") > getattr(c, f"tile_{d}"):
+            yield f"sub_{d}", f"{getattr(c, f'sub_{d}')} exceeds tile_{d} = {getattr(c, f'tile_{d}')}"
+
+
+@_depthwise("depthwise.stride_w", "the horizontal stride is 1 or even (the LDS loads step over whole vectors)")
+def _dw_stride_w(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.str_w != 1 and c.str_w % 2:
+        yield "str_w", f"{c.str_w} is odd and not 1"
+
+
+@_depthwise("depthwise.pad_w", "the horizontal padding is positive (the LDS row stride adds it as a bank-conflict skew)")
+def _dw_pad_w(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.pad_w == 0:
+        yield "pad_w", "0"
+
+
+@_depthwise("depthwise.sub_tiles", f"each of a block's {DEPTHWISE_BLOCK_SIZE} threads computes one sub-tile, so an "
+            "output tile has at most that many sub-tiles")
+def _dw_sub_tiles(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    tile = DepthwiseTile.of(c)
+    if tile.sub_tiles > DEPTHWISE_BLOCK_SIZE:
+        yield "sub_h", (f"{c.tile_h}x{c.tile_w} in {c.sub_h}x{c.sub_w} sub-tiles is {tile.sub_tiles} sub-tiles; "
+                        f"at most {DEPTHWISE_BLOCK_SIZE}")
+
+
+@_depthwise("depthwise.nbatch", "a block works on whole groups of images: nbatch is a multiple of the tiles per block",
+            needs=("depthwise.sub_tiles",))
+def _dw_nbatch(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    per_block = DepthwiseTile.of(c).tiles_per_block
+    if c.nbatch % per_block:
+        yield "nbatch", f"{c.nbatch} is not a multiple of the {per_block} tiles a block holds"
+
+
+@_depthwise("depthwise.in_vector", "a sub-tile's input row span (sub_w x str_w) is whole LDS store vectors")
+def _dw_in_vector(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    vector = DepthwiseTile.of(c).in_vector
+    if c.sub_w * c.str_w % vector:
+        yield "in_vec", f"sub_w x str_w = {c.sub_w * c.str_w} is not a multiple of min(in_vec, 4) = {vector}"
+
+
+@_depthwise("depthwise.lds_row", f"one wave loads an LDS row: at most {DEPTHWISE_BLOCK_SIZE} input vectors per row")
+def _dw_lds_row(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    loads = _ceil_div(DepthwiseTile.of(c).lds_w, c.in_vec)
+    if loads > DEPTHWISE_BLOCK_SIZE:
+        yield "in_vec", f"an input row needs {loads} loads of {c.in_vec}; at most {DEPTHWISE_BLOCK_SIZE}"
+
+
+@_depthwise("depthwise.lds_capacity", "the staged input windows fit the arch's LDS", needs=("depthwise.sub_tiles",))
+def _dw_lds(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    used = DepthwiseTile.of(c).lds_bytes(c)
+    if used > arch.lds_bytes:
+        yield "tile_h", f"{used} B of LDS exceeds the {arch.lds_bytes} B of {arch.name}"

@@ -76,6 +76,9 @@ PIPELINES: Mapping[str, PipelineSpec] = MappingProxyType({
 })
 PRESHUFFLE_PIPELINES: tuple[str, ...] = tuple(_RAW["preshuffle"]["pipelines"])
 BACKWARD_EXCLUDED_PIPELINES: tuple[str, ...] = tuple(_RAW["conv"]["backward_excluded_pipelines"])
+STREAMK_CONV_ARCHS: tuple[str, ...] = tuple(_RAW["conv"]["streamk_archs"])
+DEPTHWISE_BLOCK_SIZE: int = _RAW["depthwise"]["block_size"]
+DEPTHWISE_DILATION: int = _RAW["depthwise"]["dilation"]
 UNSUPPORTED_TRAITS: frozenset[tuple[str, str, str]] = frozenset(tuple(t) for t in _RAW["traits"]["unsupported"])
 MIN_TILE: Mapping[str, Triple] = MappingProxyType({k: (v[0], v[1], v[2]) for k, v in _RAW["min_tile"].items()})
 

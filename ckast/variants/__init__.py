@@ -12,7 +12,7 @@ from ckast.lower.cxx import LICENSE
 from ckast.lower.graph import KernelGraph
 from ckast.lower.identity import LAUNCHER, NAMESPACE, EntryPoint, launcher
 
-from . import conv, conv_two_stage, conv_wrapper, gemm, gemm_multi_d, gemm_preshuffle, gemm_wrapper
+from . import conv, conv_depthwise, conv_streamk, conv_two_stage, conv_wrapper, gemm, gemm_multi_d, gemm_preshuffle, gemm_wrapper
 
 Patch = Callable[[gemm.Gemm, KernelGraph], None]
 GEMM_PATCHES: dict[str, tuple[Patch, ...]] = {
@@ -27,20 +27,22 @@ ConvPatch = Callable[[conv.Conv, KernelGraph], None]
 
 def conv_patches(config) -> tuple[ConvPatch, ...]:
     """Conv features that patch the shared implicit-GEMM graph."""
-    return (conv_two_stage.patch,) if config.two_stage else ()
+    if config.two_stage:
+        return (conv_two_stage.patch,)
+    return (conv_streamk.patch,) if config.streamk_enabled else ()
 
 
 def kernel_graph(config, profile: Profile) -> tuple[str, KernelGraph]:
     """The kernel's name and its IR graph (shared graph + the variant's patches)."""
-    missing = unimplemented(config)
-    if missing:
-        raise NotImplementedError(missing)
     if config.kind == "gemm":
         g = gemm.Gemm.of(config, profile)
         graph = gemm.shared_graph(g)
         for patch in GEMM_PATCHES[config.variant]:
             patch(g, graph)
         return g.name, graph
+    if config.variant == conv.DEPTHWISE:
+        dw = conv_depthwise.Depthwise.of(config, profile)
+        return dw.name, conv_depthwise.graph(dw)
     cv = conv.Conv.of(config, profile)
     graph = conv.shared_graph(cv)
     for conv_patch in conv_patches(config):
@@ -70,16 +72,6 @@ def lower_kernel(config, profile: Profile) -> KernelUnit:
                 else "::".join(profile.symbol(c.entry_args).qualname))
         entries.append(EntryPoint(f"{launcher(name)}::{c.cxx_name}", args))
     return KernelUnit(name, header, tuple(entries))
-
-
-def unimplemented(config) -> str | None:
-    """Why ckast cannot build `config` yet, or None."""
-    known = GEMM_PATCHES if config.kind == "gemm" else conv.DIRECTIONS
-    if config.variant not in known:
-        return f"{config.kind} variant {config.variant!r} is not implemented yet"
-    if config.kind == "grouped_conv" and config.streamk_enabled:
-        return "stream-K bwd_weight (streamk_enabled) is not implemented yet"
-    return None
 
 
 def wrapper_header(config, profile: Profile, kernel_header: str) -> n.File:

@@ -97,12 +97,13 @@ def alias(name: str, role: str, build: Callable[[Scope], n.Type], *uses: str, pa
     return Construct(name, role, build, uses=uses, params=params)
 
 
-def check_and_grid(g: KernelContext, kernel: n.Type, args: n.Expr, grid: n.Expr) -> list[n.Stmt]:
-    """`K`, `kargs`, the argument check (throws), `grids` and `blocks` of one kernel launch."""
+def check_and_grid(g: KernelContext, kernel: n.Type, args: n.Expr, grid: n.Expr, mutable: bool = False) -> list[n.Stmt]:
+    """`K`, `kargs` (const unless `mutable`), the argument check (throws), `grids` and `blocks` of one launch."""
     dim3 = n.Const(g.p.type("dim3"))
+    auto = n.Builtin("auto")
     return [
         n.UsingAlias("K", kernel),
-        n.VarDecl(n.Const(n.Builtin("auto")), "kargs", n.call("K::MakeKernelArgs", args)),
+        n.VarDecl(auto if mutable else n.Const(auto), "kargs", n.call("K::MakeKernelArgs", args)),
         n.If(n.UnOp("!", n.call("K::IsSupportedArgument", ids("kargs"))), [g.throw("arguments not supported")]),
         n.VarDecl(dim3, "grids", grid),
         n.VarDecl(dim3, "blocks", n.call("K::BlockSize")),

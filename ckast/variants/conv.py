@@ -60,6 +60,15 @@ DIRECTIONS = {
 }
 
 
+DEPTHWISE = "forward_depthwise"
+"""The direct (non-GEMM) depthwise forward kernel: CK's forward kernel with a depthwise pipeline."""
+
+
+def direction(variant: str) -> Direction:
+    """The direction of a conv variant (depthwise kernels run CK's forward kernel)."""
+    return DIRECTIONS["forward" if variant == DEPTHWISE else variant]
+
+
 def block_per_cu(config) -> int:
     """Occupancy hint: one block per CU with a double LDS buffer (it halves occupancy anyway), else two.
 
@@ -75,7 +84,7 @@ class Conv(KernelContext):
 
     @property
     def d(self) -> Direction:
-        return DIRECTIONS[self.c.variant]
+        return direction(self.c.variant)
 
     @property
     def accumulates(self) -> bool:
@@ -116,10 +125,24 @@ def constants(g: Conv) -> list[n.Decl]:
     return out
 
 
-def data_types(g: Conv) -> list[Construct]:
-    p, c, d = g.p, g.c, g.d
+def tensor_types(g: Conv) -> list[Construct]:
+    """`In/Wei/OutDataType` (the config's datatype) and the fp32 `AccDataType`."""
+    p, c = g.p, g.c
     out = [_alias(f"{role}DataType", "data_type", lambda s: data_type(p, c.datatype)) for role in ("In", "Wei", "Out")]
     out.append(_alias("AccDataType", "data_type", lambda s: data_type(p, "fp32")))
+    return out
+
+
+def host_args(g: Conv) -> Construct:
+    """`HostArgs`: the direction's host-argument type (forward's is an alias template with defaults)."""
+    key = g.d.host_args
+    return _alias("HostArgs", "host_args", lambda s: g.t(key) if key in g.p.templates else g.p.type(key))
+
+
+def data_types(g: Conv) -> list[Construct]:
+    """The tensor types, the GEMM operand types of the direction and the conv tensor layouts."""
+    p, c, d = g.p, g.c, g.d
+    out = tensor_types(g)
     for operand, role in (("A", d.a), ("B", d.b), ("C", d.c)):
         out.append(_alias(f"{operand}DataType", "data_type", lambda s, r=role: s.ref(f"{r}DataType"), f"{role}DataType"))
     for role, layout in zip(("In", "Wei", "Out"), CONV_LAYOUTS[c.ndim_spatial]):
@@ -178,8 +201,7 @@ def shared_graph(g: Conv) -> KernelGraph:
     graph.add(Construct("Config", "config", lambda s: constants(g)))
     for construct in data_types(g):
         graph.add(construct)
-    host_args = d.host_args
-    graph.add(_alias("HostArgs", "host_args", lambda s: g.t(host_args) if host_args in p.templates else p.type(host_args)))
+    graph.add(host_args(g))
     graph.add(_alias("ConvTraits", "traits", lambda s: conv_traits(g, s), "InLayout", "WeiLayout", "OutLayout"))
     for operand, prefix in (("A", "As"), ("B", "Bs"), ("C", "C")):
         graph.add(_alias(f"{operand}Layout", "layout",
@@ -237,15 +259,20 @@ def shared_graph(g: Conv) -> KernelGraph:
         d.kernel, GroupedConvTraitsType_=s.ref("ConvTraits"), TilePartitioner_=s.ref("TilePartitioner"),
         **{pipeline_param: s.ref("Pipeline")}, EpiloguePipeline_=s.ref("Epilogue"),
     ), "ConvTraits", "TilePartitioner", "Pipeline", "Epilogue"))
+    add_launcher(g, graph)
+    return graph
+
+
+def add_launcher(g: Conv, graph: KernelGraph) -> None:
+    """The launcher functions over `Kernel`: run, launch, is_supported, get_instance_string."""
     if g.host_kernel != "Kernel":
         graph.add(Construct("HostKernel", "kernel", lambda s: host_kernel(g, s), uses=("Kernel",),
                             binds=("HasHotLoop", "TailNum", "MemOp")))
-    graph.add(Construct("run", "launcher", lambda s: run(g, s), uses=("Kernel", "HostArgs", d.c + "DataType")))
+    graph.add(Construct("run", "launcher", lambda s: run(g, s), uses=("Kernel", "HostArgs", g.d.c + "DataType")))
     graph.add(Construct("launch", "launcher", lambda s: launch(g, s, ids("gemm_k"), gemm_k(g)),
                         uses=launch_uses(g), binds=("HasHotLoop", "TailNum", "MemOp"), entry_args="HostArgs"))
     graph.add(Construct("is_supported", "launcher", lambda s: is_supported(g, s), uses=("HostArgs", g.host_kernel)))
     graph.add(Construct("get_instance_string", "launcher", lambda s: instance_string(g, s), uses=(g.host_kernel,)))
-    return graph
 
 
 # --- launcher functions --------------------------------------------------------------------------

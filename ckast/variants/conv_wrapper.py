@@ -15,8 +15,10 @@ from ckast.catalog import Profile
 from ckast.lower.cxx import LICENSE
 from ckast.lower.identity import LAUNCHER, NAMESPACE
 
-from .conv import DIRECTIONS, Conv, block_per_cu
+from . import conv_depthwise
+from .conv import DEPTHWISE, Conv, block_per_cu, direction
 from .gemm_wrapper import assign
+
 
 def conv_key(c) -> dict[str, Any]:
     """`GroupedConvKernelKey` field -> value (str, int, bool; `op` is a GroupedConvOp enumerator name).
@@ -24,10 +26,15 @@ def conv_key(c) -> dict[str, Any]:
     The key has no field for two-stage, explicit GEMM, the double LDS buffer or the LDS policy; a
     run that holds two kernels differing only there is refused (rule registry.key_unique).
     """
+    signature = {
+        "dtype_in": c.datatype, "dtype_wei": c.datatype, "dtype_out": c.datatype,
+        "layout": c.layout, "ndim_spatial": c.ndim_spatial, "op": direction(c.variant).op,
+    }
+    if c.variant == DEPTHWISE:
+        return {**signature, **depthwise_key(c), "arch": c.arch}
     streamk = bool(c.streamk_enabled)
     return {
-        "dtype_in": c.datatype, "dtype_wei": c.datatype, "dtype_out": c.datatype,
-        "layout": c.layout, "ndim_spatial": c.ndim_spatial, "op": DIRECTIONS[c.variant].op,
+        **signature,
         "tile_m": c.tile_m, "tile_n": c.tile_n, "tile_k": c.tile_k,
         "wave_m": c.warp_m, "wave_n": c.warp_n, "wave_k": c.warp_k,
         "warp_m": c.warp_tile_m, "warp_n": c.warp_tile_n, "warp_k": c.warp_tile_k,
@@ -39,6 +46,21 @@ def conv_key(c) -> dict[str, Any]:
         "streamk_reduction": c.streamk_reduction if streamk else "none",
         "streamk_persistent": streamk and bool(c.streamk_persistent),
         "arch": c.arch,
+    }
+
+
+def depthwise_key(c) -> dict[str, Any]:
+    """CK's packing of a depthwise kernel into the GEMM-shaped key fields (its registration codegen's
+    convention): spatial tile -> tile_m/n, filter -> tile_k, stride -> wave_m/n, pad -> warp_m/n,
+    images per block -> warp_k, sub-tile -> specialization, pipeline "depthwise"."""
+    return {
+        "tile_m": c.tile_h, "tile_n": c.tile_w, "tile_k": c.filt,
+        "wave_m": c.str_h, "wave_n": c.str_w, "wave_k": 0,
+        "warp_m": c.pad_h, "warp_n": c.pad_w, "warp_k": c.nbatch,
+        "pipeline": "depthwise", "scheduler": "none", "epilogue": "none",
+        "vector_size_a": c.in_vec, "vector_size_b": c.in_vec, "vector_size_c": c.out_vec,
+        "block_per_cu": conv_depthwise.BLOCK_PER_CU, "num_wave_groups": 1, "num_groups_to_merge": 1,
+        "specialization": f"sub{c.sub_h}x{c.sub_w}",
     }
 
 
