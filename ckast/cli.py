@@ -91,3 +91,34 @@ def check(headers: tuple[Path, ...], more: tuple[Path, ...], ck_include: Path | 
     failed = sum(not r.passed for r in results)
     click.echo(f"{len(results) - failed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--ck-api", type=click.Choice(profile_names()), default=None,
+              help="CK API profile (default: each file's manifest entry, a _<profile>.hpp suffix, or ck-2025.11).")
+def jit(paths: tuple[Path, ...], ck_api: str | None) -> None:
+    """JIT-compile emitted files in-process (cppyy) against ckast's host model of CK Tile.
+
+    One line per file (PASS with the time, or FAIL followed by the compiler's diagnostics); exit status 1
+    if any failed.
+    """
+    import time
+
+    from ckast.testing import JitError, jit_header, profile_of
+
+    failed = 0
+    for path in paths:
+        profile = ck_api or profile_of(path)
+        start = time.perf_counter()
+        try:
+            jit_header(path, profile)
+        except JitError as exc:
+            failed += 1
+            click.echo(f"FAIL {path} [{profile}]")
+            for line in str(exc).splitlines():
+                click.echo(f"    {line}")
+            continue
+        click.echo(f"PASS {path} [{profile}] {(time.perf_counter() - start) * 1e3:.0f} ms")
+    click.echo(f"{len(paths) - failed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)

@@ -8,6 +8,8 @@ import pytest
 from ckast import nodes as n
 from ckast.nodes.parse import ParseError, parse_type
 
+from .cpp_tools import reformat
+
 SCHED = n.EnumSpec("Sched", ("ns", "Sched"), ("Intra", "Inter"), profile="p")
 OTHER = n.EnumSpec("Other", ("ns", "Other"), ("Intra",), profile="p")
 TPL = n.Signature(
@@ -167,3 +169,46 @@ def test_clang_format_is_the_pinned_version():
     from ckast.nodes.format import PINNED_VERSION, version
 
     assert version() == PINNED_VERSION
+
+
+def test_host_model_declarations_print_in_style():
+    """Nodes the host model uses: includes inside bodies, inheriting constructors, forward and variable
+    template declarations, pack expansions."""
+    pack = n.Signature("Pack", ("ns", "Pack"), "struct", [n.Param("Ts", "type_pack")])
+    base = TPL(A_=n.type_of("A_"))
+    decls = [
+        n.Include(n.Header("dir/part.hpp")),
+        n.Include(n.Header("vector", system=True)),
+        n.TemplateDecl([n.Param("A_", "type")], n.ForwardDecl("Fwd")),
+        n.TemplateDecl([n.Param("Ts", "type_pack")], n.Struct("Derived", [
+            n.UsingDeclaration(n.Name((base, "Tpl"))),
+        ], bases=[n.type_of(pack(Ts=(n.PackExpansion(n.type_of("Ts")),)))])),
+        n.TemplateDecl([n.Param("N_", "int", ctype=n.Builtin("int"))],
+                       n.VarDecl(n.type_of("Callable"), "fn", brace=True, inline=True, constexpr=True)),
+    ]
+    text = n.to_source(n.Namespace("ns", decls))
+    assert text == (
+        "namespace ns {\n"
+        '#include "dir/part.hpp"\n'
+        "#include <vector>\n"
+        "\n"
+        "template <typename A_>\n"
+        "struct Fwd;\n"
+        "\n"
+        "template <typename... Ts>\n"
+        "struct Derived : ns::Pack<Ts...> {\n"
+        "    using ns::Tpl<A_>::Tpl;\n"
+        "};\n"
+        "\n"
+        "template <int N_>\n"
+        "inline constexpr Callable fn{};\n"
+        "} // namespace ns\n"
+    )
+    assert reformat(text) == text
+
+
+def test_pack_expansion_of_values_and_template_decl_kinds():
+    seq = n.Signature("Seq", ("ns", "Seq"), "struct", [n.Param("Is", "int_pack", ctype=n.Builtin("int"))])
+    assert n.to_source(n.type_of(seq(Is=(n.IntLit(1), n.PackExpansion(n.ident("Is")))))) == "ns::Seq<1, Is...>"
+    with pytest.raises(TypeError):
+        n.TemplateDecl([n.Param("T", "type")], n.Include(n.Header("x.hpp")))

@@ -1,8 +1,8 @@
 """Run device-only compiles of prepared translation units, measuring time and peak memory."""
 
-import os
 import re
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -16,6 +16,7 @@ from ckast.check.toolchain import Mode, Toolchain
 MAX_ERRORS = 8
 _ERROR = re.compile(r"(?:^|: )(?:fatal )?error: ")
 _WARNING = re.compile(r"(?:^|: )warning: ")
+PEAK = Path(__file__).with_name("peak.py")
 
 
 @frozen
@@ -55,17 +56,18 @@ def compile_one(
     with tempfile.TemporaryDirectory(prefix="ckast-cc-") as tmp:
         output = Path(tmp, f"{tu.stem}.s") if mode == "codegen" else None
         cmd = toolchain.command(tu, mode, include_dirs, output)
+        rss_file = Path(tmp, "rss")
         with open(Path(tmp, "log"), "w+b") as log_file:
             start = time.perf_counter()
-            proc = subprocess.Popen(
-                cmd, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT
+            # Through peak.py, so the compiler's peak RSS is not this (possibly large) process's.
+            proc = subprocess.run(
+                [sys.executable, "-S", "-E", str(PEAK), str(rss_file), *cmd],
+                stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
             )
-            # wait4 reaps this child and returns its own rusage, unlike RUSAGE_CHILDREN.
-            _, status, usage = os.wait4(proc.pid, 0)
             seconds = time.perf_counter() - start
-            proc.returncode = os.waitstatus_to_exitcode(status)
             log_file.seek(0)
             log = log_file.read().decode("utf-8", errors="replace")
+        peak_kib = int(rss_file.read_text()) if rss_file.is_file() else 0
     lines = log.splitlines()
     errors = tuple(ln for ln in lines if _ERROR.search(ln))[:MAX_ERRORS]
     passed = proc.returncode == 0
@@ -75,7 +77,7 @@ def compile_one(
         source=tu if label is None else label,
         passed=passed,
         seconds=seconds,
-        peak_rss_mib=usage.ru_maxrss / 1024,  # KiB on Linux
+        peak_rss_mib=peak_kib / 1024,
         errors=errors,
         warnings=sum(1 for ln in lines if _WARNING.search(ln)),
         log=log,

@@ -11,13 +11,16 @@ from .decl import (
     Comment,
     EnumDecl,
     File,
+    ForwardDecl,
     FunctionDef,
     IfDef,
+    Include,
     Namespace,
     StaticAssert,
     Struct,
     TemplateDecl,
     UsingAlias,
+    UsingDeclaration,
     UsingDirective,
     VarDecl,
 )
@@ -46,7 +49,7 @@ from .names import KEYWORDS, NameError_, header_path, identifier
 from .printer import LINE_LIMIT, Printer, PrintError, c_string, required_headers, to_source
 from .stmt import ExprStmt, If, Return, Throw
 from .symbols import EnumSpec, Header, Symbol, split_qualname
-from .templates import BindError, Param, ParamRef, Signature, TemplateId
+from .templates import BindError, PackExpansion, Param, ParamRef, Signature, TemplateId
 from .types import Builtin, Const, LRef, Name, Ptr, TypeName, type_of
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -46,6 +46,20 @@ class UsingDirective(Decl):
 
 
 @node
+class UsingDeclaration(Decl):
+    """`using a::b;` (with `Base::Base` as the name, it inherits the constructors of `Base`)."""
+
+    name: Name = attrs.field(validator=instances_of(Name))
+
+
+@node
+class Include(Decl):
+    """`#include` at this point of a body (a File's own includes are printed at its top)."""
+
+    header: Header = attrs.field(validator=instances_of(Header))
+
+
+@node
 class VarDecl(Stmt, Decl):
     """A variable or data member: `[[maybe_unused]] static inline constexpr T name = init;`.
 
@@ -100,6 +114,14 @@ class Struct(Decl):
 
 
 @node
+class ForwardDecl(Decl):
+    """`struct name;` (`is_class` prints `class`): a declaration without a definition."""
+
+    name: str = attrs.field(converter=identifier)
+    is_class: bool = False
+
+
+@node
 class EnumDecl(Decl):
     name: str = attrs.field(converter=identifier)
     values: tuple[str, ...] = attrs.field(converter=lambda v: tuple(identifier(x) for x in as_tuple(v)))
@@ -109,10 +131,10 @@ class EnumDecl(Decl):
 
 @node
 class TemplateDecl(Decl):
-    """`template <params> decl` for a struct, alias or function."""
+    """`template <params> decl` for a struct (or its forward declaration), alias, function or variable."""
 
     params: tuple[Param, ...] = attrs.field(converter=as_tuple, validator=each(Param))
-    decl: Decl = attrs.field(validator=instances_of(Struct, UsingAlias, FunctionDef))
+    decl: Decl = attrs.field(validator=instances_of(Struct, ForwardDecl, UsingAlias, FunctionDef, VarDecl))
 
 
 @node

@@ -21,7 +21,7 @@ from . import stmt as s
 from . import types as t
 from .base import Decl, Expr, Node, Stmt, Type, children
 from .symbols import EnumSpec, Header, Symbol
-from .templates import Param, ParamRef, Signature, TemplateId
+from .templates import PackExpansion, Param, ParamRef, Signature, TemplateId
 
 LINE_LIMIT = 100
 INDENT = "    "
@@ -165,6 +165,15 @@ class Printer:
         return [f"{indent}using namespace {flat(self.name(n.namespace))};"]
 
     @lines.register
+    def _(self, n: d.UsingDeclaration, indent: str) -> list[str]:
+        return [f"{indent}using {flat(self.name(n.name))};"]
+
+    @lines.register
+    def _(self, n: d.Include, indent: str) -> list[str]:
+        path = n.header.path
+        return [f"#include <{path}>" if n.header.system else f'#include "{path}"']
+
+    @lines.register
     def _(self, n: d.VarDecl, indent: str) -> list[str]:
         specs = "".join(
             word
@@ -233,6 +242,10 @@ class Printer:
         if not n.body:
             return [f"{indent}{head} {{}};"]
         return [f"{indent}{head} {{"] + self.body(n.body, indent + INDENT) + [indent + "};"]
+
+    @lines.register
+    def _(self, n: d.ForwardDecl, indent: str) -> list[str]:
+        return [f"{indent}{'class' if n.is_class else 'struct'} {n.name};"]
 
     @lines.register
     def _(self, n: d.EnumDecl, indent: str) -> list[str]:
@@ -421,6 +434,14 @@ class Printer:
         return (f"sizeof({flat(self.type(n.type))})",)
 
     @expr.register
+    def _(self, n: PackExpansion) -> Doc:
+        return self.pack_expansion(n)
+
+    def pack_expansion(self, n: PackExpansion) -> Doc:
+        inner = self.type(n.of) if isinstance(n.of, Type) else self.expr(n.of)
+        return (flat(inner) + "...",)
+
+    @expr.register
     def _(self, n: e.Lambda) -> Doc:
         if n.body:
             raise PrintError("a lambda with a body may only initialize a variable or be a statement")
@@ -451,6 +472,10 @@ class Printer:
     @singledispatchmethod
     def type(self, n: Type) -> Doc:
         raise PrintError(f"no printer for type {type(n).__name__}")
+
+    @type.register
+    def _(self, n: PackExpansion) -> Doc:
+        return self.pack_expansion(n)
 
     @type.register
     def _(self, n: t.Builtin) -> Doc:

@@ -32,6 +32,13 @@ class ParamRef(Node):
 
 
 @node
+class PackExpansion(Type, Expr):
+    """`of...`: a template parameter pack (of types or of values) expanded in an argument list."""
+
+    of: Node = attrs.field(validator=instances_of(Type, Expr))
+
+
+@node
 class Param(Node):
     """One template parameter: name, kind, value type (`int`/`enum` kinds) and default."""
 

@@ -1,0 +1,367 @@
+// ckast host model, per API profile: GEMM shapes, partitioners, pipelines, epilogues and kernels.
+// Behaviour reads template arguments by catalog parameter name (`P::kPadM_`), so one specialization
+// serves every profile; where profiles differ it asks whether a parameter exists (`requires`).
+
+namespace ck_tile {
+
+struct GemmHostArgs {
+    GemmHostArgs() = default;
+    GemmHostArgs(const void* a, const void* b, void* e, index_t k_batch_, index_t m, index_t n, index_t k,
+                 index_t a_stride, index_t b_stride, index_t e_stride)
+        : a_ptr(a), b_ptr(b), e_ptr(e), k_batch(k_batch_), M(m), N(n), K(k), stride_A(a_stride),
+          stride_B(b_stride), stride_E(e_stride) {}
+
+    const void* a_ptr = nullptr;
+    const void* b_ptr = nullptr;
+    void* e_ptr = nullptr;
+    index_t k_batch = 1;
+    index_t M = 0;
+    index_t N = 0;
+    index_t K = 0;
+    index_t stride_A = 0;
+    index_t stride_B = 0;
+    index_t stride_E = 0;
+};
+
+} // namespace ck_tile
+
+namespace ckast_model {
+
+using ck_tile::index_t;
+using ck_tile::TailNumber;
+
+template <class P>
+struct behaviour<tag::TileGemmShape, P> : P {
+    using BlockTile = typename P::BlockTile_;
+    using BlockWarps = typename P::BlockWarps_;
+    using WarpTile = typename P::WarpTile_;
+    static constexpr index_t kM = BlockTile::at(0);
+    static constexpr index_t kN = BlockTile::at(1);
+    static constexpr index_t kK = BlockTile::at(2);
+    static constexpr index_t NumWarps = BlockWarps::product();
+    static constexpr index_t kBlockSize = NumWarps * warp_size;
+};
+
+/// A partitioner's view of the block tile: one output tile per block, K walked in KPerBlock steps.
+template <class Shape>
+struct tile_partition {
+    static constexpr index_t MPerBlock = Shape::kM;
+    static constexpr index_t NPerBlock = Shape::kN;
+    static constexpr index_t KPerBlock = Shape::kK;
+    static constexpr index_t GetLoopNum(index_t k) { return ceil_div(k, KPerBlock); }
+    static constexpr index_t GridSize(index_t m, index_t n) { return ceil_div(m, MPerBlock) * ceil_div(n, NPerBlock); }
+};
+
+template <class P>
+struct behaviour<tag::GemmSpatiallyLocalTilePartitioner, P> : P, tile_partition<typename P::BlockGemmShapeType> {};
+
+template <class P>
+struct behaviour<tag::GemmTile2DPartitioner, P> : P, tile_partition<typename P::BlockGemmShapeType> {};
+
+/// The stream-K partitioner's shape parameter is `BlockGemmShapeType` in some profiles and
+/// `BlockGemmShape` in others.
+template <class P>
+struct streamk_shape {
+    using type = typename P::BlockGemmShape;
+};
+template <class P>
+    requires requires { typename P::BlockGemmShapeType; }
+struct streamk_shape<P> {
+    using type = typename P::BlockGemmShapeType;
+};
+
+/// Stream-K (model): a persistent launch runs at most one block per CU, a data-parallel launch one
+/// block per tile; tiles shared between blocks meet in a workspace (partials plus one flag per
+/// block) unless the reduction is atomic.
+template <class P>
+struct behaviour<tag::StreamKTilePartitioner, P> : P, tile_partition<typename streamk_shape<P>::type> {
+    using base = tile_partition<typename streamk_shape<P>::type>;
+    static constexpr bool persistent = P::Persistent;
+    static constexpr bool atomic = P::ReductionStrategyType == ck_tile::StreamKReductionStrategy::Atomic;
+
+    static constexpr index_t GridSize(index_t m, index_t n) {
+        const index_t tiles = base::GridSize(m, n);
+        return persistent && tiles > num_cu ? num_cu : tiles;
+    }
+    static std::size_t WorkspaceBytes(index_t m, index_t n, std::size_t acc_bytes) {
+        if (atomic) {
+            return 0;
+        }
+        const auto blocks = static_cast<std::size_t>(GridSize(m, n));
+        return blocks * base::MPerBlock * base::NPerBlock * acc_bytes + blocks * sizeof(std::uint32_t);
+    }
+};
+
+/// The hot-loop / tail-number rule of a pipeline family (the model's rule, not CK's tables): a
+/// hot loop when there are more K iterations than prefetch stages; the tail is the loop count's
+/// parity, its remainder modulo the stages (Full for 0), or always Full. `TailHandler` calls
+/// `run(bool_constant<hot>, constant<tail>)` with the one (hot, tail) pair the launch needs, out of
+/// the pairs the family instantiates.
+enum class tail_rule { parity, remainder, single };
+
+template <index_t Stages, tail_rule Rule>
+struct tail_model {
+    static constexpr index_t PrefetchStages = Stages;
+    using tails = std::conditional_t<
+        Rule == tail_rule::parity, value_pack<TailNumber, TailNumber::Odd, TailNumber::Even>,
+        std::conditional_t<Rule == tail_rule::single || Stages == 1, value_pack<TailNumber, TailNumber::Full>,
+                           std::conditional_t<Stages == 2, value_pack<TailNumber, TailNumber::Full, TailNumber::One>,
+                                              value_pack<TailNumber, TailNumber::Full, TailNumber::One, TailNumber::Two>>>>;
+
+    static constexpr bool BlockHasHotloop(index_t num_loop) { return num_loop > Stages; }
+
+    static constexpr TailNumber GetBlockLoopTailNum(index_t num_loop) {
+        if constexpr (Rule == tail_rule::parity) {
+            return num_loop % 2 == 0 ? TailNumber::Even : TailNumber::Odd;
+        } else {
+            return tails::at(static_cast<std::size_t>(num_loop % static_cast<index_t>(tails::size)));
+        }
+    }
+
+    template <class Run>
+    static void TailHandler(const Run& run, bool has_hot_loop, TailNumber tail) {
+        if (has_hot_loop) {
+            dispatch<true>(run, tail, tails{});
+        } else {
+            dispatch<false>(run, tail, tails{});
+        }
+    }
+
+private:
+    template <bool Hot, class Run, TailNumber... Tails>
+    static void dispatch(const Run& run, TailNumber tail, value_pack<TailNumber, Tails...>) {
+        const bool handled =
+            ((tail == Tails ? (run(ck_tile::bool_constant<Hot>{}, ck_tile::constant<Tails>{}), true) : false) || ...);
+        if (!handled) {
+            throw std::runtime_error(std::string("TailHandler: this pipeline has no instantiation for tail ") +
+                                     enum_name(tail));
+        }
+    }
+};
+
+template <class P>
+struct behaviour<tag::BaseGemmPipelineAgBgCrMem, P> : P, tail_model<2, tail_rule::remainder> {};
+template <class P>
+struct behaviour<tag::BaseGemmPipelineAgBgCrCompV3, P> : P, tail_model<2, tail_rule::parity> {};
+template <class P>
+struct behaviour<tag::BaseGemmPipelineAgBgCrCompV4, P> : P, tail_model<3, tail_rule::remainder> {};
+template <class P>
+struct behaviour<tag::BaseGemmPipelineAgBgCrCompV5, P> : P, tail_model<2, tail_rule::parity> {};
+template <class P>
+struct behaviour<tag::BaseGemmPipelineAgBgCrCompV6, P> : P, tail_model<2, tail_rule::parity> {};
+template <class P>
+struct behaviour<tag::BaseGemmPipelineAgBgCrCompAsync, P> : P, tail_model<2, tail_rule::parity> {};
+template <class P>
+struct behaviour<tag::BaseWeightPreshufflePipelineAGmemBGmemCRegV2, P> : P, tail_model<2, tail_rule::parity> {};
+template <class P>
+struct behaviour<tag::BaseGemmPipelineAGmemBGmemCRegV1, P> : P, tail_model<1, tail_rule::single> {};
+template <class P>
+struct behaviour<tag::BaseGemmPipelineAGmemBGmemCRegV2, P> : P, tail_model<2, tail_rule::parity> {};
+
+/// `GemmPipelineProblem` is an alias of `GemmPipelineProblemBase` with its arguments reordered (and,
+/// by profile, other compute-type parameters). Its model target names the arguments like the base
+/// problem does, which is all the base pipelines read.
+template <class P>
+struct gemm_pipeline_problem : P {};
+
+template <class P>
+struct alias<tag::GemmPipelineProblem, P> {
+    using type = gemm_pipeline_problem<P>;
+};
+
+template <class P>
+struct behaviour<tag::GemmMultiDHostArgs, P> : P {
+    static constexpr index_t NumD = P::NumDTensor;
+
+    behaviour() = default;
+    behaviour(const void* a, const void* b, const std::array<const void*, NumD>& ds, void* e, index_t k_batch_,
+              index_t m, index_t n, index_t k, index_t a_stride, index_t b_stride,
+              const std::array<index_t, NumD>& ds_strides, index_t e_stride)
+        : a_ptr(a), b_ptr(b), ds_ptr(ds), e_ptr(e), k_batch(k_batch_), M(m), N(n), K(k), stride_A(a_stride),
+          stride_B(b_stride), stride_Ds(ds_strides), stride_E(e_stride) {}
+
+    const void* a_ptr = nullptr;
+    const void* b_ptr = nullptr;
+    std::array<const void*, NumD> ds_ptr{};
+    void* e_ptr = nullptr;
+    index_t k_batch = 1;
+    index_t M = 0;
+    index_t N = 0;
+    index_t K = 0;
+    index_t stride_A = 0;
+    index_t stride_B = 0;
+    std::array<index_t, NumD> stride_Ds{};
+    index_t stride_E = 0;
+};
+
+/// What every epilogue exposes; whether the memory operation is a template argument depends on the profile.
+template <class P>
+struct epilogue_model : P {
+    using Problem = typename P::Problem_;
+    static constexpr index_t GetVectorSizeC() {
+        if constexpr (requires { Problem::VectorSizeC_; }) {
+            return Problem::VectorSizeC_;
+        } else {
+            return 1;
+        }
+    }
+};
+
+template <class P>
+struct behaviour<tag::CShuffleEpilogue, P> : epilogue_model<P> {};
+template <class P>
+struct behaviour<tag::DefaultGemm2DEpilogue, P> : epilogue_model<P> {};
+template <class P>
+struct behaviour<tag::Default2DEpilogue, P> : epilogue_model<P> {};
+template <class P>
+struct behaviour<tag::TdmEpilogue, P> : epilogue_model<P> {};
+
+std::string tail_text(bool compile_time, bool hot_loop, TailNumber tail) {
+    if (!compile_time) {
+        return "hot_loop=runtime tail=runtime";
+    }
+    return std::string("hot_loop=") + (hot_loop ? "1" : "0") + " tail=" + enum_name(tail);
+}
+
+/// The (hot loop, tail) of a pipeline instantiation: template arguments of its problem, or chosen at run time.
+template <class Pipeline>
+std::string tail_fields() {
+    if constexpr (requires { Pipeline::Problem::HasHotLoop_; Pipeline::Problem::TailNum_; }) {
+        return tail_text(true, Pipeline::Problem::HasHotLoop_, Pipeline::Problem::TailNum_);
+    } else {
+        return tail_text(false, false, TailNumber::Full);
+    }
+}
+
+/// Whether an epilogue's memory operation is a template argument, and whether it is `set`.
+template <class Epilogue>
+constexpr bool memop_is_set_at_compile_time() {
+    if constexpr (requires { Epilogue::Problem::MemoryOperation_; }) {
+        return Epilogue::Problem::MemoryOperation_ == ck_tile::memory_operation_enum::set;
+    } else {
+        return false;
+    }
+}
+
+std::string memop_text(bool compile_time, ck_tile::memory_operation_enum op, index_t k_batch) {
+    if (compile_time) {
+        return std::string("memop=") + enum_name(op) + " memop_at=compile_time";
+    }
+    return std::string("memop=") + (k_batch > 1 ? "atomic_add" : "set") + " memop_at=run_time";
+}
+
+/// The memory operation a launch writes with: the epilogue's template argument, or (profiles that
+/// choose at run time) atomic_add exactly when K is split.
+template <class Epilogue>
+std::string memop_fields(index_t k_batch) {
+    if constexpr (requires { Epilogue::Problem::MemoryOperation_; }) {
+        return memop_text(true, Epilogue::Problem::MemoryOperation_, k_batch);
+    } else {
+        return memop_text(false, ck_tile::memory_operation_enum::set, k_batch);
+    }
+}
+
+/// The arguments of every GEMM kernel of the profile (one type, so instantiations share its code).
+struct gemm_kargs {
+    const void* a_ptr = nullptr;
+    const void* b_ptr = nullptr;
+    std::vector<const void*> ds_ptr;
+    void* e_ptr = nullptr;
+    index_t M = 0;
+    index_t N = 0;
+    index_t K = 0;
+    index_t stride_A = 0;
+    index_t stride_B = 0;
+    std::vector<index_t> stride_Ds;
+    index_t stride_E = 0;
+    index_t k_batch = 1;
+};
+
+/// What a GEMM kernel instantiation fixes that its argument check depends on.
+struct gemm_limits {
+    bool multi_d;
+    bool set_only;  // the epilogue writes with `set` (a template argument)
+    bool pad_m, pad_n, pad_k;
+    index_t m_per_block, n_per_block, k_per_block;
+};
+
+/// A model of CK's checks: k_batch >= 1; multi-D never splits K; an epilogue fixed to `set` cannot
+/// take split-K partial sums; unpadded dimensions must be whole tiles.
+bool gemm_supported(const gemm_kargs& k, const gemm_limits& l) {
+    if (k.k_batch < 1 || (l.multi_d && k.k_batch != 1) || (l.set_only && k.k_batch > 1)) {
+        return false;
+    }
+    if ((!l.pad_m && k.M % l.m_per_block != 0) || (!l.pad_n && k.N % l.n_per_block != 0) ||
+        (!l.pad_k && k.K % (k.k_batch * l.k_per_block) != 0)) {
+        return false;
+    }
+    return k.M > 0 && k.N > 0 && k.K > 0;
+}
+
+std::string gemm_details(const gemm_kargs& k, bool multi_d) {
+    std::string out = "k_batch=" + std::to_string(k.k_batch) + " M=" + std::to_string(k.M) +
+                      " N=" + std::to_string(k.N) + " K=" + std::to_string(k.K);
+    if (multi_d) {
+        out += " ds=";
+        for (std::size_t i = 0; i < k.ds_ptr.size(); ++i) {
+            out += (i ? "," : "") + ckast_hostmodel::pointer_name(k.ds_ptr[i]);
+        }
+    }
+    return out;
+}
+
+template <class P, bool MultiD>
+struct gemm_kernel : P {
+    using TilePartitioner = typename P::TilePartitioner_;
+    using GemmPipeline = typename P::GemmPipeline_;
+    using EpiloguePipeline = typename P::EpiloguePipeline_;
+    using Problem = typename GemmPipeline::Problem;
+    using Traits = typename Problem::Traits_;
+    using KernelArgs = gemm_kargs;
+    static constexpr index_t kBlockSize = Problem::BlockGemmShape_::kBlockSize;
+
+    template <class HostArgs>
+    static KernelArgs MakeKernelArgs(const HostArgs& h) {
+        KernelArgs k;
+        k.a_ptr = h.a_ptr;
+        k.b_ptr = h.b_ptr;
+        k.e_ptr = h.e_ptr;
+        k.M = h.M;
+        k.N = h.N;
+        k.K = h.K;
+        k.stride_A = h.stride_A;
+        k.stride_B = h.stride_B;
+        k.stride_E = h.stride_E;
+        k.k_batch = h.k_batch;
+        if constexpr (requires { h.ds_ptr; }) {
+            k.ds_ptr.assign(h.ds_ptr.begin(), h.ds_ptr.end());
+            k.stride_Ds.assign(h.stride_Ds.begin(), h.stride_Ds.end());
+        }
+        return k;
+    }
+
+    static bool IsSupportedArgument(const KernelArgs& k) {
+        return gemm_supported(k, {MultiD, memop_is_set_at_compile_time<EpiloguePipeline>(), Traits::kPadM_,
+                                  Traits::kPadN_, Traits::kPadK_, TilePartitioner::MPerBlock,
+                                  TilePartitioner::NPerBlock, TilePartitioner::KPerBlock});
+    }
+
+    static constexpr dim3 GridSize(index_t m, index_t n, index_t k_batch) {
+        return dim3(static_cast<unsigned>(TilePartitioner::GridSize(m, n)), 1, static_cast<unsigned>(k_batch));
+    }
+    /// Persistent launch: one block per CU of the modelled device.
+    static dim3 MaxOccupancyGridSize(const ck_tile::stream_config&) { return dim3(num_cu); }
+    static constexpr dim3 BlockSize() { return dim3(kBlockSize); }
+
+    static std::string ckast_details(const KernelArgs& k) {
+        return tail_fields<GemmPipeline>() + " " + memop_fields<EpiloguePipeline>(k.k_batch) + " " +
+               gemm_details(k, MultiD);
+    }
+};
+
+template <class P>
+struct behaviour<tag::GemmKernel, P> : gemm_kernel<P, false> {};
+template <class P>
+struct behaviour<tag::GemmKernelMultiD, P> : gemm_kernel<P, true> {};
+
+} // namespace ckast_model

@@ -1,0 +1,76 @@
+// ckast host model, per API profile: drivers for `ckast.testing` (a small problem through a
+// launcher's public entry points, with named device buffers so the log reads `target=wei`).
+
+namespace ckast_model::testing {
+
+using ck_tile::index_t;
+
+/// An opaque device buffer, logged under `name`.
+void* buffer(const char* name) { return ckast_hostmodel::device_address(1, name); }
+
+/// A ConvParam from its scalars and `spatial`: filter, input, stride, dilation, left and right pads,
+/// `ndim` entries each (the layout `ckast.testing.ConvProblem` passes).
+ck_tile::conv::ConvParam conv_param(index_t ndim, index_t G, index_t N, index_t K, index_t C, const index_t* spatial) {
+    std::vector<std::vector<index_t>> rows;
+    for (index_t row = 0; row < 6; ++row) {
+        rows.emplace_back(spatial + row * ndim, spatial + (row + 1) * ndim);
+    }
+    return ck_tile::conv::ConvParam(ndim, G, N, K, C, rows[0], rows[1], rows[2], rows[3], rows[4], rows[5]);
+}
+
+template <class L>
+float launch_conv(const ck_tile::conv::ConvParam& param, int k_batch, bool time_kernel) {
+    const typename L::HostArgs args{param, buffer("in"), buffer("wei"), {}, buffer("out"), k_batch};
+    return L::launch(args, ck_tile::stream_config{nullptr, time_kernel});
+}
+
+template <class L>
+bool conv_is_supported(const ck_tile::conv::ConvParam& param, int k_batch) {
+    return L::is_supported(param, k_batch);
+}
+
+template <class Layout>
+constexpr index_t leading_stride(index_t rows, index_t cols) {
+    return std::is_same_v<Layout, ck_tile::tensor_layout::gemm::RowMajor> ? cols : rows;
+}
+
+/// GEMM strides of packed row/column-major operands: A is M x K, B is K x N, C and the Ds are M x N.
+template <class L>
+ck_tile::GemmHostArgs gemm_args(index_t m, index_t n, index_t k, int k_batch) {
+    return ck_tile::GemmHostArgs(buffer("a"), buffer("b"), buffer("e"), k_batch, m, n, k,
+                                 leading_stride<typename L::ALayout>(m, k), leading_stride<typename L::BLayout>(k, n),
+                                 leading_stride<typename L::CLayout>(m, n));
+}
+
+/// `L::launch` with `L::HostArgs` (multi-D: D buffers `d0`, `d1`, ...).
+template <class L>
+float launch_gemm(index_t m, index_t n, index_t k, int k_batch, bool time_kernel) {
+    const auto plain = gemm_args<L>(m, n, k, k_batch);
+    const ck_tile::stream_config stream{nullptr, time_kernel};
+    if constexpr (requires { L::NumDTensor; }) {
+        std::array<const void*, L::NumDTensor> ds{};
+        std::array<index_t, L::NumDTensor> ds_strides{};
+        for (index_t i = 0; i < L::NumDTensor; ++i) {
+            ds[i] = buffer(("d" + std::to_string(i)).c_str());
+            ds_strides[i] = leading_stride<typename L::DLayout>(m, n);
+        }
+        const typename L::HostArgs args(plain.a_ptr, plain.b_ptr, ds, plain.e_ptr, k_batch, m, n, k, plain.stride_A,
+                                        plain.stride_B, ds_strides, plain.stride_E);
+        return L::launch(args, stream);
+    } else {
+        return L::launch(plain, stream);
+    }
+}
+
+/// `L::launch` with plain `GemmHostArgs` (the overload a multi-D launcher offers the dispatcher).
+template <class L>
+float launch_gemm_plain(index_t m, index_t n, index_t k, int k_batch, bool time_kernel) {
+    return L::launch(gemm_args<L>(m, n, k, k_batch), ck_tile::stream_config{nullptr, time_kernel});
+}
+
+template <class L>
+std::string instance_string() {
+    return L::get_instance_string();
+}
+
+} // namespace ckast_model::testing

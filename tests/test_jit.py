@@ -1,0 +1,510 @@
+"""In-process JIT of emitted files (cppyy) against the host model of CK Tile: every golden compiles
+against its profile's model and derives its config's constants; launchers behave; registration
+fills the model's registries; the model declares its catalog; errors surface with their text."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+import tomllib
+from pathlib import Path
+
+import attrs
+import pytest
+from click.testing import CliRunner
+
+from ckast import nodes as n
+from ckast import testing
+from ckast.arch import DEPTHWISE_BLOCK_SIZE, PIPELINES, arch_spec
+from ckast.arch.rules import waves_per_block
+from ckast.catalog import load_profile, profile_names
+from ckast.catalog.profile import PROFILES_DIR
+from ckast.cli import main
+from ckast.config import load_data
+from ckast.emit import render, write_outputs
+from ckast.hostmodel import conformance
+from ckast.hostmodel.handwritten import HANDWRITTEN, is_standard, path_of
+from ckast.variants import conv, gemm, gemm_wrapper, kernel_graph
+from ckast.variants.conv_wrapper import conv_key
+
+from .conftest import GOLDEN
+from .goldens import CONV, CONV_CASES, GEMM_CASES, SMALL_TILE
+from .kernels import config_of
+
+OLD, NEW = "ck-2025.11", "ck-2026.06"
+KERNEL_GOLDENS = sorted(GOLDEN.glob("*/*_ck-*.hpp"))
+CONV_CONFIGS = {case: data for case, (data, _) in CONV_CASES.items()}
+PROBLEM = testing.ConvProblem(G=2, N=4, K=16, C=16, filter=(3, 3), input=(8, 8))
+"""A small 2-D problem every 2-D golden conv kernel supports (channels fit every vector size)."""
+DEPTHWISE = testing.ConvProblem(G=8, N=16, K=1, C=1, filter=(3, 3), input=(32, 32), left_pad=(1, 1), right_pad=(1, 1))
+"""A depthwise problem of the golden depthwise kernel's filter, stride and pads."""
+
+
+def golden(kind: str, case: str, profile: str) -> Path:
+    return GOLDEN / kind / f"{case}_{profile}.hpp"
+
+
+def config_for(path: Path):
+    case, profile = path.stem.rsplit("_", 1)
+    cases = GEMM_CASES if path.parent.name == "gemm" else CONV_CONFIGS
+    assert case in cases, f"{path}: no config in tests/goldens.py"
+    return config_of(cases, case, profile)
+
+
+@functools.cache
+def unit(path: Path) -> testing.Unit:
+    """Each golden JIT-compiled once per session (each in its own namespace)."""
+    return testing.jit_header(path)
+
+
+def events_of(events: list[testing.Event], kind: str) -> list[testing.Event]:
+    return [e for e in events if e.kind == kind]
+
+
+# --- every golden kernel header -------------------------------------------------------------------
+
+def kernel_instance(u: testing.Unit, config) -> n.Type:
+    """The kernel type the launcher checks arguments with: `HostKernel`, or `Kernel` with any compile-time
+    dispatch parameters bound to (hot loop, Full, set)."""
+    profile = load_profile(config.ck_api)
+    _, graph = kernel_graph(config, profile)
+    graph.lower()
+    target = "HostKernel" if "HostKernel" in graph.names() else "Kernel"
+    parts = (*u.launcher().name.parts, target)
+    params = graph.params_of(target)
+    if not params:
+        return n.type_of(*parts)
+    bound = {"HasHotLoop": n.BoolLit(True), "TailNum": profile.enum_value("TailNumber", "Full"),
+             "MemOp": profile.enum_value("memory_operation_enum", "set")}
+    return n.type_of(n.Signature(target, parts, "alias", params)(**{p.name: bound[p.name] for p in params}))
+
+
+def member(kernel: n.Type, *path: str) -> n.Id:
+    return n.Id(n.Name((*kernel.name.parts, *path)))
+
+
+def equal(lhs: n.Expr, value: int | bool) -> n.Expr:
+    return n.BinOp("==", lhs, n.BoolLit(value) if isinstance(value, bool) else n.IntLit(value))
+
+
+def instance_of(kernel: n.Type, member_type: str, key: str) -> n.Expr:
+    """`kernel::member_type` is an instance of the catalog template `key`."""
+    return testing.same(n.type_of(*kernel.name.parts, member_type, "ckast_tag"), testing.tag(key))
+
+
+def expected_constants(u: testing.Unit, config) -> list[n.Expr]:
+    """What the model derives from the type chain, against the config."""
+    K = kernel_instance(u, config)
+    L = u.member
+    if config.variant == "forward_depthwise":
+        traits = (*K.name.parts, "GemmPipeline", "Traits_")
+        return [
+            equal(member(K, "kBlockSize"), DEPTHWISE_BLOCK_SIZE),
+            equal(n.Member(n.call(member(K, "BlockSize")), "x"), DEPTHWISE_BLOCK_SIZE),
+            instance_of(K, "GemmPipeline", "DepthwiseConvFwdPipeline"),
+            *(equal(n.Id(n.Name((*traits, f"{name}_"))), getattr(config, knob)) for name, knob in (
+                ("TileH", "tile_h"), ("TileW", "tile_w"), ("FilterH", "filt"), ("StrideW", "str_w"), ("PadH", "pad_h"),
+                ("NBatch", "nbatch"), ("InVectorSize", "in_vec"), ("OutVectorSize", "out_vec"))),
+            equal(L("kBlockPerCu"), 2),
+        ]
+    block = waves_per_block(config) * arch_spec(config.arch).warp_size
+    out = [
+        *(equal(member(K, "TilePartitioner", f"{d}PerBlock"), getattr(config, f"tile_{d.lower()}")) for d in "MNK"),
+        *(equal(n.call(n.Id(n.Name((*L("TileShape").name.parts, "WarpTile", "at"))), n.IntLit(i)),
+                getattr(config, f"warp_tile_{d}")) for i, d in enumerate("mnk")),
+        equal(member(K, "kBlockSize"), block),
+        equal(n.Member(n.call(member(K, "BlockSize")), "x"), block),
+        instance_of(K, "GemmPipeline", PIPELINES[config.pipeline].cls),
+    ]
+    if config.kind == "gemm":
+        epilogue = "CShuffleEpilogue" if config.epilogue == "cshuffle" else "DefaultGemm2DEpilogue"
+        return [*out, equal(L("kBlockPerCu"), gemm.BLOCK_PER_CU),
+                instance_of(K, "EpiloguePipeline", epilogue)]
+    out += [equal(L("kBlockPerCu"), conv.block_per_cu(config)),
+            equal(n.call(member(K, "EpiloguePipeline", "GetVectorSizeC")), config.vector_size_c),
+            *(equal(member(K, "GroupedConvTraitsType", f"VectorSize{x.upper()}"), getattr(config, f"vector_size_{x}"))
+              for x in "abc")]
+    if config.streamk_enabled:
+        out += [instance_of(K, "TilePartitioner", "StreamKTilePartitioner"),
+                equal(member(K, "TilePartitioner", "persistent"), bool(config.streamk_persistent))]
+    return out
+
+
+@pytest.mark.parametrize("path", KERNEL_GOLDENS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_golden_header_compiles_against_its_profile_and_derives_its_config(path):
+    u = unit(path)
+    config = config_for(path)
+    assert u.profile == config.ck_api and len(u.kernels) == 1
+    u.static_assert(*expected_constants(u, config))
+
+
+def test_a_false_static_assert_fails_with_the_compiler_text():
+    u = unit(golden("gemm", "standard", NEW))
+    with pytest.raises(testing.JitError, match="static assertion failed"):
+        u.static_assert(equal(u.member("TileM"), 7))
+
+
+# --- launcher behaviour ---------------------------------------------------------------------------
+
+def conv_config(case: str, profile: str):
+    return config_of(CONV_CONFIGS, case, profile)
+
+
+def weight_bytes(p: testing.ConvProblem, size: int) -> int:
+    return size * p.G * p.K * p.C * math.prod(p.filter)
+
+
+@pytest.mark.parametrize("profile", [OLD, NEW])
+def test_forward_never_zeroes(profile):
+    events = unit(golden("conv", "forward", profile)).launch_conv(PROBLEM)
+    assert [e.kind for e in events] == ["timed", "launch"]
+    assert events[1]["op"] == "fwd" and events[1]["gemm"] == f"{4 * 36}x16x{16 * 9}"
+
+
+@pytest.mark.parametrize("profile", [OLD, NEW])
+def test_bwd_data_zeroes_din_before_the_kernel(profile):
+    events = unit(golden("conv", "bwd_data", profile)).launch_conv(PROBLEM)
+    assert [e.kind for e in events] == ["timed", "memset", "launch"]
+    din = 2 * PROBLEM.G * PROBLEM.N * PROBLEM.C * math.prod(PROBLEM.input)
+    assert (events[1]["target"], events[1]["bytes"]) == ("in", din)
+
+
+@pytest.mark.parametrize("profile", [OLD, NEW])
+def test_bwd_weight_zeroes_dwei_only_for_split_k(profile):
+    u = unit(golden("conv", "bwd_weight", profile))
+    assert not events_of(u.launch_conv(PROBLEM, k_batch=1), "memset")
+    events = u.launch_conv(PROBLEM, k_batch=2)
+    assert [e.kind for e in events] == ["timed", "memset", "launch"]
+    assert (events[1]["target"], events[1]["bytes"]) == ("wei", weight_bytes(PROBLEM, 2))
+    assert events[2]["grid"][2] == 2
+
+
+@pytest.mark.parametrize("profile", [OLD, NEW])
+def test_two_stage_converts_an_fp32_workspace_after_the_gemm(profile):
+    u = unit(golden("conv", "bwd_weight_two_stage", profile))
+    events = u.launch_conv(PROBLEM, k_batch=2)
+    alloc, = events_of(events, "alloc")
+    assert alloc["bytes"] == weight_bytes(PROBLEM, 4)
+    memset, = events_of(events, "memset")
+    assert (memset["target"], memset["bytes"]) == (alloc["target"], alloc["bytes"])
+    gemm_launch, convert = events_of(events, "launch")
+    assert gemm_launch["kernel"] == "GroupedConvolutionBackwardWeightKernel"
+    assert convert["kernel"] == "ElementWiseKernel"
+    assert convert["elements"] == weight_bytes(PROBLEM, 1)
+    assert (convert["input"], convert["output"]) == (alloc["target"], "wei")
+    assert [e.kind for e in events] == ["alloc", "timed", "memset", "launch", "launch", "free"]
+    assert not events_of(u.launch_conv(PROBLEM, k_batch=1), "memset")
+
+
+def model_tail(pipeline: str, num_loop: int) -> tuple[int, str]:
+    """The host model's (hot loop, tail) rule per pipeline family (behaviour/gemm.hpp)."""
+    if pipeline == "compv3":
+        return int(num_loop > 2), "Even" if num_loop % 2 == 0 else "Odd"
+    stages, tails = {"mem": (2, ("Full", "One")), "compv4": (3, ("Full", "One", "Two"))}[pipeline]
+    return int(num_loop > stages), tails[num_loop % stages]
+
+
+@pytest.mark.parametrize("case", ["standard", "standard_persistent", "standard_no_split_k"])
+def test_tail_handler_runs_the_instantiation_matching_the_loop_count(case):
+    config = config_of(GEMM_CASES, case, OLD)
+    u = unit(golden("gemm", case, OLD))
+    seen = set()
+    for num_loop in range(1, 6):
+        launch, = events_of(u.launch_gemm(128, 128, num_loop * config.tile_k), "launch")
+        hot, tail = model_tail(config.pipeline, num_loop)
+        assert (launch["hot_loop"], launch["tail"]) == (hot, tail), num_loop
+        seen.add((hot, tail))
+    assert len(seen) >= 3
+
+
+@pytest.mark.parametrize(("kind", "case"), [("gemm", "standard"), ("conv", "bwd_weight")])
+def test_old_profile_writes_with_atomic_add_exactly_when_k_is_split(kind, case):
+    u = unit(golden(kind, case, OLD))
+    launches = [u.launch_gemm(256, 256, 256, k) if kind == "gemm" else u.launch_conv(PROBLEM, k) for k in (1, 2)]
+    memops = [(events_of(e, "launch")[0]["memop"], events_of(e, "launch")[0]["memop_at"]) for e in launches]
+    assert memops == [("set", "compile_time"), ("atomic_add", "compile_time")]
+    assert [len(events_of(e, "memset")) for e in launches] == [0, 1]
+
+
+def test_new_profile_chooses_the_memory_operation_at_run_time():
+    u = unit(golden("gemm", "standard", NEW))
+    launch, = events_of(u.launch_gemm(256, 256, 256, 2), "launch")
+    assert (launch["memop"], launch["memop_at"], launch["hot_loop"]) == ("atomic_add", "run_time", "runtime")
+
+
+@pytest.mark.parametrize(("case", "profile", "problem", "k_batch", "supported"), [
+    ("forward", OLD, PROBLEM, 1, True),
+    ("forward", OLD, PROBLEM, 2, False),  # ck-2025.11 forward and bwd_data never split K
+    ("bwd_data", OLD, PROBLEM, 2, False),
+    ("forward", NEW, PROBLEM, 2, True),
+    ("forward", NEW, PROBLEM, 0, False),
+    ("forward", NEW, attrs.evolve(PROBLEM, C=12), 1, False),  # C is not a whole number of 8-wide vectors
+    ("bwd_weight", OLD, PROBLEM, 4, True),
+    ("bwd_weight_streamk", NEW, PROBLEM, 1, True),
+    ("bwd_weight_streamk", NEW, PROBLEM, 2, False),  # stream-K never splits K
+    ("forward_explicit_gemm", NEW, PROBLEM, 1, False),  # a 3x3 filter on the 1x1 explicit-GEMM path
+    ("forward_explicit_gemm", NEW, attrs.evolve(PROBLEM, filter=(1, 1)), 1, True),
+    ("forward_depthwise", NEW, DEPTHWISE, 1, True),
+    ("forward_depthwise", NEW, attrs.evolve(DEPTHWISE, left_pad=None, right_pad=None), 1, False),  # the traits pad by 1
+])
+def test_is_supported_answers_from_the_model(case, profile, problem, k_batch, supported):
+    assert unit(golden("conv", case, profile)).conv_is_supported(problem, k_batch) is supported
+
+
+def test_unsupported_arguments_raise_the_launchers_error():
+    with pytest.raises(testing.LaunchError, match="arguments not supported"):
+        unit(golden("conv", "forward", OLD)).launch_conv(PROBLEM, k_batch=2)
+
+
+@pytest.mark.parametrize(("case", "profile", "ds"), [("multi_d", OLD, "d0"), ("multi_d_2d", NEW, "d0,d1")])
+def test_multi_d_plain_launch_forwards_null_d_pointers(case, profile, ds):
+    u = unit(golden("gemm", case, profile))
+    launch, = events_of(u.launch_gemm(256, 256, 256), "launch")
+    plain, = events_of(u.launch_gemm(256, 256, 256, plain=True), "launch")
+    assert (launch["kernel"], launch["ds"]) == ("GemmKernelMultiD", ds)
+    assert plain["ds"] == ",".join(["null"] * len(ds.split(",")))
+
+
+@pytest.mark.parametrize("case", ["bwd_weight_streamk", "bwd_weight_streamk_linear_persistent"])
+def test_streamk_zeroes_its_workspace_inside_every_timed_repetition(case):
+    u = unit(golden("conv", case, NEW))
+    events = u.launch_conv(PROBLEM, time_kernel=True)
+    alloc, = events_of(events, "alloc")
+    timed, = events_of(events, "timed")
+    memsets, launches = events_of(events, "memset"), events_of(events, "launch")
+    assert alloc["bytes"] > 0 and not any(e["target"] == "wei" for e in memsets)
+    assert len(memsets) == len(launches) == timed["iterations"] > 1
+    assert all((m["target"], m["bytes"]) == (alloc["target"], alloc["bytes"]) for m in memsets)
+    reduction = "Linear" if "linear" in case else "Tree"
+    assert {(e["streamk"], e["persistent"], e["workspace"]) for e in launches} == {
+        (reduction, int("persistent" in case), alloc["target"])}
+
+
+def test_depthwise_launches_one_wave_per_block_without_zeroing():
+    config, problem = conv_config("forward_depthwise", NEW), DEPTHWISE
+    events = unit(golden("conv", "forward_depthwise", NEW)).launch_conv(problem)
+    launch, = events_of(events, "launch")
+    assert not events_of(events, "memset") and launch["direct"] == 1
+    tiles = math.ceil(problem.output[0] / config.tile_h) * math.ceil(problem.output[1] / config.tile_w)
+    assert launch["grid"] == (tiles, problem.G, problem.N // config.nbatch)
+    assert launch["block"] == (DEPTHWISE_BLOCK_SIZE, 1, 1)
+
+
+def test_instance_string_under_the_experimental_builder():
+    text = unit(golden("conv", "bwd_weight", NEW)).instance_string()
+    assert text == "grouped_conv_bwd_weight_GemmPipelineAgBgCrCompV3_16x64x64_ck-2026.06"
+
+
+# --- registration of a generated run --------------------------------------------------------------
+
+def conv_param(problem: testing.ConvProblem, profile: str) -> n.Expr:
+    """`ck_tile::conv::ConvParam{...}` for a problem with unit strides and dilations and no pads."""
+    def lengths(values) -> n.Expr:
+        return n.BraceInit(None, [n.IntLit(v) for v in values])
+
+    ones, zeros = (1,) * len(problem.filter), (0,) * len(problem.filter)
+    return n.BraceInit(load_profile(profile).type("ConvParam"), [
+        *(n.IntLit(v) for v in problem.scalars()),
+        *map(lengths, (problem.filter, problem.input, ones, ones, zeros, zeros))])
+
+
+def emit_run(configs: list[dict], out: Path, chunk_size: int = 25) -> dict:
+    kernels = [k for c in configs for k in load_data(c)]
+    write_outputs(render(kernels), out, chunk_size=chunk_size)
+    return json.loads((out / "manifest.json").read_text())
+
+
+def registrations(events: list[testing.Event]) -> dict[str, str]:
+    registered = events_of(events, "register")
+    assert all(e["accepted"] == 1 for e in registered)
+    names = [e["name"] for e in registered]
+    assert len(names) == len(set(names)), "a kernel registered twice"
+    return {e["name"]: e["key"] for e in registered}
+
+
+def key_text(fields: list[tuple[str, object]]) -> str:
+    def text(value: object) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return "x".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+    return ";".join(f"{name}={text(value)}" for name, value in fields)
+
+
+def literal(expr: n.Expr) -> object:
+    """The Python value of a wrapper's key literal."""
+    if isinstance(expr, n.BraceInit):
+        return tuple(literal(e) for e in expr.items)
+    return expr.value
+
+
+def dispatcher(*parts: str) -> n.Expr:
+    return n.Id(n.Name(("ck_tile", "dispatcher", *parts)))
+
+
+def registered(registry: str, kernel: str) -> n.Expr:
+    """`ck_tile::dispatcher::<registry>::instance().lookup(ckast::<kernel>::dispatcher_key())`."""
+    key = n.call(f"ckast::{kernel}::dispatcher_key")
+    return n.call(n.Member(n.Call(dispatcher(registry, "instance"), []), "lookup"), key)
+
+
+def test_gemm_run_registers_every_kernel_once_under_its_key(tmp_path):
+    gemms = [dict(GEMM_CASES[c], ck_api=OLD) for c in ("standard", "preshuffle", "multi_d")]
+    manifest = emit_run(gemms, tmp_path)
+    u = testing.jit_header(tmp_path / "dispatcher_wrappers" / "register_all_kernels.hpp")
+    register = u.function(n.Builtin("int"), [], [
+        n.ExprStmt(n.call(n.Member(n.Call(dispatcher("Registry", "instance"), []), "clear"))),
+        n.Return(n.call("ckast::register_all_tile_gemm_kernels", n.StrLit("gfx942"))),
+    ])
+    testing.clear_log()
+    assert register() == len(manifest["kernels"]) == 3
+    keys = registrations(testing.log())
+    expected = {}
+    for entry in manifest["kernels"]:
+        config = load_data(entry["config"])[0].config
+        fields = gemm_wrapper.key_fields(gemm.Gemm.of(config, load_profile(config.ck_api)))
+        expected[entry["name"]] = key_text([(path, literal(value)) for path, value in fields])
+    assert keys == expected
+    assert len(set(keys.values())) == len(keys)
+    # The dispatcher runs a multi-D kernel through its plain-arguments launch.
+    multi_d, = (k for k in u.kernels if "multi_d" in k)
+    gemm_args = n.Signature("gemm_args", ("ckast_model", "testing", "gemm_args"), "function", [n.Param("L", "type")])
+    args = n.Call(n.Id(n.Name((gemm_args(L=u.launcher(multi_d)),))), [n.IntLit(256)] * 3 + [n.IntLit(1)])
+    stream = n.BraceInit(load_profile(OLD).type("stream_config"))
+    run = u.function(n.Builtin("float"), [], [
+        n.Return(n.call(n.Member(registered("Registry", multi_d), "run", arrow=True), args, stream))])
+    testing.clear_log()
+    run()
+    launch, = events_of(testing.log(), "launch")
+    assert (launch["kernel"], launch["ds"]) == ("GemmKernelMultiD", "null")
+
+
+@pytest.mark.parametrize("profile", [OLD, NEW])
+def test_conv_run_registers_every_kernel_once_under_its_key(tmp_path, profile):
+    configs = [dict(CONV, variant="forward", pipeline="compv3", ck_api=profile),
+               dict(CONV, variant="bwd_data", pipeline="compv3", ck_api=profile),
+               dict(CONV, variant="bwd_weight", pipeline="compv3", ck_api=profile, **SMALL_TILE),
+               dict(CONV, variant="bwd_weight", pipeline="compv3", two_stage=True, vector_size_c=4, ck_api=profile,
+                    **SMALL_TILE)]
+    if profile == NEW:
+        configs += [dict(CONV_CONFIGS["forward_depthwise"], ck_api=NEW),
+                    dict(CONV_CONFIGS["bwd_weight_streamk"], ck_api=NEW)]
+    manifest = emit_run(configs, tmp_path, chunk_size=2)
+    sources = sorted((tmp_path / "dispatcher_wrappers").glob("register_*.cpp"))
+    u = testing.jit_files(sources)
+    registry = n.Call(dispatcher("GroupedConvRegistry", "instance"), [])
+    calls = [n.ExprStmt(n.call(f"ck_tile::dispatcher::register_all_grouped_conv_{d}_kernels", n.StrLit("gfx942")))
+             for d in ("fwd", "bwd_data", "bwd_weight")]
+    register = u.function(n.Builtin("int"), [], [
+        n.ExprStmt(n.call(n.Member(registry, "clear"))), *calls,
+        n.Return(n.StaticCast(n.Builtin("int"), n.call(n.Member(registry, "size")))),
+    ])
+    testing.clear_log()
+    assert register() == len(manifest["kernels"]) == len(configs)
+    keys = registrations(testing.log())
+    expected = {}
+    for entry in manifest["kernels"]:
+        fields = conv_key(load_data(entry["config"])[0].config)
+        expected[entry["name"]] = {k: key_text([(k, v)]).split("=", 1)[1] for k, v in fields.items()}
+    for name, key in keys.items():
+        assert expected[name].items() <= dict(f.split("=", 1) for f in key.split(";")).items()
+    assert sorted(keys) == sorted(expected) and len(set(keys.values())) == len(keys)
+    # The dispatcher runs the forward kernel through the backend's functions; the builder string is the launcher's.
+    forward, = (k for k in u.kernels if "_forward_gfx" in k)
+    instance = registered("GroupedConvRegistry", forward)
+    buffers = [n.call("ckast_model::testing::buffer", n.StrLit(b)) for b in ("in", "wei", "out")]
+    problem = n.BraceInit(n.type_of("ck_tile", "dispatcher", "GroupedConvProblem"),
+                          [conv_param(PROBLEM, profile), *buffers, n.IntLit(1)])
+    stream = n.BraceInit(load_profile(profile).type("stream_config"))
+    supported = n.call(n.Member(instance, "is_supported", arrow=True), conv_param(PROBLEM, profile), n.IntLit(1))
+    launch_it = n.call(n.Member(instance, "run", arrow=True), problem, stream)
+    run = u.function(n.Builtin("float"), [], [n.Return(n.Cond(supported, launch_it, n.IntLit(-1)))])
+    testing.clear_log()
+    assert run() == 0
+    launch, = events_of(testing.log(), "launch")
+    text = u.function(load_profile(profile).type("string"), [], [
+        n.Return(n.call(n.Member(instance, "instance_string", arrow=True)))])
+    assert str(text()) == u.instance_string(kernel=forward) != ""
+    assert (launch["kernel"], launch["op"]) == ("GroupedConvolutionForwardKernel", "fwd")
+
+
+# --- errors surface with their text ---------------------------------------------------------------
+
+def test_wrong_template_arity_fails_with_the_clang_error(tmp_path):
+    text = golden("gemm", "standard", NEW).read_text()
+    broken = tmp_path / "broken.hpp"
+    broken.write_text(text.replace("GemmKernel<TilePartitioner, Pipeline, Epilogue>",
+                                   "GemmKernel<TilePartitioner, Pipeline, Epilogue, Epilogue>"))
+    with pytest.raises(testing.JitError) as info:
+        testing.jit_header(broken, NEW)
+    assert "too many template arguments for class template 'GemmKernel'" in str(info.value)
+    assert f"{broken}:" in str(info.value)  # diagnostics name the original file, not the staged copy
+
+
+def test_an_include_the_model_lacks_is_refused_with_file_and_line(tmp_path):
+    header = tmp_path / "k.hpp"
+    header.write_text('#pragma once\n#include "ck_tile/ops/grouped_convolution/pipeline/'
+                      'grouped_convolution_forward_depthwise_pipeline.hpp"\n')
+    with pytest.raises(testing.JitError, match=rf"{re.escape(str(header))}:2: .* nor a header of the {OLD} host model"):
+        testing.jit_header(header, OLD)
+    testing.jit_header(header, NEW)
+
+
+def test_cli_jit_prints_one_line_per_file_and_fails_on_errors(tmp_path):
+    broken = tmp_path / "broken_ck-2026.06.hpp"
+    text = golden("gemm", "standard", NEW).read_text()
+    broken.write_text(text.replace("ck_tile::TileGemmShape<", "ck_tile::TileShape<"))
+    good = golden("gemm", "preshuffle", NEW)
+    result = CliRunner().invoke(main, ["jit", str(good), str(broken)])
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert lines[0].startswith(f"PASS {good} [{NEW}]") and lines[1] == f"FAIL {broken} [{NEW}]"
+    assert "error: no template named 'TileShape' in namespace 'ck_tile'" in result.output
+    assert lines[-1] == "1 passed, 1 failed"
+
+
+# --- the model and the catalog --------------------------------------------------------------------
+
+@pytest.mark.parametrize("profile", profile_names())
+def test_model_declares_every_catalog_entity_as_catalogued(profile):
+    conformance.verify(load_profile(profile))
+
+
+def _extra_parameter(sig: n.Signature) -> n.Signature:
+    return attrs.evolve(sig, params=(*sig.params, n.Param("Extra_", "bool", default=n.BoolLit(False))))
+
+
+def _other_last_default(sig: n.Signature) -> n.Signature:
+    return attrs.evolve(sig, params=(*sig.params[:-1], attrs.evolve(sig.params[-1], default=n.BoolLit(True))))
+
+
+@pytest.mark.parametrize(("key", "drift", "error"), [
+    ("GemmKernel", _extra_parameter, "too many template parameters in template redeclaration"),
+    ("TileGemmShape", _other_last_default, "TileGemmShape: the catalog's kinds and defaults"),
+])
+def test_a_model_that_drifted_from_the_catalog_is_caught(key, drift, error):
+    """The model of NEW checked against a catalog that differs in one template: the checks fail."""
+    profile = load_profile(NEW)
+    drifted = attrs.evolve(profile, templates={**profile.templates, key: drift(profile.templates[key])})
+    with pytest.raises(testing.JitError, match=error):
+        conformance.verify(drifted)
+
+
+def test_every_catalog_function_is_written_by_hand_where_the_list_says():
+    for name in profile_names():
+        with open(PROFILES_DIR / f"{name}.toml", "rb") as fh:
+            functions = tomllib.load(fh).get("functions", {})
+        for key, entry in functions.items():
+            assert key in HANDWRITTEN or is_standard(tuple(entry["qualname"].split("::"))), key
+    for key, relative in HANDWRITTEN.items():
+        assert re.search(rf"\b{key}\b", path_of(relative).read_text()), (key, relative)
+
+
+def test_profiles_coexist_and_a_header_jits_twice_into_two_units():
+    first, second = (testing.jit_header(golden("gemm", "standard", OLD)) for _ in range(2))
+    assert repr(first) != repr(second)
+    newer = unit(golden("gemm", "standard", NEW))
+    assert [events_of(u.launch_gemm(128, 128, 128), "launch")[0]["memop_at"] for u in (first, second, newer)] == [
+        "compile_time", "compile_time", "run_time"]
