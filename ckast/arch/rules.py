@@ -36,6 +36,8 @@ Check = Callable[[Any, ArchSpec], Iterator[Finding]]
 GEMM_VARIANTS = ("standard", "preshuffle", "multi_d")
 CONV_VARIANTS = ("forward", "bwd_data", "bwd_weight")
 """Implicit-GEMM conv variants (depthwise has no GEMM tile)."""
+DEPTHWISE = "forward_depthwise"
+"""The direct depthwise forward conv variant."""
 TILED = GEMM_VARIANTS + CONV_VARIANTS
 BOTH = ("gemm", "grouped_conv")
 GEMM_VARIANTS_WITHOUT_SPLIT_K = ("preshuffle", "multi_d")
@@ -345,7 +347,7 @@ _feature_rule("profile.conv_lds_policy", "conv_lds_policy", "lds_policy", "group
 _feature_rule("profile.streamk_conv", "streamk_conv", "streamk_enabled", "stream-K backward-weight conv kernel",
               variants=("bwd_weight",))
 _feature_rule("profile.depthwise", "depthwise_conv", "variant", "depthwise forward conv (DepthwiseConvFwdTraits)",
-              variants=("forward_depthwise",), enabled=lambda c: True)
+              variants=(DEPTHWISE,), enabled=lambda c: True)
 
 
 @_conv("conv.lds_policy", "CK's grouped-conv LDS policy fits the basic, mem, compv3 and wavelet pipelines only")
@@ -482,9 +484,6 @@ def _streamk_arch(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 # CK's depthwise pipeline maps sub-tiles of the output tile to the threads of one wave and stages
 # each tile's padded input window in LDS; these rules are its static asserts and argument checks.
 
-DEPTHWISE = ("forward_depthwise",)
-
-
 def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -516,7 +515,7 @@ class DepthwiseTile:
 
 
 def _depthwise(id: str, reason: str, needs: tuple[str, ...] = ()):
-    return rule(id, reason, kinds=("grouped_conv",), variants=DEPTHWISE, needs=needs)
+    return rule(id, reason, kinds=("grouped_conv",), variants=(DEPTHWISE,), needs=needs)
 
 
 @_depthwise("depthwise.filter", "the depthwise filter is square with an odd size (it is centred on the output pixel)")

@@ -14,15 +14,12 @@ from typing import Any
 import attrs
 
 from ckast.arch import ARCH_NAMES, PIPELINES as PIPELINE_SPECS
-from ckast.arch.rules import split_k_default
+from ckast.arch.rules import CONV_VARIANTS, DEPTHWISE, GEMM_VARIANTS, TILED, split_k_default
 from ckast.catalog import DEFAULT_PROFILE, load_profile, profile_names
 
 GEMM, CONV = "gemm", "grouped_conv"
 KINDS = (GEMM, CONV)
-VARIANTS = {
-    GEMM: ("standard", "preshuffle", "multi_d"),
-    CONV: ("forward", "bwd_data", "bwd_weight", "forward_depthwise"),
-}
+VARIANTS = {GEMM: GEMM_VARIANTS, CONV: (*CONV_VARIANTS, DEPTHWISE)}
 DEFAULT_VARIANT = {GEMM: "standard", CONV: "forward"}
 DATATYPES = {GEMM: ("fp16", "bf16", "fp32", "fp8", "bf8", "int8"), CONV: ("fp16", "bf16", "fp32")}
 GEMM_LAYOUTS = ("rcr", "rrr", "crr", "ccr")
@@ -82,13 +79,13 @@ def _by_kind(table: Mapping[str, Any]) -> Callable[[Config], Any]:
 
 def _conv_layouts(c: Config) -> tuple[str, ...]:
     """The layout is fixed by the spatial rank (depthwise kernels are 2-D NGCHW only)."""
-    return (DEPTHWISE_LAYOUT,) if c["variant"] == "forward_depthwise" else (CONV_LAYOUTS[c["ndim_spatial"]],)
+    return (DEPTHWISE_LAYOUT,) if c["variant"] == DEPTHWISE else (CONV_LAYOUTS[c["ndim_spatial"]],)
 
 
 def _default_layout(c: Config) -> str:
     if c["kind"] == GEMM:
         return "rcr"
-    return DEPTHWISE_LAYOUT if c["variant"] == "forward_depthwise" else CONV_LAYOUTS[c["ndim_spatial"]]
+    return DEPTHWISE_LAYOUT if c["variant"] == DEPTHWISE else CONV_LAYOUTS[c["ndim_spatial"]]
 
 
 def _default_lds_policy(c: Config) -> str:
@@ -103,32 +100,27 @@ def _default_pipeline(c: Config) -> str:
     return "preshufflev2" if c["variant"] == "preshuffle" else "compv3"
 
 
-_IMPLICIT_GEMM = ("forward", "bwd_data", "bwd_weight")
-_GEMM_VARIANTS = VARIANTS[GEMM]
-_TILED = _GEMM_VARIANTS + _IMPLICIT_GEMM
-_DEPTHWISE = ("forward_depthwise",)
-
 KNOBS: tuple[Knob, ...] = (
     Knob("kind", str, choices=KINDS),
     Knob("variant", str, default=_by_kind(DEFAULT_VARIANT), choices=_by_kind(VARIANTS)),
     Knob("datatype", str, default="fp16", choices=_by_kind(DATATYPES)),
     Knob("ndim_spatial", int, default=2, kinds=(CONV,),
-         choices=lambda c: (2,) if c["variant"] == "forward_depthwise" else (1, 2, 3)),
+         choices=lambda c: (2,) if c["variant"] == DEPTHWISE else (1, 2, 3)),
     Knob("layout", str, default=_default_layout,
          choices=lambda c: GEMM_LAYOUTS if c["kind"] == GEMM else _conv_layouts(c)),
     Knob("arch", str, default="gfx942", choices=ARCH_NAMES),
     Knob("ck_api", str, default=DEFAULT_PROFILE, choices=lambda c: profile_names()),
     # Tile geometry is checked by the arch rules (ckast.arch.rules: tile.positive, tile.divisible, ...).
-    *(Knob(f"tile_{d}", int, default=128 if d != "k" else 64, variants=_TILED) for d in "mnk"),
-    *(Knob(f"warp_{d}", int, default=2 if d != "k" else 1, variants=_TILED) for d in "mnk"),
-    *(Knob(f"warp_tile_{d}", int, default=32 if d != "k" else 16, variants=_TILED) for d in "mnk"),
-    Knob("pipeline", str, default=_default_pipeline, choices=_by_kind(PIPELINES), variants=_TILED),
-    Knob("scheduler", str, default="intrawave", choices=SCHEDULERS, variants=_TILED),
+    *(Knob(f"tile_{d}", int, default=128 if d != "k" else 64, variants=TILED) for d in "mnk"),
+    *(Knob(f"warp_{d}", int, default=2 if d != "k" else 1, variants=TILED) for d in "mnk"),
+    *(Knob(f"warp_tile_{d}", int, default=32 if d != "k" else 16, variants=TILED) for d in "mnk"),
+    Knob("pipeline", str, default=_default_pipeline, choices=_by_kind(PIPELINES), variants=TILED),
+    Knob("scheduler", str, default="intrawave", choices=SCHEDULERS, variants=TILED),
     # CK's conv kernels are built around the CShuffle epilogue (CK's generator names "default" but emits CShuffle).
-    Knob("epilogue", str, default="cshuffle", variants=_TILED,
-         choices=lambda c: ("cshuffle",) if c["variant"] in ("multi_d", *_IMPLICIT_GEMM) else EPILOGUES),
+    Knob("epilogue", str, default="cshuffle", variants=TILED,
+         choices=lambda c: ("cshuffle",) if c["variant"] in ("multi_d", *CONV_VARIANTS) else EPILOGUES),
     # Conv kernels always pad (CK's implicit-GEMM traits fix kPadM/N/K = true and the kernels assert it).
-    *(Knob(f"pad_{d}", bool, default=False, variants=_GEMM_VARIANTS) for d in "mnk"),
+    *(Knob(f"pad_{d}", bool, default=False, variants=GEMM_VARIANTS) for d in "mnk"),
     Knob("persistent", bool, default=False, kinds=(GEMM,)),
     Knob("split_k", bool, default=lambda c: split_k_default(c["kind"], c["variant"], c["epilogue"], c["datatype"]),
          kinds=(GEMM,)),
@@ -138,21 +130,21 @@ KNOBS: tuple[Knob, ...] = (
     # CK's generator defaults (4, 8, 8); bwd_weight loads A (dOut) in 8s, which its default tile needs
     # for the LDS transpose (rule conv.transpose_vector).
     Knob("vector_size_a", int, default=lambda c: 8 if c["variant"] == "bwd_weight" else 4, minimum=1,
-         variants=_IMPLICIT_GEMM),
-    *(Knob(f"vector_size_{x}", int, default=8, minimum=1, variants=_IMPLICIT_GEMM) for x in "bc"),
+         variants=CONV_VARIANTS),
+    *(Knob(f"vector_size_{x}", int, default=8, minimum=1, variants=CONV_VARIANTS) for x in "bc"),
     Knob("double_smem_buffer", bool, default=lambda c: c["pipeline"] in DOUBLE_BUFFER_PIPELINES,
-         variants=_TILED),
-    Knob("lds_policy", str, default=_default_lds_policy, choices=LDS_POLICIES, variants=_IMPLICIT_GEMM),
-    Knob("num_wave_groups", int, default=1, minimum=1, variants=_TILED),
-    Knob("specialization", str, default="default", choices=SPECIALIZATIONS, variants=_IMPLICIT_GEMM),
-    Knob("num_groups_to_merge", int, default=1, minimum=1, variants=_IMPLICIT_GEMM),
-    Knob("split_image", bool, default=False, variants=_IMPLICIT_GEMM),
-    Knob("explicit_gemm", bool, default=False, variants=_IMPLICIT_GEMM),
+         variants=TILED),
+    Knob("lds_policy", str, default=_default_lds_policy, choices=LDS_POLICIES, variants=CONV_VARIANTS),
+    Knob("num_wave_groups", int, default=1, minimum=1, variants=TILED),
+    Knob("specialization", str, default="default", choices=SPECIALIZATIONS, variants=CONV_VARIANTS),
+    Knob("num_groups_to_merge", int, default=1, minimum=1, variants=CONV_VARIANTS),
+    Knob("split_image", bool, default=False, variants=CONV_VARIANTS),
+    Knob("explicit_gemm", bool, default=False, variants=CONV_VARIANTS),
     Knob("two_stage", bool, default=False, variants=("bwd_weight",)),
     Knob("streamk_enabled", bool, default=False, variants=("bwd_weight",)),
     Knob("streamk_reduction", str, default="tree", choices=STREAMK_REDUCTIONS, variants=("bwd_weight",)),
     Knob("streamk_persistent", bool, default=False, variants=("bwd_weight",)),
-    *(Knob(name, int, default=default, minimum=minimum, variants=_DEPTHWISE)
+    *(Knob(name, int, default=default, minimum=minimum, variants=(DEPTHWISE,))
       for name, default, minimum in (
           ("tile_h", 8, 1), ("tile_w", 8, 1), ("filt", 3, 1), ("str_h", 1, 1), ("str_w", 1, 1),
           ("pad_h", 1, 0), ("pad_w", 1, 0), ("nbatch", 1, 1), ("sub_h", 1, 1), ("sub_w", 1, 1),

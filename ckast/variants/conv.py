@@ -14,6 +14,7 @@ import attrs
 
 from ckast import nodes as n
 from ckast.arch import PIPELINES
+from ckast.arch.rules import DEPTHWISE
 from ckast.lower.cxx import c_str, constexpr, data_type
 from ckast.lower.graph import Construct, KernelGraph, Scope
 
@@ -58,10 +59,6 @@ DIRECTIONS = {
                             "GroupedConvBwdWeightHostArgs", "BwdWeight", "Out", "In", "Wei", "N_",
                             "output_spatial_lengths_", "BackwardWeight", "split_k"),
 }
-
-
-DEPTHWISE = "forward_depthwise"
-"""The direct (non-GEMM) depthwise forward kernel: CK's forward kernel with a depthwise pipeline."""
 
 
 def direction(variant: str) -> Direction:
