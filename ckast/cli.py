@@ -73,7 +73,7 @@ def check(headers: tuple[Path, ...], more: tuple[Path, ...], ck_include: Path | 
           codegen: bool, jobs: int) -> None:
     """Compile emitted headers device-only against real CK Tile; print PASS/FAIL, time, peak memory."""
     from ckast.check import Toolchain, ToolchainError, check_headers
-    from ckast.emit import entry_points_for
+    from ckast.output import entry_points_for
 
     try:
         toolchain = Toolchain.discover(ck_include=ck_include, arch=arch)
@@ -122,3 +122,180 @@ def jit(paths: tuple[Path, ...], ck_api: str | None) -> None:
         click.echo(f"PASS {path} [{profile}] {(time.perf_counter() - start) * 1e3:.0f} ms")
     click.echo(f"{len(paths) - failed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
+
+
+def _selection_options(f):
+    """--rule-set, --arch, --datatype, --ndim, --variant, --ck-api and --builder-conf."""
+    from ckast.arch import ARCH_NAMES
+    from ckast.catalog import DEFAULT_PROFILE
+    from ckast.library import rule_set_names
+
+    for option in reversed((
+        click.option("--rule-set", type=click.Choice(rule_set_names()), help="Named rule set of the library."),
+        click.option("--arch", type=click.Choice(ARCH_NAMES), help="Target architecture of the library."),
+        click.option("--datatype", "datatypes", multiple=True, help="Only these datatypes (repeatable; default: all)."),
+        click.option("--ndim", "ndims", multiple=True, type=int, help="Only these spatial ranks (repeatable; default: 2 and 3)."),
+        click.option("--variant", "variants", multiple=True, help="Only these variants (repeatable; default: all)."),
+        click.option("--ck-api", type=click.Choice(profile_names()), default=DEFAULT_PROFILE, show_default=True,
+                     help="CK API profile the library is built for."),
+        click.option("--builder-conf", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+                     help="Directory of CK Builder instance .conf files (rule sets profiler and tests)."),
+    )):
+        f = option(f)
+    return f
+
+
+def _library(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf):
+    """Build the selected library, or exit 2 naming what is wrong with the selection."""
+    from ckast.library import Selection, SelectionError, build
+
+    if not rule_set or not arch:
+        _bad_input(["a library needs --rule-set and --arch"])
+    try:
+        return build(Selection(rule_set, arch, ck_api, tuple(datatypes), tuple(ndims), tuple(variants), builder_conf))
+    except SelectionError as exc:
+        _bad_input([f"error: {exc}"])
+
+
+def _bad_input(lines: list[str]) -> None:
+    for line in lines:
+        click.echo(line, err=True)
+    sys.exit(EXIT_BAD_INPUT)
+
+
+@main.command()
+@_selection_options
+@click.option("--config", "configs", multiple=True, type=click.Path(path_type=Path),
+              help="Generate the kernels of a config file instead of a rule set (repeatable).")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Rendering processes (default: cores).")
+@click.option("--chunk-size", type=click.IntRange(min=1), default=25, show_default=True,
+              help="Grouped-conv kernels per registration translation unit.")
+def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, out_dir, jobs, chunk_size):
+    """Write a whole kernel library: every accepted config of a rule set (or of --config files).
+
+    Per kernel a header, a one-line TU and a dispatcher wrapper; per run the registration and
+    manifest.json. Files are written only when they change; files of an earlier run into the same
+    directory that this run does not produce are removed. Output is byte-identical for every -j.
+
+    \b
+    Examples:
+      ckast generate --rule-set tiny --arch gfx942 -o lib/
+      ckast generate --rule-set full --arch gfx942 --datatype fp16 --ndim 2 -o lib/ -j 2
+      ckast generate --config examples/gemm_standard.json -o lib/
+    """
+    import time
+
+    from ckast.config import ConfigError, load_file
+    from ckast.emit import write_outputs
+    from ckast.library.generate import default_jobs, render_all
+
+    start = time.perf_counter()
+    if configs:
+        problems: list[str] = []
+        kernels = []
+        for path in configs:
+            try:
+                kernels += load_file(path, defaults={"ck_api": ck_api})
+            except ConfigError as exc:
+                problems += exc.lines()
+        if problems:
+            _bad_input(problems)
+        run, summary = {"configs": [str(p) for p in configs]}, f"{len(kernels)} configs"
+    else:
+        library = _library(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf)
+        kernels = library.kernels()
+        run = library.selection.as_dict()
+        summary = (f"{len(library.entries)} proposed, {len(library.refused)} refused, "
+                   f"{len(library.with_status('merged'))} merged")
+    if not kernels:
+        click.echo(f"nothing to generate ({summary}); see `ckast list --rejected`", err=True)
+        sys.exit(1)
+    try:
+        if sys.stderr.isatty():
+            with click.progressbar(length=len(kernels), label="rendering", file=sys.stderr) as bar:
+                emitted = render_all(kernels, jobs or default_jobs(), progress=bar.update)
+        else:
+            emitted = render_all(kernels, jobs or default_jobs())
+    except ConfigError as exc:
+        click.echo("\n".join(exc.lines()), err=True)
+        sys.exit(1)
+    stats = write_outputs(emitted, out_dir, chunk_size=chunk_size, run=run)
+    click.echo(f"{len(emitted)} kernels ({summary}) -> {out_dir}: {stats['written']} files written, "
+               f"{stats['unchanged']} unchanged, {stats['removed']} removed in {time.perf_counter() - start:.1f} s")
+
+
+@main.command("list")
+@_selection_options
+@click.option("--names", is_flag=True, help="Print the accepted kernel names, one per line.")
+@click.option("--rejected", is_flag=True, help="Print every refused config with its rule ids, grouped by rule.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (counts, and names or rejected when asked).")
+def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, names, rejected, as_json):
+    """What a rule set yields for a selection: counts per variant, datatype and rank.
+
+    \b
+    Examples:
+      ckast list --rule-set full --arch gfx942 --datatype fp16 --ndim 2
+      ckast list --rule-set full --arch gfx942 --ck-api ck-2025.11 --rejected
+      ckast list --rule-set tiny --arch gfx942 --names
+    """
+    import json
+
+    from ckast.library import listing
+
+    library = _library(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf)
+    if as_json:
+        click.echo(json.dumps(listing.as_json(library, names=names, rejected=rejected), indent=2))
+        return
+    lines = listing.names(library) if names else listing.table(library)
+    if rejected:
+        lines = [*(lines if names else []), *listing.rejected(library)]
+    click.echo("\n".join(lines))
+
+
+@main.command()
+@click.argument("target")
+@_selection_options
+@click.option("--dot", "dot_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the kernel's IR graph as Graphviz DOT.")
+def explain(target, rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, dot_file):
+    """Why a config is accepted or refused: every rule with PASS/FAIL/SKIP, and its IR graph.
+
+    TARGET is a config file holding one kernel, or a kernel name from `ckast list --names`
+    (then give the same --rule-set/--arch selection).
+
+    \b
+    Examples:
+      ckast explain examples/gemm_standard.json
+      ckast explain grouped_conv_fp16_nhwgc_forward_gfx942_..._1a2b3c4d5e --rule-set tiny --arch gfx942
+      ckast explain cfg.json --dot graph.dot
+    """
+    from ckast import explain as ex
+    from ckast.config import ConfigError, kernel_objects, read_json, resolve_kernel
+    from ckast.lower.identity import kernel_name
+
+    path = Path(target)
+    if path.is_file():
+        try:
+            objects = kernel_objects(read_json(path))
+        except ConfigError as exc:
+            _bad_input(exc.lines())
+        if len(objects) != 1:
+            _bad_input([f"{path}: holds {len(objects)} kernels; explain takes one"])
+        where, obj = objects[0]
+        resolved = resolve_kernel(obj, where, {"ck_api": ck_api})
+        if resolved.config is None:
+            _bad_input([issue.line(str(path)) for issue in resolved.issues])
+        config, issues, origin = resolved.config, resolved.issues, str(path)
+    else:
+        library = _library(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf)
+        found = [e for e in library.entries if e.name == target]
+        if not found:
+            _bad_input([f"no config of this selection is named {target!r} (see `ckast list --names`)"])
+        config, issues, origin = found[0].config, found[0].issues, found[0].candidate.origin
+    click.echo("\n".join(ex.report(config, issues, origin)))
+    if dot_file:
+        graph = ex.build_graph(config)
+        if graph is None:
+            _bad_input(["--dot: the config is refused, so it has no graph"])
+        dot_file.write_text(ex.dot(graph, kernel_name(config)))

@@ -4,16 +4,14 @@ Per kernel: `<name>.hpp` (the launcher), `<name>.cpp` (one-line TU) and
 `dispatcher_wrappers/dispatcher_wrapper_<name>.hpp` (registry factory). Per run, built from this
 run's kernel list: `dispatcher_wrappers/register_all_kernels.hpp` for GEMM, the grouped-conv
 include-all headers and chunked registration (`ckast.lower.conv_registration`), and
-`manifest.json`. Files an earlier run wrote (per its manifest) and this run does not are removed.
+`manifest.json`, written through `ckast.output`.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -22,11 +20,11 @@ from ckast.catalog import DEFAULT_PROFILE, load_profile
 from ckast.config import ConfigError, ConfigIssue, LoadedKernel, as_dict
 from ckast.lower import conv_registration
 from ckast.lower.identity import WRAPPER_DIR, EntryPoint, wrapper_path
+from ckast.output import write_tree
 from ckast.lower.registration import Registered, registration_header
 from ckast.nodes.format import clang_format
 from ckast.variants import conv, conv_wrapper, lower_kernel, unit_source, wrapper_header
 
-MANIFEST = "manifest.json"
 REGISTRATION = f"{WRAPPER_DIR}/register_all_kernels.hpp"
 CHUNK_SIZE = 25
 """Kernels per grouped-conv registration TU (CK's default)."""
@@ -97,61 +95,18 @@ def run_files(kernels: Sequence[EmittedKernel], chunk_size: int = CHUNK_SIZE) ->
     return [(path, n.to_source(file)) for path, file in files]
 
 
-def write_if_changed(path: Path, text: str) -> bool:
-    """Atomically replace `path` with `text` unless it already holds exactly that; True if written."""
-    data = text.encode()
-    if path.exists() and path.read_bytes() == data:
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
-    return True
-
-
 def write_outputs(kernels: Sequence[EmittedKernel], out_dir: Path, *, format: bool = False,
-                  chunk_size: int = CHUNK_SIZE) -> dict[str, int]:
-    """Write every file and the manifest; remove files an earlier run generated and this one did not."""
-    out_dir = Path(out_dir)
-    old = load_manifest(out_dir)
+                  chunk_size: int = CHUNK_SIZE, run: Mapping[str, Any] | None = None) -> dict[str, int]:
+    """Write every kernel's files, the run's aggregates and the manifest (`run` describes how the run
+    was made, e.g. a rule set selection); remove files an earlier run generated and this one did not."""
     files = [f for k in kernels for f in k.files] + run_files(kernels, chunk_size)
-    written = unchanged = 0
-    for path, source in files:
-        text = clang_format(source, assume_filename=path) if format else source
-        if write_if_changed(out_dir / path, text):
-            written += 1
-        else:
-            unchanged += 1
     manifest = {
         "kernels": [
             {"name": k.name, "header": k.header, "entry_points": [e.as_dict() for e in k.entry_points],
              "files": [path for path, _ in k.files], "config": k.config}
             for k in kernels
         ],
-        "files": sorted(path for path, _ in files),
+        **({"run": dict(run)} if run else {}),
     }
-    write_if_changed(out_dir / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    current = {path for path, _ in files}
-    removed = 0
-    for path in old.get("files", []):
-        if path not in current and (out_dir / path).is_file():
-            (out_dir / path).unlink()
-            removed += 1
-    return {"written": written, "unchanged": unchanged, "removed": removed}
-
-
-def load_manifest(out_dir: Path) -> dict:
-    path = Path(out_dir) / MANIFEST
-    if not path.is_file():
-        return {}
-    return json.loads(path.read_text())
-
-
-def entry_points_for(header: Path) -> tuple[EntryPoint, ...]:
-    """Launcher entry points of an emitted header, from the manifest beside it (empty if none)."""
-    manifest = load_manifest(header.parent)
-    for entry in manifest.get("kernels", []):
-        if entry["header"] == header.name:
-            return tuple(EntryPoint(**e) for e in entry["entry_points"])
-    return ()
+    transform = (lambda path, text: clang_format(text, assume_filename=path)) if format else None
+    return write_tree(files, manifest, out_dir, transform)

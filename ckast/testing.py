@@ -27,7 +27,7 @@ import attrs
 
 from ckast import nodes as n
 from ckast.catalog import DEFAULT_PROFILE, load_profile, profile_names
-from ckast.emit import MANIFEST, load_manifest
+from ckast.output import MANIFEST, load_manifest
 from ckast.hostmodel.conformance import IS_SAME
 from ckast.hostmodel.jit import JitError, Unit as _Unit, session
 from ckast.hostmodel.model import tag

@@ -6,7 +6,8 @@ import pytest
 
 from ckast.check import Toolchain, check_headers
 from ckast.config import load_data
-from ckast.emit import entry_points_for, render, write_outputs
+from ckast.emit import render, write_outputs
+from ckast.output import entry_points_for
 
 from .goldens import GEMM_CASES
 

@@ -91,18 +91,37 @@ def rule(id: str, reason: str, *, kinds: tuple[str, ...] = ("gemm",), variants: 
     return register
 
 
-def check_config(config: Any) -> list[Violation]:
-    """Every violation of every rule covering `config` (whose knobs are already valid)."""
+@attrs.frozen
+class Outcome:
+    """What one rule said about one config: "pass", "fail", "skipped" (a rule it needs failed) or
+    "n/a" (it does not cover the config's kind and variant)."""
+
+    rule: Rule
+    status: str
+    findings: tuple[Finding, ...] = ()
+
+
+def evaluate(config: Any) -> list[Outcome]:
+    """Every rule's outcome for `config` (whose knobs are already valid), in rule order."""
     arch = arch_spec(config.arch)
     failed: set[str] = set()
-    out: list[Violation] = []
+    out: list[Outcome] = []
     for r in RULES:
-        if not r.covers(config) or failed.intersection(r.needs):
-            continue
-        for field, detail in r.check(config, arch):
-            failed.add(r.id)
-            out.append(Violation(r, field, detail))
+        if not r.covers(config):
+            out.append(Outcome(r, "n/a"))
+        elif failed.intersection(r.needs):
+            out.append(Outcome(r, "skipped"))
+        else:
+            findings = tuple(r.check(config, arch))
+            if findings:
+                failed.add(r.id)
+            out.append(Outcome(r, "fail" if findings else "pass", findings))
     return out
+
+
+def check_config(config: Any) -> list[Violation]:
+    """Every violation of every rule covering `config` (whose knobs are already valid)."""
+    return [Violation(o.rule, field, detail) for o in evaluate(config) for field, detail in o.findings]
 
 
 # --- helpers -------------------------------------------------------------------------------------

@@ -3,9 +3,9 @@
 from .errors import ConfigError, ConfigIssue
 from .kernel import KernelConfig, as_dict
 from .knobs import KNOB_NAMES, KNOBS
-from .load import LoadedKernel, load_data, load_file
+from .load import LoadedKernel, Resolved, kernel_objects, load_data, load_file, read_json, resolve_kernel
 
 __all__ = [
     "ConfigError", "ConfigIssue", "KernelConfig", "KNOB_NAMES", "KNOBS", "LoadedKernel",
-    "as_dict", "load_data", "load_file",
+    "Resolved", "as_dict", "kernel_objects", "load_data", "load_file", "read_json", "resolve_kernel",
 ]

@@ -29,5 +29,8 @@ class ConfigError(Exception):
         self.source = source
         super().__init__("\n".join(self.lines()))
 
+    def __reduce__(self):  # picklable across worker processes
+        return (type(self), (self.issues, self.source))
+
     def lines(self) -> list[str]:
         return [issue.line(self.source) for issue in self.issues]

@@ -31,24 +31,29 @@ def load_file(path: Path, defaults: Mapping[str, Any] | None = None) -> list[Loa
     `defaults` replaces knob defaults (e.g. `ck_api` from the command line); a value a kernel
     sets itself still wins.
     """
+    data = read_json(path)
+    try:
+        return load_data(data, defaults)
+    except ConfigError as exc:
+        raise ConfigError(exc.issues, str(path)) from None
+
+
+def read_json(path: Path) -> Any:
+    """The parsed JSON of a config file (ConfigError naming the file if unreadable or not JSON)."""
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError([ConfigIssue("", f"cannot read config file: {exc.strerror}")], source) from exc
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         issue = ConfigIssue("", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
         raise ConfigError([issue], source) from exc
-    try:
-        return load_data(data, defaults)
-    except ConfigError as exc:
-        raise ConfigError(exc.issues, source) from None
 
 
-def load_data(data: Any, defaults: Mapping[str, Any] | None = None) -> list[LoadedKernel]:
-    """Validate already-parsed JSON data."""
+def kernel_objects(data: Any) -> list[tuple[str, Any]]:
+    """(JSON path, kernel object) of every kernel in one of the three config forms."""
     if isinstance(data, dict) and "kernels" in data:
         extra = sorted(set(data) - {"kernels"})
         if extra:
@@ -64,10 +69,14 @@ def load_data(data: Any, defaults: Mapping[str, Any] | None = None) -> list[Load
         raise ConfigError([ConfigIssue("", "expected a kernel object, a list of them, or {\"kernels\": [...]}")])
     if not items:
         raise ConfigError([ConfigIssue(prefix or "", "no kernels in the config")])
+    return [("" if prefix is None else f"{prefix}[{i}]", item) for i, item in enumerate(items)]
+
+
+def load_data(data: Any, defaults: Mapping[str, Any] | None = None) -> list[LoadedKernel]:
+    """Validate already-parsed JSON data."""
     loaded: list[LoadedKernel] = []
     issues: list[ConfigIssue] = []
-    for i, item in enumerate(items):
-        path = "" if prefix is None else f"{prefix}[{i}]"
+    for path, item in kernel_objects(data):
         config, problems = parse_kernel(item, path, defaults)
         issues += problems
         if config is not None:
@@ -94,10 +103,29 @@ def _type_ok(value: Any, want: type) -> bool:
     return isinstance(value, want)
 
 
+@attrs.frozen
+class Resolved:
+    """One kernel object after validation: the config when every knob resolved (even if arch rules
+    then refused it, so a refused kernel still has a name), and every problem found."""
+
+    config: Any  # KernelConfig | None
+    issues: tuple[ConfigIssue, ...]
+
+    @property
+    def ok(self) -> bool:
+        return self.config is not None and not self.issues
+
+
 def parse_kernel(obj: Any, path: str, defaults: Mapping[str, Any] | None = None) -> tuple[Any, list[ConfigIssue]]:
     """Validate one kernel object; returns (KernelConfig or None, problems)."""
+    r = resolve_kernel(obj, path, defaults)
+    return (r.config, []) if r.ok else (None, list(r.issues))
+
+
+def resolve_kernel(obj: Any, path: str, defaults: Mapping[str, Any] | None = None) -> Resolved:
+    """Check the knobs of one kernel object, then (if they all resolve) the arch rules."""
     if not isinstance(obj, dict):
-        return None, [ConfigIssue(path, "a kernel must be a JSON object")]
+        return Resolved(None, (ConfigIssue(path, "a kernel must be a JSON object"),))
     defaults = defaults or {}
     issues: list[ConfigIssue] = []
     for key in sorted(set(obj) - set(KNOB_NAMES)):
@@ -132,12 +160,10 @@ def parse_kernel(obj: Any, path: str, defaults: Mapping[str, Any] | None = None)
             continue
         resolved[knob.name] = value
     if issues:
-        return None, issues
+        return Resolved(None, tuple(issues))
     config = KernelConfig(**resolved)
     violations = check_config(config)
-    if violations:
-        return None, [ConfigIssue(_join(path, v.field), v.detail, v.rule.id) for v in violations]
-    return config, []
+    return Resolved(config, tuple(ConfigIssue(_join(path, v.field), v.detail, v.rule.id) for v in violations))
 
 
 def _check(knob: Any, value: Any, resolved: dict[str, Any]) -> str | None:

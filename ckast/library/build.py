@@ -1,0 +1,136 @@
+"""Validate a rule set's candidates with ckast's one validation and sort out the library."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import attrs
+
+from ckast.config import ConfigIssue, LoadedKernel, resolve_kernel
+from ckast.lower.identity import kernel_name
+from ckast.variants.conv_wrapper import key_of
+
+from .rulesets import RULE_SETS
+from .selection import Candidate, Selection, SelectionError
+
+ACCEPTED, REFUSED, MERGED = "accepted", "refused", "merged"
+KEY_RULE = "registry.key_unique"
+
+
+@attrs.frozen
+class Entry:
+    """One candidate and what became of it. `config` is set whenever every knob resolved (so a
+    config the arch rules refused still has a kernel name); `merged_into` names the kernel an
+    identical earlier candidate already produced."""
+
+    candidate: Candidate
+    status: str
+    config: Any = None  # KernelConfig
+    issues: tuple[ConfigIssue, ...] = ()
+    merged_into: str | None = None
+
+    @property
+    def name(self) -> str | None:
+        return kernel_name(self.config) if self.config is not None else None
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        """Ids of the rules that refused it ("knob" for a value the knob table refuses)."""
+        return tuple(dict.fromkeys(i.rule or "knob" for i in self.issues))
+
+
+Validate = Callable[[Candidate], tuple[Any, tuple[ConfigIssue, ...]]]
+
+
+class Validator:
+    """`resolve_kernel` for candidates of one selection, memoized by knob values (rule sets that
+    derive from another, like `tiny`, validate the same candidates again)."""
+
+    def __init__(self, selection: Selection) -> None:
+        self.defaults = {"ck_api": selection.ck_api, "arch": selection.arch}
+        self._seen: dict[tuple, tuple[Any, tuple[ConfigIssue, ...]]] = {}
+
+    def __call__(self, candidate: Candidate) -> tuple[Any, tuple[ConfigIssue, ...]]:
+        key = tuple(candidate.knobs.items())
+        if key not in self._seen:
+            r = resolve_kernel(dict(candidate.knobs), candidate.origin, self.defaults)
+            self._seen[key] = (r.config, r.issues)
+        return self._seen[key]
+
+    def accepts(self, candidate: Candidate) -> bool:
+        config, issues = self(candidate)
+        return config is not None and not issues
+
+
+@attrs.frozen
+class Library:
+    selection: Selection
+    entries: tuple[Entry, ...]
+
+    def with_status(self, status: str) -> list[Entry]:
+        return [e for e in self.entries if e.status == status]
+
+    @property
+    def accepted(self) -> list[Entry]:
+        return self.with_status(ACCEPTED)
+
+    @property
+    def refused(self) -> list[Entry]:
+        return self.with_status(REFUSED)
+
+    def kernels(self) -> list[LoadedKernel]:
+        """The accepted configs, as `ckast emit` takes them."""
+        return [LoadedKernel(e.candidate.origin, e.config) for e in self.accepted]
+
+    def by_rule(self) -> dict[str, list[Entry]]:
+        """Refused entries grouped by each rule that refused them (an entry may stand under several)."""
+        out: dict[str, list[Entry]] = {}
+        for e in self.refused:
+            for rule in e.rules:
+                out.setdefault(rule, []).append(e)
+        return dict(sorted(out.items()))
+
+    def counts(self, status: str = ACCEPTED) -> Counter:
+        """Entries of `status` per (variant, datatype, ndim)."""
+        return Counter(group_of(e.candidate) for e in self.with_status(status))
+
+
+def group_of(candidate: Candidate) -> tuple[str, str, int | None]:
+    k = candidate.knobs
+    return (k["variant"], k["datatype"], k.get("ndim_spatial"))
+
+
+def build(selection: Selection) -> Library:
+    """Enumerate the selection's rule set, validate every candidate, merge and refuse."""
+    try:
+        rule_set = RULE_SETS[selection.rule_set]
+    except KeyError:
+        raise SelectionError(f"unknown rule set {selection.rule_set!r}; known: {', '.join(RULE_SETS)}") from None
+    validate = Validator(selection)
+    return Library(selection, tuple(_sort_out(rule_set.candidates(selection, validate), validate)))
+
+
+def _sort_out(candidates: Iterable[Candidate], validate: Validator) -> Iterable[Entry]:
+    names: dict[str, str] = {}
+    keys: dict[tuple, str] = {}
+    for cand in candidates:
+        config, issues = validate(cand)
+        if config is None or issues:
+            yield Entry(cand, REFUSED, config, issues)
+            continue
+        name = kernel_name(config)
+        if name in names:
+            yield Entry(cand, MERGED, config, merged_into=name)
+            continue
+        if config.kind == "grouped_conv":
+            key = key_of(config)
+            if key in keys:
+                yield Entry(cand, REFUSED, config, (ConfigIssue(cand.origin, (
+                    f"CK's GroupedConvKernelKey cannot tell it from {keys[key]} (the key holds no two_stage, "
+                    "explicit_gemm, double_smem_buffer or lds_policy); its registry would keep only one"), KEY_RULE),))
+                continue
+            keys[key] = name
+        names[name] = cand.origin
+        yield Entry(cand, ACCEPTED, config)

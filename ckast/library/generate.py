@@ -1,0 +1,39 @@
+"""Rendering many kernels on several processes, with the same output as one process."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+
+from ckast.config import LoadedKernel
+from ckast.emit import EmittedKernel, render
+
+CHUNKS_PER_JOB = 8
+"""Work units per process: small enough to balance, large enough to amortize pickling."""
+
+
+def default_jobs() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def render_all(kernels: Sequence[LoadedKernel], jobs: int = 1,
+               progress: Callable[[int], None] | None = None) -> list[EmittedKernel]:
+    """`emit.render` of every kernel, in `jobs` processes; the result (sorted by name) and so every
+    written byte are the same for any `jobs`. `progress(n)` is called as n more kernels are done."""
+    if jobs <= 1 or len(kernels) < 2:
+        out = render(kernels)
+        if progress:
+            progress(len(kernels))
+        return out
+    size = max(1, -(-len(kernels) // (jobs * CHUNKS_PER_JOB)))
+    chunks = [kernels[i:i + size] for i in range(0, len(kernels), size)]
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+    merged: list[EmittedKernel] = []
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        for chunk, done in zip(chunks, pool.map(render, chunks)):
+            merged += done
+            if progress:
+                progress(len(chunk))
+    return sorted({k.name: k for k in merged}.values(), key=lambda k: k.name)

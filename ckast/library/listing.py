@@ -1,0 +1,67 @@
+"""What `ckast list` prints about a library: counts, names, refusals by rule."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from .build import ACCEPTED, MERGED, REFUSED, Library, group_of
+
+STATUSES = (ACCEPTED, MERGED, REFUSED)
+
+
+def _groups(library: Library) -> dict[tuple, Counter]:
+    out: dict[tuple, Counter] = {}
+    for e in library.entries:
+        out.setdefault(group_of(e.candidate), Counter())[e.status] += 1
+    return out
+
+
+def table(library: Library) -> list[str]:
+    """One row per (variant, datatype, rank): proposed, accepted, merged, refused; then totals."""
+    s = library.selection
+    rows = [("variant", "datatype", "ndim", "proposed", *STATUSES)]
+    totals: Counter = Counter()
+    for (variant, dtype, ndim), c in sorted(_groups(library).items(), key=lambda kv: tuple(map(str, kv[0]))):
+        totals.update(c)
+        rows.append((variant, dtype, "-" if ndim is None else str(ndim), str(sum(c.values())), *(str(c[x]) for x in STATUSES)))
+    rows.append(("total", "", "", str(sum(totals.values())), *(str(totals[x]) for x in STATUSES)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    head = f"rule set {s.rule_set} on {s.arch}, CK API {s.ck_api}"
+    return [head, *("  ".join(cell.rjust(w) if i > 2 else cell.ljust(w) for i, (cell, w) in enumerate(zip(r, widths))).rstrip()
+                    for r in rows)]
+
+
+def names(library: Library) -> list[str]:
+    return sorted(e.name for e in library.accepted)
+
+
+def rejected(library: Library) -> list[str]:
+    """Per rule (id, count, reason), each refused config: its origin, kernel name and what failed."""
+    from ckast.arch.rules import RULES
+
+    reasons = {r.id: r.reason for r in RULES}
+    lines = []
+    for rule, entries in library.by_rule().items():
+        lines.append(f"{rule} ({len(entries)}): {reasons.get(rule, 'values the knob table refuses')}")
+        for e in entries:
+            details = "; ".join(f"{i.path.removeprefix(e.candidate.origin).lstrip('.') or '-'}: {i.message}"
+                                for i in e.issues if (i.rule or "knob") == rule)
+            lines.append(f"  {e.candidate.origin} {e.name or ''}: {details}".replace("  :", ":"))
+    return lines or ["no config refused"]
+
+
+def as_json(library: Library, *, names: bool, rejected: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "selection": library.selection.as_dict(),
+        "counts": [{"variant": v, "datatype": d, "ndim": n, **{x: c[x] for x in STATUSES}}
+                   for (v, d, n), c in sorted(_groups(library).items(), key=lambda kv: tuple(map(str, kv[0])))],
+    }
+    if names:
+        out["kernels"] = globals()["names"](library)
+    if rejected:
+        out["rejected"] = {rule: [{"origin": e.candidate.origin, "name": e.name,
+                                   "problems": [i.message for i in e.issues if (i.rule or "knob") == rule]}
+                                  for e in entries]
+                           for rule, entries in library.by_rule().items()}
+    return out

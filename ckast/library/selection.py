@@ -1,0 +1,61 @@
+"""What a library run asks for (`Selection`) and what a rule set proposes (`Candidate`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+
+class SelectionError(ValueError):
+    """The selection cannot be served (unknown rule set, a datatype the set has not, a missing input)."""
+
+
+@attrs.frozen
+class Selection:
+    """One library request. Empty `datatypes`, `ndims` or `variants` mean: all the rule set has."""
+
+    rule_set: str
+    arch: str
+    ck_api: str
+    datatypes: tuple[str, ...] = ()
+    ndims: tuple[int, ...] = ()
+    variants: tuple[str, ...] = ()
+    builder_conf: Path | None = None
+
+    def wants(self, *, datatype: str | None = None, ndim: int | None = None, variant: str | None = None) -> bool:
+        return ((datatype is None or not self.datatypes or datatype in self.datatypes)
+                and (ndim is None or not self.ndims or ndim in self.ndims)
+                and (variant is None or not self.variants or variant in self.variants))
+
+    def as_dict(self) -> dict[str, Any]:
+        """The selection as recorded in a manifest (no machine-specific paths)."""
+        return {"rule_set": self.rule_set, "arch": self.arch, "ck_api": self.ck_api,
+                "datatypes": list(self.datatypes), "ndims": list(self.ndims), "variants": list(self.variants)}
+
+
+@attrs.frozen
+class Candidate:
+    """A config a rule set proposes: knob name -> value (a kernel object of the config language),
+    and where it came from (e.g. `full/bwd_weight/2d/fp16[12]`), used in every message about it."""
+
+    origin: str
+    knobs: Mapping[str, Any] = attrs.field(converter=lambda m: dict(sorted(m.items())))
+
+    @property
+    def category(self) -> str:
+        """CK's feature category of the config (full-tests and tiny stratify by it)."""
+        k = self.knobs
+        if k.get("variant") == "forward_depthwise":
+            return "depthwise"
+        for knob, name in (("streamk_enabled", "streamk"), ("split_image", "split_image")):
+            if k.get(knob):
+                return name
+        if k.get("num_groups_to_merge", 1) > 1:
+            return "merged_groups"
+        for knob in ("two_stage", "explicit_gemm"):
+            if k.get(knob):
+                return knob
+        return "regular"
