@@ -169,3 +169,55 @@ def test_explain_by_name_and_file(tmp_path):
     assert out.exit_code == 0 and f"kernel {accepted.name}" in out.output and "FAIL" not in out.output
     assert dot.read_text().startswith(f'digraph "{accepted.name}"') and '"Pipeline" -> "Kernel";' in dot.read_text()
     assert run("explain", "no_such_kernel", *SMALL).exit_code == 2
+
+
+# --- CK's "full", "full-tests" and "tiny" --------------------------------------------------------------
+
+CK_FULL_FP16_2D = {"forward": 659, "forward_depthwise": 20, "bwd_data": 124, "bwd_weight": 2404}
+"""CK's full set for fp16, 2-D, gfx942 before any filter (shared/reference/ck_dispatcher_anatomy.md, 6)."""
+
+
+def proposed(library):
+    return dict(Counter(e.candidate.knobs["variant"] for e in library.entries))
+
+
+@pytest.mark.parametrize(("api", "accepted", "refused"), [
+    ("ck-2025.11", {"forward": 250, "bwd_weight": 116},
+     {"atomic.vector_c": 90, "conv.transpose_vector": 1892, "profile.depthwise": 20, "profile.explicit_gemm": 696,
+      "profile.pipeline": 1813, "profile.streamk_conv": 660, "tile.minimum": 4}),
+    ("ck-2026.06", {"forward": 655, "bwd_data": 124, "bwd_weight": 1222, "forward_depthwise": 20},
+     {"atomic.vector_c": 90, "conv.transpose_vector": 412, "explicit_gemm.requirements": 348, KEY_RULE: 381,
+      "tile.minimum": 4}),
+])
+def test_full_proposes_cks_set_and_names_the_rule_of_every_refusal(api, accepted, refused):
+    lib = build(Selection("full", "gfx942", api, ("fp16",), (2,)))
+    assert proposed(lib) == CK_FULL_FP16_2D
+    assert counts(lib, "accepted") == accepted and not lib.with_status("merged")
+    assert {rule: len(entries) for rule, entries in lib.by_rule().items()} == refused
+    assert all(e.rules and "knob" not in e.rules for e in lib.refused)
+    assert len(lib.accepted) + len(lib.refused) == sum(CK_FULL_FP16_2D.values())
+
+
+def test_full_over_every_datatype_and_rank_is_cks_production_set():
+    """CK's production path renders 14,048 kernels for full (3 datatypes, 2-D and 3-D)."""
+    lib = build(Selection("full", "gfx942", "ck-2026.06"))
+    by_variant = proposed(lib)
+    assert by_variant == {"forward": 3256, "forward_depthwise": 60, "bwd_data": 624, "bwd_weight": 10108}
+    assert len({e.name for e in lib.accepted}) == len(lib.accepted) == 9184
+
+
+def test_full_tests_is_cks_subset():
+    for api in ("ck-2025.11", "ck-2026.06"):
+        lib = build(Selection("full-tests", "gfx942", api, ("fp16",), (2,)))
+        assert proposed(lib) == {"forward": 131, "forward_depthwise": 4, "bwd_data": 24, "bwd_weight": 481}
+
+
+@pytest.mark.parametrize("api", ["ck-2025.11", "ck-2026.06"])
+def test_tiny_covers_every_direction_and_category_the_profile_builds(api):
+    tests = build(Selection("full-tests", "gfx942", api))
+    wanted = {(e.candidate.knobs["variant"], e.candidate.category) for e in tests.accepted}
+    lib = build(Selection("tiny", "gfx942", api))
+    assert not lib.refused and len(lib.accepted) >= 10
+    assert {(e.candidate.knobs["variant"], e.candidate.category) for e in lib.accepted} == wanted
+    if api == "ck-2026.06":  # CK's own tiny has no bwd_data kernel
+        assert {"bwd_data", "forward_depthwise"} <= {v for v, _ in wanted}

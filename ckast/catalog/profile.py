@@ -80,8 +80,9 @@ class Profile:
         return self.features[name]
 
 
+@functools.cache
 def profile_names() -> tuple[str, ...]:
-    """Names of the packaged profiles, sorted."""
+    """Names of the packaged profiles, sorted (read once per process)."""
     return tuple(sorted(p.stem for p in PROFILES_DIR.glob("*.toml")))
 
 

@@ -17,6 +17,7 @@ from .selection import Candidate, Selection, SelectionError
 
 ACCEPTED, REFUSED, MERGED = "accepted", "refused", "merged"
 KEY_RULE = "registry.key_unique"
+KEY_RULE_REASON = "CK's dispatcher registry tells every kernel of a library apart by its key"
 
 
 @attrs.frozen

@@ -104,7 +104,6 @@ def candidates(selection: Selection) -> list[Candidate]:
             out += _depthwise(t, selection, ndims, datatypes)
             continue
         features = t.raw["features"].get(variant, [])
-        seen: set[tuple] = set()  # CK's dedup key holds the direction, rank and datatype
         for ndim in ndims:
             for dtype in datatypes:
                 dclass = t.dtype_class(dtype)
@@ -122,6 +121,7 @@ def candidates(selection: Selection) -> list[Candidate]:
                         pipes = ([(p, s) for p, s in feat["pipelines"]] if "pipelines" in feat
                                  else t.pipelines(variant, tile, dclass))
                         made += _tile_configs(t, selection.arch, variant, dtype, dclass, tile, pipes, knobs)
+                seen: set[tuple] = set()  # CK's dedup key holds the direction, rank and datatype
                 index = 0
                 for knobs in made:
                     key = tuple(sorted(knobs.items()))

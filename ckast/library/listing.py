@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from .build import ACCEPTED, MERGED, REFUSED, Library, group_of
+from .build import ACCEPTED, KEY_RULE, KEY_RULE_REASON, MERGED, REFUSED, Library, group_of
 
 STATUSES = (ACCEPTED, MERGED, REFUSED)
 
@@ -40,7 +40,7 @@ def rejected(library: Library) -> list[str]:
     """Per rule (id, count, reason), each refused config: its origin, kernel name and what failed."""
     from ckast.arch.rules import RULES
 
-    reasons = {r.id: r.reason for r in RULES}
+    reasons = {KEY_RULE: KEY_RULE_REASON, **{r.id: r.reason for r in RULES}}
     lines = []
     for rule, entries in library.by_rule().items():
         lines.append(f"{rule} ({len(entries)}): {reasons.get(rule, 'values the knob table refuses')}")
