@@ -39,7 +39,7 @@ CONV_CASES: dict[str, tuple[dict, tuple[str, ...]]] = {
                               scheduler="interwave", specialization="filter1x1_stride1_pad0", split_image=True,
                               num_groups_to_merge=2), BOTH),
     "forward_1d_fp32_compv4": (dict(CONV, variant="forward", datatype="fp32", ndim_spatial=1, pipeline="compv4",
-                                    tile_k=32, warp_tile_k=8), BOTH),
+                                    tile_k=32, warp_tile_m=16, warp_tile_n=16, warp_tile_k=16), BOTH),
     "forward_explicit_gemm": (dict(CONV, variant="forward", explicit_gemm=True,
                                    specialization="filter1x1_stride1_pad0", pipeline="compv3"), NEW),
     "forward_wavelet": (dict(CONV, variant="forward", pipeline="wavelet"), NEW),

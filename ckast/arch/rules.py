@@ -43,6 +43,10 @@ BOTH = ("gemm", "grouped_conv")
 GEMM_VARIANTS_WITHOUT_SPLIT_K = ("preshuffle", "multi_d")
 """CK refuses k_batch > 1 for multi-D (IsSupportedArgument) and does not support it for the weight
 preshuffle pipeline (its flattened B view has no K split)."""
+UNARY_ELEMENTWISE_OPS = ("Relu", "Gelu", "FastGelu")
+"""CK element-wise ops with the unary signature op(y, x): the multi-D epilogue calls its op as
+op(e, c, d0[, d1]), so they cannot fuse D tensors (CK's generator says so; its preselected multi-D
+sets name them anyway)."""
 SPLIT_K_DEFAULT_EPILOGUE_OUTPUTS = ("fp32", "int32")
 """The default 2-D epilogue stores one element at a time; CK's atomic add of 16-bit types needs
 vectors of 2 or more, so split-K through that epilogue only works for 32-bit outputs."""
@@ -219,6 +223,19 @@ def _traits(c: Any, arch: ArchSpec) -> Iterator[Finding]:
         yield "scheduler", f"{c.pipeline} has no {c.scheduler} schedule (with the {c.epilogue} epilogue)"
 
 
+@rule("profile.warp_gemm", "the CK API profile's WarpGemmDispatcher has the warp tile for the data types",
+      needs=("warp_tile.supported",), kinds=BOTH, variants=TILED)
+def _profile_warp_gemm(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if arch.uses_wmma:  # WMMA warp GEMMs are dispatched per arch family, outside this table
+        return
+    key = dtype_key(c.datatype, c.datatype)
+    have = load_profile(c.ck_api).warp_gemms.get(key, frozenset())
+    warp_tile = _triple(c, "warp_tile")
+    if warp_tile not in have:
+        yield "warp_tile_m", (f"CK API profile {c.ck_api} has no {key} warp GEMM {_x(warp_tile)} "
+                              f"(it has: {_list(sorted(have)) or 'none'})")
+
+
 # --- weight preshuffle -----------------------------------------------------------------------------
 
 @rule("preshuffle.pipeline", "the preshuffle variant and only it uses a preshuffle pipeline")
@@ -301,6 +318,21 @@ def _d_layout(c: Any, arch: ArchSpec) -> Iterator[Finding]:
         yield "d_layout", f"{c.d_layout!r}, but CK's multi-D epilogue reads each D in C's layout {c.layout[2]!r}"
 
 
+@rule("multi_d.binary_op", "the multi-D element-wise op takes the D tensors (op(e, c, d0[, d1])); unary ops cannot",
+      variants=("multi_d",))
+def _binary_op(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.elementwise_op in UNARY_ELEMENTWISE_OPS:
+        yield "elementwise_op", (f"{c.elementwise_op} is unary (op(y, x)); it has no argument for the "
+                                 f"{c.num_d_tensors} D tensor(s)")
+
+
+@rule("multi_d.epilogue", "the multi-D kernel fuses its D tensors in the CShuffle epilogue", variants=("multi_d",))
+def _multi_d_epilogue(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.epilogue != "cshuffle":
+        yield "epilogue", (f"{c.epilogue}: multi-D kernels use the cshuffle epilogue "
+                           "(CK's generator builds it whatever the config names)")
+
+
 @rule("split_k.unsupported", "split-K (k_batch > 1) only where CK's kernel accumulates partial results",
       variants=GEMM_VARIANTS_WITHOUT_SPLIT_K)
 def _split_k(c: Any, arch: ArchSpec) -> Iterator[Finding]:
@@ -365,8 +397,18 @@ _feature_rule("profile.conv_lds_policy", "conv_lds_policy", "lds_policy", "group
               enabled=lambda c: c.lds_policy == "conv")
 _feature_rule("profile.streamk_conv", "streamk_conv", "streamk_enabled", "stream-K backward-weight conv kernel",
               variants=("bwd_weight",))
+_feature_rule("profile.backward_specialization", "backward_conv_specialization", "specialization",
+              "non-default specialization in the backward conv kernels (their argument check does not compile)",
+              variants=("bwd_data", "bwd_weight"), enabled=lambda c: c.specialization != "default")
 _feature_rule("profile.depthwise", "depthwise_conv", "variant", "depthwise forward conv (DepthwiseConvFwdTraits)",
               variants=(DEPTHWISE,), enabled=lambda c: True)
+
+
+@_conv("profile.conv_pipeline", "the CK API profile's conv kernels can drive the pipeline")
+def _profile_conv_pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    reason = load_profile(c.ck_api).conv_pipelines_unusable.get(c.pipeline)
+    if reason:
+        yield "pipeline", f"{c.pipeline} cannot run in CK API profile {c.ck_api}'s conv kernels: {reason}"
 
 
 @_conv("conv.lds_policy", "CK's grouped-conv LDS policy fits the basic, mem, compv3 and wavelet pipelines only")

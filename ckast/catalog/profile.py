@@ -50,6 +50,10 @@ class Profile:
     symbols: Mapping[str, Symbol]
     features: Mapping[str, bool]
     absent: Mapping[str, str]
+    warp_gemms: Mapping[str, frozenset[tuple[int, int, int]]] = attrs.field(factory=dict)
+    """Warp tiles CK's WarpGemmDispatcher has, per "A_B_Acc" type key."""
+    conv_pipelines_unusable: Mapping[str, str] = attrs.field(factory=dict)
+    """Pipelines this CK's grouped-conv kernels cannot call, with the reason."""
 
     def _lookup(self, table: Mapping[str, Any], key: str, what: str) -> Any:
         if key in table:
@@ -112,7 +116,9 @@ def _merged(name: str) -> dict[str, Any]:
         entries = {k: v for k, v in base.get(table, {}).items() if k not in absent}
         entries.update(data.get(table, {}))
         merged[table] = entries
-    merged["features"] = {**base.get("features", {}), **data.get("features", {})}
+    for table in ("features", "warp_gemms"):
+        merged[table] = {**base.get(table, {}), **data.get(table, {})}
+    merged["conv_pipelines_unusable"] = data.get("conv_pipelines_unusable", base.get("conv_pipelines_unusable", {}))
     return merged
 
 
@@ -162,6 +168,9 @@ class _Builder:
             symbols=dict(sorted(self.symbols.items())),
             features=dict(sorted(self.data.get("features", {}).items())),
             absent=dict(sorted(self.data.get("absent", {}).items())),
+            warp_gemms={key: frozenset((m, n, k) for m, n, k in tiles)
+                        for key, tiles in sorted(self.data.get("warp_gemms", {}).items())},
+            conv_pipelines_unusable=dict(sorted(self.data.get("conv_pipelines_unusable", {}).items())),
         )
 
     @staticmethod

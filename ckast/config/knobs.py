@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from ckast.arch import ARCH_NAMES, PIPELINES as PIPELINE_SPECS
-from ckast.arch.rules import CONV_VARIANTS, DEPTHWISE, GEMM_VARIANTS, TILED, split_k_default
+from ckast.arch.rules import CONV_VARIANTS, DEPTHWISE, GEMM_VARIANTS, TILED, UNARY_ELEMENTWISE_OPS, split_k_default
 from ckast.catalog import DEFAULT_PROFILE, load_profile, profile_names
 
 GEMM, CONV = "gemm", "grouped_conv"
@@ -41,8 +41,9 @@ SCHEDULERS = ("intrawave", "interwave", "default")
 EPILOGUES = ("cshuffle", "default")
 ELEMENTWISE_OPS = ("MultiDAdd", "MultiDMultiply", "AddScale", "PassThrough")
 """Ops CK's CShuffle epilogue can call as op(e, c, d0[, d1]) with one or two D tensors (checked by
-compiling against the wheel's CK). Not offered: Add (one D and few type combinations), and the
-unary ops Relu, Gelu, FastGelu, Scale, Silu, Sigmoid (no D argument at all)."""
+compiling against the wheel's CK). The knob also takes the unary ops CK's preselected sets name
+(`UNARY_ELEMENTWISE_OPS`), which rule multi_d.binary_op refuses. Not offered: Add (one D and few type
+combinations), and the unary ops Scale, Silu, Sigmoid (no D argument at all)."""
 SPECIALIZATIONS = ("default", "filter1x1_pad0", "filter1x1_stride1_pad0", "filter3x3")
 STREAMK_REDUCTIONS = ("tree", "linear")
 
@@ -116,15 +117,17 @@ KNOBS: tuple[Knob, ...] = (
     *(Knob(f"warp_tile_{d}", int, default=32 if d != "k" else 16, variants=TILED) for d in "mnk"),
     Knob("pipeline", str, default=_default_pipeline, choices=_by_kind(PIPELINES), variants=TILED),
     Knob("scheduler", str, default="intrawave", choices=SCHEDULERS, variants=TILED),
-    # CK's conv kernels are built around the CShuffle epilogue (CK's generator names "default" but emits CShuffle).
+    # CK's conv kernels are built around the CShuffle epilogue (CK's generator names "default" but emits CShuffle);
+    # so are multi-D kernels, which CK's GEMM generator lists with either epilogue (rule multi_d.epilogue).
     Knob("epilogue", str, default="cshuffle", variants=TILED,
-         choices=lambda c: ("cshuffle",) if c["variant"] in ("multi_d", *CONV_VARIANTS) else EPILOGUES),
+         choices=lambda c: ("cshuffle",) if c["variant"] in CONV_VARIANTS else EPILOGUES),
     # Conv kernels always pad (CK's implicit-GEMM traits fix kPadM/N/K = true and the kernels assert it).
     *(Knob(f"pad_{d}", bool, default=False, variants=GEMM_VARIANTS) for d in "mnk"),
     Knob("persistent", bool, default=False, kinds=(GEMM,)),
     Knob("split_k", bool, default=lambda c: split_k_default(c["kind"], c["variant"], c["epilogue"], c["datatype"]),
          kinds=(GEMM,)),
-    Knob("elementwise_op", str, default="MultiDAdd", choices=ELEMENTWISE_OPS, variants=("multi_d",)),
+    Knob("elementwise_op", str, default="MultiDAdd", choices=(*ELEMENTWISE_OPS, *UNARY_ELEMENTWISE_OPS),
+         variants=("multi_d",)),
     Knob("num_d_tensors", int, default=1, choices=(1, 2), variants=("multi_d",)),
     Knob("d_layout", str, default="r", choices=("r", "c"), variants=("multi_d",)),
     # CK's generator defaults (4, 8, 8); bwd_weight loads A (dOut) in 8s, which its default tile needs

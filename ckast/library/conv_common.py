@@ -14,6 +14,8 @@ from ckast.config.knobs import CONV, DATATYPES
 from .selection import Candidate, Selection, SelectionError
 
 DATA = Path(__file__).with_name("data")
+CK_ORDER = ("forward", DEPTHWISE, "bwd_data", "bwd_weight")
+"""CK emits the depthwise configs right after the forward ones."""
 NDIMS = (2, 3)
 """Spatial ranks a conv library has when the selection names none (CK's default)."""
 
@@ -36,7 +38,7 @@ def axes(selection: Selection) -> tuple[tuple[str, ...], tuple[int, ...], tuple[
         if variant not in (*CONV_VARIANTS, DEPTHWISE):
             raise SelectionError(f"variant {variant!r} is not a grouped-conv variant; "
                                  f"allowed: {', '.join((*CONV_VARIANTS, DEPTHWISE))}")
-    variants = tuple(v for v in (*CONV_VARIANTS, DEPTHWISE) if selection.wants(variant=v))
+    variants = tuple(v for v in CK_ORDER if selection.wants(variant=v))
     return variants, tuple(n for n in NDIMS if selection.wants(ndim=n)), \
         tuple(d for d in DATATYPES[CONV] if selection.wants(datatype=d))
 

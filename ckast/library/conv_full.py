@@ -35,6 +35,7 @@ class FullTables:
 
     def __init__(self, raw: dict[str, Any]) -> None:
         self.raw = raw
+        self.excluded_warp_mn = {(m, n) for m, n in raw["warp_mn"]["excluded"]}
 
     def dtype_class(self, datatype: str) -> str:
         return self.raw["dtype_class"][datatype]
@@ -61,11 +62,15 @@ class FullTables:
         """CK Builder's MFMA K: min(max(AK1, MFMA K), tile_k); stream-K native instances and a few
         wavelet tiles keep the older gfx942 values instead."""
         f = self.raw["warp_tile_k"]
+
+        def by_m(table: dict[str, int]) -> int:
+            return table.get(str(warp_tile_m), table["other"])
+
         if legacy:
             cap = tile_k // f["legacy_float_divisor"] if dclass == "float" else tile_k
-            return min(f["legacy"][str(warp_tile_m)], cap)
+            return min(by_m(f["legacy"]), cap)
         k1 = f["ak1_small"] if tile_k <= f["ak1_small_max_tile_k"] else f["ak1"]
-        return min(max(k1, f["mfma"][dclass][str(warp_tile_m)]), tile_k)
+        return min(max(k1, by_m(f["mfma"][dclass])), tile_k)
 
     def legacy_wavelet_tile(self, variant: str, tile: Triple) -> bool:
         return [*tile] in self.raw["warp_tile_k"]["legacy_wavelet_tiles"].get(variant, [])
@@ -147,7 +152,7 @@ def _tile_configs(t: FullTables, arch: str, variant: str, dtype: str, dclass: st
     pipeline, specialization)."""
     fits = tm.wave_warp_pairs(tile, dtype, arch)
     pairs = [(waves, mn) for waves in t.waves(variant, tile) for mn in t.warp_mn(variant, tile, waves)
-             if mn not in {tuple(x) for x in t.raw["warp_mn"]["excluded"]} and (waves, mn) in fits]
+             if mn not in t.excluded_warp_mn and (waves, mn) in fits]
     if not pairs:
         pairs = list(fits)
     vectors = t.vectors(variant, tile, dclass)

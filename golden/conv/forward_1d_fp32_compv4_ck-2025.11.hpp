@@ -19,9 +19,9 @@
 #include "ck_tile/ops/grouped_convolution.hpp"
 
 namespace ckast {
-namespace grouped_conv_fp32_nwgc_forward_gfx942_compv4_cshuffle_intrawave_128x128x32_2x2x1_32x32x8_dsb_9f8e3f2c9c {
+namespace grouped_conv_fp32_nwgc_forward_gfx942_compv4_cshuffle_intrawave_128x128x32_2x2x1_16x16x16_dsb_33c466705b {
 struct Launcher {
-    static constexpr const char* kName = "grouped_conv_fp32_nwgc_forward_gfx942_compv4_cshuffle_intrawave_128x128x32_2x2x1_32x32x8_dsb_9f8e3f2c9c";
+    static constexpr const char* kName = "grouped_conv_fp32_nwgc_forward_gfx942_compv4_cshuffle_intrawave_128x128x32_2x2x1_16x16x16_dsb_33c466705b";
     static constexpr ck_tile::index_t NDimSpatial = 1;
     static constexpr ck_tile::index_t TileM = 128;
     static constexpr ck_tile::index_t TileN = 128;
@@ -29,9 +29,9 @@ struct Launcher {
     static constexpr ck_tile::index_t WarpM = 2;
     static constexpr ck_tile::index_t WarpN = 2;
     static constexpr ck_tile::index_t WarpK = 1;
-    static constexpr ck_tile::index_t WarpTileM = 32;
-    static constexpr ck_tile::index_t WarpTileN = 32;
-    static constexpr ck_tile::index_t WarpTileK = 8;
+    static constexpr ck_tile::index_t WarpTileM = 16;
+    static constexpr ck_tile::index_t WarpTileN = 16;
+    static constexpr ck_tile::index_t WarpTileK = 16;
     static constexpr ck_tile::index_t VectorSizeA = 4;
     static constexpr ck_tile::index_t VectorSizeB = 8;
     static constexpr ck_tile::index_t VectorSizeC = 8;
@@ -168,7 +168,7 @@ struct Launcher {
         const auto kargs = K::MakeKernelArgs(args);
         if (!K::IsSupportedArgument(kargs)) {
             throw std::runtime_error(
-                "grouped_conv_fp32_nwgc_forward_gfx942_compv4_cshuffle_intrawave_128x128x32_2x2x1_32x32x8_dsb_9f8e3f2c9c: arguments not supported");
+                "grouped_conv_fp32_nwgc_forward_gfx942_compv4_cshuffle_intrawave_128x128x32_2x2x1_16x16x16_dsb_33c466705b: arguments not supported");
         }
         const dim3 grids = K::GridSize(kargs);
         const dim3 blocks = K::BlockSize();
@@ -209,5 +209,5 @@ struct Launcher {
     }
 #endif // CK_EXPERIMENTAL_BUILDER
 };
-} // namespace grouped_conv_fp32_nwgc_forward_gfx942_compv4_cshuffle_intrawave_128x128x32_2x2x1_32x32x8_dsb_9f8e3f2c9c
+} // namespace grouped_conv_fp32_nwgc_forward_gfx942_compv4_cshuffle_intrawave_128x128x32_2x2x1_16x16x16_dsb_33c466705b
 } // namespace ckast
