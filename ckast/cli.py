@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
 import click
@@ -17,6 +18,7 @@ EXIT_BAD_INPUT = 2
 @click.version_option(__version__, prog_name="ckast")
 def main() -> None:
     """Generate CK Tile kernel-instance C++ from kernel configs."""
+    warnings.formatwarning = lambda message, *_args, **_kw: f"warning: {message}\n"
 
 
 @main.command()
@@ -140,21 +142,25 @@ def _selection_options(f):
                      help="CK API profile the library is built for."),
         click.option("--builder-conf", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
                      help="Directory of CK Builder instance .conf files (rule sets profiler and tests)."),
+        click.option("--config", "configs", multiple=True, type=click.Path(path_type=Path),
+                     help="Take the candidates from a config file (ckast's or CK's formats) instead of a rule set "
+                          "(repeatable)."),
     )):
         f = option(f)
     return f
 
 
-def _library(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf):
+def _library(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs):
     """Build the selected library, or exit 2 naming what is wrong with the selection."""
     from ckast.library import Selection, SelectionError, build
 
-    if not rule_set or not arch:
-        _bad_input(["a library needs --rule-set and --arch"])
+    if not configs and (not rule_set or not arch):
+        _bad_input(["a library needs --rule-set and --arch (or --config FILE)"])
     try:
-        return build(Selection(rule_set, arch, ck_api, tuple(datatypes), tuple(ndims), tuple(variants), builder_conf))
+        return build(Selection(rule_set or "", arch or "", ck_api, tuple(datatypes), tuple(ndims), tuple(variants),
+                               builder_conf, tuple(configs)))
     except SelectionError as exc:
-        _bad_input([f"error: {exc}"])
+        _bad_input(str(exc).splitlines())
 
 
 def _bad_input(lines: list[str]) -> None:
@@ -165,8 +171,6 @@ def _bad_input(lines: list[str]) -> None:
 
 @main.command()
 @_selection_options
-@click.option("--config", "configs", multiple=True, type=click.Path(path_type=Path),
-              help="Generate the kernels of a config file instead of a rule set (repeatable).")
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Rendering processes (default: cores).")
 @click.option("--chunk-size", type=click.IntRange(min=1), default=25, show_default=True,
@@ -177,37 +181,25 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
     Per kernel a header, a one-line TU and a dispatcher wrapper; per run the registration and
     manifest.json. Files are written only when they change; files of an earlier run into the same
     directory that this run does not produce are removed. Output is byte-identical for every -j.
+    Refused configs are counted here and listed by `ckast list --rejected` with the same options.
 
     \b
     Examples:
       ckast generate --rule-set tiny --arch gfx942 -o lib/
       ckast generate --rule-set full --arch gfx942 --datatype fp16 --ndim 2 -o lib/ -j 2
-      ckast generate --config examples/gemm_standard.json -o lib/
+      ckast generate --config examples/ck/gemm_default_config.json -o lib/
     """
     import time
 
-    from ckast.config import ConfigError, load_file
+    from ckast.config import ConfigError
     from ckast.emit import write_outputs
     from ckast.library.generate import default_jobs, render_all
 
     start = time.perf_counter()
-    if configs:
-        problems: list[str] = []
-        kernels = []
-        for path in configs:
-            try:
-                kernels += load_file(path, defaults={"ck_api": ck_api})
-            except ConfigError as exc:
-                problems += exc.lines()
-        if problems:
-            _bad_input(problems)
-        run, summary = {"configs": [str(p) for p in configs]}, f"{len(kernels)} configs"
-    else:
-        library = _library(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf)
-        kernels = library.kernels()
-        run = library.selection.as_dict()
-        summary = (f"{len(library.entries)} proposed, {len(library.refused)} refused, "
-                   f"{len(library.with_status('merged'))} merged")
+    library = _library(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs)
+    kernels = library.kernels()
+    summary = (f"{len(library.entries)} proposed, {len(library.refused)} refused, "
+               f"{len(library.with_status('merged'))} merged")
     if not kernels:
         click.echo(f"nothing to generate ({summary}); see `ckast list --rejected`", err=True)
         sys.exit(1)
@@ -220,7 +212,7 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
     except ConfigError as exc:
         click.echo("\n".join(exc.lines()), err=True)
         sys.exit(1)
-    stats = write_outputs(emitted, out_dir, chunk_size=chunk_size, run=run)
+    stats = write_outputs(emitted, out_dir, chunk_size=chunk_size, run=library.selection.as_dict())
     click.echo(f"{len(emitted)} kernels ({summary}) -> {out_dir}: {stats['written']} files written, "
                f"{stats['unchanged']} unchanged, {stats['removed']} removed in {time.perf_counter() - start:.1f} s")
 
@@ -230,7 +222,7 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
 @click.option("--names", is_flag=True, help="Print the accepted kernel names, one per line.")
 @click.option("--rejected", is_flag=True, help="Print every refused config with its rule ids, grouped by rule.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (counts, and names or rejected when asked).")
-def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, names, rejected, as_json):
+def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, names, rejected, as_json):
     """What a rule set yields for a selection: counts per variant, datatype and rank.
 
     \b
@@ -243,13 +235,13 @@ def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, name
 
     from ckast.library import listing
 
-    library = _library(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf)
+    library = _library(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs)
     if as_json:
         click.echo(json.dumps(listing.as_json(library, names=names, rejected=rejected), indent=2))
         return
     lines = listing.names(library) if names else listing.table(library)
     if rejected:
-        lines = [*(lines if names else []), *listing.rejected(library)]
+        lines += listing.rejected(library)
     click.echo("\n".join(lines))
 
 
@@ -258,7 +250,7 @@ def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, name
 @_selection_options
 @click.option("--dot", "dot_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the kernel's IR graph as Graphviz DOT.")
-def explain(target, rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, dot_file):
+def explain(target, rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, dot_file):
     """Why a config is accepted or refused: every rule with PASS/FAIL/SKIP, and its IR graph.
 
     TARGET is a config file holding one kernel, or a kernel name from `ckast list --names`
@@ -288,7 +280,7 @@ def explain(target, rule_set, arch, datatypes, ndims, variants, ck_api, builder_
             _bad_input([issue.line(str(path)) for issue in resolved.issues])
         config, issues, origin = resolved.config, resolved.issues, str(path)
     else:
-        library = _library(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf)
+        library = _library(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs)
         found = [e for e in library.entries if e.name == target]
         if not found:
             _bad_input([f"no config of this selection is named {target!r} (see `ckast list --names`)"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -182,9 +183,10 @@ def proposed(library):
 
 
 @pytest.mark.parametrize(("api", "accepted", "refused"), [
-    ("ck-2025.11", {"forward": 250, "bwd_weight": 116},
-     {"atomic.vector_c": 90, "conv.transpose_vector": 1892, "profile.depthwise": 20, "profile.explicit_gemm": 696,
-      "profile.pipeline": 1813, "profile.streamk_conv": 660, "tile.minimum": 4}),
+    ("ck-2025.11", {"forward": 232, "bwd_weight": 34},
+     {"atomic.vector_c": 90, "conv.transpose_vector": 1892, "profile.backward_specialization": 1264,
+      "profile.conv_pipeline": 152, "profile.depthwise": 20, "profile.explicit_gemm": 696, "profile.pipeline": 1813,
+      "profile.streamk_conv": 660, "tile.minimum": 4}),
     ("ck-2026.06", {"forward": 655, "bwd_data": 124, "bwd_weight": 1222, "forward_depthwise": 20},
      {"atomic.vector_c": 90, "conv.transpose_vector": 412, "explicit_gemm.requirements": 348, KEY_RULE: 381,
       "tile.minimum": 4}),
@@ -203,7 +205,10 @@ def test_full_over_every_datatype_and_rank_is_cks_production_set():
     lib = build(Selection("full", "gfx942", "ck-2026.06"))
     by_variant = proposed(lib)
     assert by_variant == {"forward": 3256, "forward_depthwise": 60, "bwd_data": 624, "bwd_weight": 10108}
-    assert len({e.name for e in lib.accepted}) == len(lib.accepted) == 9184
+    assert len({e.name for e in lib.accepted}) == len(lib.accepted) == 8968
+    # CK's fp32 32x32 tiles with tile_k 16 get warp_tile_k 4; the 2026 WarpGemmDispatcher has fp32 32x32x8 only
+    assert {(e.candidate.knobs["datatype"], e.candidate.knobs["warp_tile_k"]) for e in lib.by_rule()["profile.warp_gemm"]} \
+        == {("fp32", 4)}
 
 
 def test_full_tests_is_cks_subset():
@@ -221,3 +226,54 @@ def test_tiny_covers_every_direction_and_category_the_profile_builds(api):
     assert {(e.candidate.knobs["variant"], e.candidate.category) for e in lib.accepted} == wanted
     if api == "ck-2026.06":  # CK's own tiny has no bwd_data kernel
         assert {"bwd_data", "forward_depthwise"} <= {v for v, _ in wanted}
+
+
+def test_config_files_are_a_library_source(tmp_path):
+    """`generate --config` treats a config file like a rule set (each kernel a candidate; refusals
+    counted, listed by `list --rejected`); `emit` stays strict and writes nothing."""
+    cfg = tmp_path / "two.json"
+    cfg.write_text(json.dumps([{"kind": "gemm"}, {"kind": "gemm", "tile_m": 96}]))
+    listed = run("list", "--config", str(cfg), "--rejected")
+    assert listed.exit_code == 0
+    assert "standard  fp16      -            2         1       0        1" in listed.output
+    assert f"  {cfg}:[1] gemm_fp16_rcr_standard_gfx942_compv3_cshuffle_intrawave_96x128x64" in listed.output
+    out = tmp_path / "lib"
+    generated = run("generate", "--config", str(cfg), "-o", str(out), "-j", "1")
+    assert generated.exit_code == 0 and "1 kernels (2 proposed, 1 refused, 0 merged)" in generated.output
+    assert json.loads((out / "manifest.json").read_text())["run"] == {"configs": [str(cfg)], "ck_api": "ck-2025.11"}
+    assert run("emit", "--config", str(cfg), "-o", str(tmp_path / "strict")).exit_code == 2
+    assert not (tmp_path / "strict").exists()
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    result = run("list", "--config", str(broken))
+    assert result.exit_code == 2 and f"{broken}: <root>: not valid JSON" in result.output
+
+
+CK_FIELDS = ("variant", "tile_m", "tile_n", "tile_k", "warp_m", "warp_n", "warp_k", "warp_tile_m", "warp_tile_n",
+             "warp_tile_k", "pipeline", "scheduler", "vector_size_a", "vector_size_b", "vector_size_c",
+             "double_smem_buffer", "num_groups_to_merge", "split_image", "explicit_gemm", "two_stage", "specialization",
+             "streamk_enabled", "streamk_persistent")
+DEPTHWISE_FIELDS = ("tile_h", "tile_w", "filt", "str_h", "str_w", "pad_h", "pad_w", "nbatch", "sub_h", "sub_w",
+                    "in_vec", "out_vec")
+UNSET = {"num_groups_to_merge": 1, "specialization": "default"}
+
+
+def ck_sequence_digest(library) -> str:
+    """sha256 (16 hex) of the proposals as CK's configs, one line each in order: the digests below were
+    taken from the lists CK's own generator (ROCm/composable_kernel 610e69bf) produced for the same
+    selection, so equality means the same configs in the same order."""
+    def line(knobs):
+        if knobs["variant"] == "forward_depthwise":
+            return "forward_depthwise " + " ".join(str(knobs[k]) for k in DEPTHWISE_FIELDS)
+        return " ".join(str(knobs.get(k, UNSET.get(k, False))).lower() for k in CK_FIELDS)
+    return hashlib.sha256("\n".join(line(e.candidate.knobs) for e in library.entries).encode()).hexdigest()[:16]
+
+
+@pytest.mark.parametrize(("rule_set", "datatype", "ndim", "digest"), [
+    ("full", "fp16", 2, "22cb3556309d7dcc"),
+    ("full", "fp32", 3, "d5ecfaa21dee0a6a"),
+    ("full-tests", "fp16", 2, "a3750ce466930075"),
+])
+def test_proposals_are_cks_configs_in_cks_order(rule_set, datatype, ndim, digest):
+    lib = build(Selection(rule_set, "gfx942", "ck-2026.06", (datatype,), (ndim,)))
+    assert ck_sequence_digest(lib) == digest

@@ -1,4 +1,4 @@
-"""Reading and validating config files (JSON): one kernel, a list, or {"kernels": [...]}."""
+"""Reading and validating config files (JSON): one kernel, a list, {"kernels": [...]}, or a CK config (ck_formats)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import attrs
 
 from ckast.arch import check_config
 
+from . import ck_formats
 from .errors import ConfigError, ConfigIssue
 from .kernel import KernelConfig, applies
 from .knobs import KNOB_NAMES, KNOBS
@@ -53,7 +54,10 @@ def read_json(path: Path) -> Any:
 
 
 def kernel_objects(data: Any) -> list[tuple[str, Any]]:
-    """(JSON path, kernel object) of every kernel in one of the three config forms."""
+    """(JSON path, kernel object) of every kernel in one of the three config forms or CK's formats."""
+    expanded = ck_formats.expand(data)
+    if expanded is not None:
+        return expanded
     if isinstance(data, dict) and "kernels" in data:
         extra = sorted(set(data) - {"kernels"})
         if extra:

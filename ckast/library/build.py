@@ -12,6 +12,7 @@ from ckast.config import ConfigIssue, LoadedKernel, resolve_kernel
 from ckast.lower.identity import kernel_name
 from ckast.variants.conv_wrapper import key_of
 
+from . import config_files
 from .rulesets import RULE_SETS
 from .selection import Candidate, Selection, SelectionError
 
@@ -50,7 +51,7 @@ class Validator:
     derive from another, like `tiny`, validate the same candidates again)."""
 
     def __init__(self, selection: Selection) -> None:
-        self.defaults = {"ck_api": selection.ck_api, "arch": selection.arch}
+        self.defaults = {k: v for k, v in (("ck_api", selection.ck_api), ("arch", selection.arch)) if v}
         self._seen: dict[tuple, tuple[Any, tuple[ConfigIssue, ...]]] = {}
 
     def __call__(self, candidate: Candidate) -> tuple[Any, tuple[ConfigIssue, ...]]:
@@ -95,22 +96,31 @@ class Library:
 
     def counts(self, status: str = ACCEPTED) -> Counter:
         """Entries of `status` per (variant, datatype, ndim)."""
-        return Counter(group_of(e.candidate) for e in self.with_status(status))
+        return Counter(group_of(e) for e in self.with_status(status))
 
 
-def group_of(candidate: Candidate) -> tuple[str, str, int | None]:
-    k = candidate.knobs
-    return (k["variant"], k["datatype"], k.get("ndim_spatial"))
+def group_of(entry: Entry) -> tuple[str, str, int | None]:
+    """(variant, datatype, spatial rank) of an entry: its config's, else what its knobs say."""
+    c = entry.config
+    if c is not None:
+        return (c.variant, c.datatype, c.ndim_spatial)
+    k = entry.candidate.knobs
+    return (str(k.get("variant", "?")), str(k.get("datatype", "?")), k.get("ndim_spatial"))
 
 
 def build(selection: Selection) -> Library:
-    """Enumerate the selection's rule set, validate every candidate, merge and refuse."""
-    try:
-        rule_set = RULE_SETS[selection.rule_set]
-    except KeyError:
-        raise SelectionError(f"unknown rule set {selection.rule_set!r}; known: {', '.join(RULE_SETS)}") from None
+    """Enumerate the selection's rule set (or read its config files), validate every candidate,
+    merge and refuse."""
     validate = Validator(selection)
-    return Library(selection, tuple(_sort_out(rule_set.candidates(selection, validate), validate)))
+    if selection.configs:
+        candidates = config_files.candidates(selection.configs)
+    else:
+        try:
+            rule_set = RULE_SETS[selection.rule_set]
+        except KeyError:
+            raise SelectionError(f"unknown rule set {selection.rule_set!r}; known: {', '.join(RULE_SETS)}") from None
+        candidates = rule_set.candidates(selection, validate)
+    return Library(selection, tuple(_sort_out(candidates, validate)))
 
 
 def _sort_out(candidates: Iterable[Candidate], validate: Validator) -> Iterable[Entry]:

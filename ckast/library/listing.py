@@ -13,7 +13,7 @@ STATUSES = (ACCEPTED, MERGED, REFUSED)
 def _groups(library: Library) -> dict[tuple, Counter]:
     out: dict[tuple, Counter] = {}
     for e in library.entries:
-        out.setdefault(group_of(e.candidate), Counter())[e.status] += 1
+        out.setdefault(group_of(e), Counter())[e.status] += 1
     return out
 
 
@@ -27,7 +27,8 @@ def table(library: Library) -> list[str]:
         rows.append((variant, dtype, "-" if ndim is None else str(ndim), str(sum(c.values())), *(str(c[x]) for x in STATUSES)))
     rows.append(("total", "", "", str(sum(totals.values())), *(str(totals[x]) for x in STATUSES)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    head = f"rule set {s.rule_set} on {s.arch}, CK API {s.ck_api}"
+    source = f"rule set {s.rule_set} on {s.arch}" if not s.configs else f"{len(s.configs)} config file(s)"
+    head = f"{source}, CK API {s.ck_api}"
     return [head, *("  ".join(cell.rjust(w) if i > 2 else cell.ljust(w) for i, (cell, w) in enumerate(zip(r, widths))).rstrip()
                     for r in rows)]
 
@@ -45,10 +46,14 @@ def rejected(library: Library) -> list[str]:
     for rule, entries in library.by_rule().items():
         lines.append(f"{rule} ({len(entries)}): {reasons.get(rule, 'values the knob table refuses')}")
         for e in entries:
-            details = "; ".join(f"{i.path.removeprefix(e.candidate.origin).lstrip('.') or '-'}: {i.message}"
+            details = "; ".join(_problem(i.path.removeprefix(e.candidate.origin).lstrip("."), i.message)
                                 for i in e.issues if (i.rule or "knob") == rule)
-            lines.append(f"  {e.candidate.origin} {e.name or ''}: {details}".replace("  :", ":"))
+            lines.append(f"  {e.candidate.origin}{' ' + e.name if e.name else ''}: {details}")
     return lines or ["no config refused"]
+
+
+def _problem(field: str, message: str) -> str:
+    return f"{field}: {message}" if field else message
 
 
 def as_json(library: Library, *, names: bool, rejected: bool) -> dict[str, Any]:

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from . import conv_default, conv_full, subsets
+from . import conv_default, conv_full, gemm_sets, subsets
+from . import builder_conf
 from .selection import Candidate, Selection
 
 if TYPE_CHECKING:
@@ -37,6 +38,18 @@ RULE_SETS: dict[str, RuleSet] = {r.name: r for r in (
     RuleSet("tiny", "grouped_conv", "one accepted config per (direction, feature category, datatype, rank) of "
             "full-tests, then round-robin up to 10",
             lambda s, v: subsets.tiny(subsets.full_tests(conv_full.candidates(s)), v.accepts)),
+    RuleSet("gemm-default", "gemm", "CK's GEMM generator defaults: the tiles its arch filter keeps (checked with "
+            "compv4's LDS limit) x its 16 valid traits; preshuffle from compv3/intrawave traits; multi-D x "
+            "MultiDAdd/MultiDMultiply x 1/2 D tensors; layout rcr",
+            lambda s, v: gemm_sets.default_candidates(s)),
+    *(RuleSet(name, "gemm", gemm_sets.summary(name), lambda s, v, name=name: gemm_sets.preselected_candidates(name, s))
+      for name in gemm_sets.PRESELECTED),
+    RuleSet("profiler", "grouped_conv", "CK Builder's profiler instances: every line of the --builder-conf "
+            "DIR/<direction>/profiler/*.conf files, mapped as CK's builder rule module maps it",
+            lambda s, v: builder_conf.candidates(s, "profiler")),
+    RuleSet("tests", "grouped_conv", "CK Builder's test instances: every line of the --builder-conf "
+            "DIR/<direction>/tests/*.conf files, mapped as CK's builder rule module maps it",
+            lambda s, v: builder_conf.candidates(s, "tests")),
 )}
 
 

@@ -15,7 +15,8 @@ class SelectionError(ValueError):
 
 @attrs.frozen
 class Selection:
-    """One library request. Empty `datatypes`, `ndims` or `variants` mean: all the rule set has."""
+    """One library request: a rule set for an arch, or config files (`configs`; then `rule_set` and
+    `arch` may be empty). Empty `datatypes`, `ndims` or `variants` mean: all the rule set has."""
 
     rule_set: str
     arch: str
@@ -24,6 +25,7 @@ class Selection:
     ndims: tuple[int, ...] = ()
     variants: tuple[str, ...] = ()
     builder_conf: Path | None = None
+    configs: tuple[Path, ...] = ()
 
     def wants(self, *, datatype: str | None = None, ndim: int | None = None, variant: str | None = None) -> bool:
         return ((datatype is None or not self.datatypes or datatype in self.datatypes)
@@ -32,6 +34,8 @@ class Selection:
 
     def as_dict(self) -> dict[str, Any]:
         """The selection as recorded in a manifest (no machine-specific paths)."""
+        if self.configs:
+            return {"configs": [str(p) for p in self.configs], "ck_api": self.ck_api}
         return {"rule_set": self.rule_set, "arch": self.arch, "ck_api": self.ck_api,
                 "datatypes": list(self.datatypes), "ndims": list(self.ndims), "variants": list(self.variants)}
 
