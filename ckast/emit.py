@@ -23,7 +23,8 @@ from ckast.lower.identity import WRAPPER_DIR, EntryPoint, wrapper_path
 from ckast.output import write_tree
 from ckast.lower.registration import Registered, registration_header
 from ckast.nodes.format import clang_format
-from ckast.variants import conv, conv_wrapper, lower_kernel, unit_source, wrapper_header
+from ckast.render import Renderer
+from ckast.variants import conv, conv_wrapper
 
 REGISTRATION = f"{WRAPPER_DIR}/register_all_kernels.hpp"
 CHUNK_SIZE = 25
@@ -48,26 +49,20 @@ def render(kernels: Sequence[LoadedKernel]) -> list[EmittedKernel]:
     issues: list[ConfigIssue] = []
     out: dict[str, EmittedKernel] = {}
     keyed: dict[object, list[tuple[str, str]]] = {}
+    renderer = Renderer()
     for item in kernels:
         c = item.config
         try:
-            profile = load_profile(c.ck_api)
-            unit = lower_kernel(c, profile)
-            header = f"{unit.name}.hpp"
-            files = (
-                (header, n.to_source(unit.header)),
-                (f"{unit.name}.cpp", n.to_source(unit_source(header))),
-                (wrapper_path(unit.name), n.to_source(wrapper_header(c, profile, header))),
-            )
+            text = renderer.render(c, load_profile(c.ck_api))
         except (ValueError, n.PrintError) as exc:  # catalog refusals name the profile and reason
             issues.append(ConfigIssue(item.path, str(exc)))
             continue
-        if unit.name in out and out[unit.name].config != as_dict(c):
-            issues.append(ConfigIssue(item.path, f"name {unit.name} already names a different kernel (hash collision)"))
+        if text.name in out and out[text.name].config != as_dict(c):
+            issues.append(ConfigIssue(item.path, f"name {text.name} already names a different kernel (hash collision)"))
             continue
-        out[unit.name] = EmittedKernel(unit.name, header, unit.entry_points, as_dict(c), c.arch, files)
+        out[text.name] = EmittedKernel(text.name, text.header, text.entry_points, as_dict(c), c.arch, text.files)
         if c.kind == "grouped_conv":
-            keyed.setdefault(conv_wrapper.key_of(c), []).append((item.path, unit.name))
+            keyed.setdefault(conv_wrapper.key_of(c), []).append((item.path, text.name))
     for users in keyed.values():
         names = sorted({name for _, name in users})
         if len(names) > 1:

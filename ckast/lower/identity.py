@@ -74,6 +74,9 @@ def kernel_name(config) -> str:
     the spatial rank); depthwise kernels name their spatial tile, filter, stride, pad, batch, sub-tile
     and vectors instead of the GEMM tile.
     """
+    symbolic = getattr(config, "symbolic_name", None)
+    if symbolic is not None:  # a config lowered for a template (ckast.render.slots): its name is a slot
+        return symbolic
     c = config
     layout = c.layout + (c.d_layout or "")
     parts = [c.kind, c.datatype, layout, c.variant, c.arch]

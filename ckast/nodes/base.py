@@ -53,10 +53,20 @@ def node(cls: type) -> type:
     return attrs.frozen(cls)
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def children(n: Node) -> Iterator[Node]:
     """Yield the direct child nodes of `n` in field order (tuples are flattened)."""
-    for field in attrs.fields(type(n)):
-        yield from _nodes_in(getattr(n, field.name))
+    names = _FIELDS.get(type(n))
+    if names is None:
+        names = _FIELDS[type(n)] = tuple(f.name for f in attrs.fields(type(n)))
+    for name in names:
+        value = getattr(n, name)
+        if isinstance(value, Node):
+            yield value
+        elif isinstance(value, tuple):
+            yield from _nodes_in(value)
 
 
 def _nodes_in(value: Any) -> Iterator[Node]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 
 from .base import Expr, Node, Stmt, Type, as_tuple, each, instances_of, node
+from .marks import Slot
 from .names import identifier
 from .symbols import EnumSpec
 from .types import Name
@@ -20,7 +21,7 @@ INT_SUFFIXES = ("", "u", "l", "ul", "ll", "ull")
 class IntLit(Expr):
     """An integer literal (decimal), optionally suffixed (`u`, `l`, `ul`, `ll`, `ull`)."""
 
-    value: int = attrs.field(validator=instances_of(int))
+    value: int = attrs.field(validator=instances_of(int, Slot))  # a Slot while a template is recorded
     suffix: str = attrs.field(default="", validator=attrs.validators.in_(INT_SUFFIXES))
     literal_kind = "int"
 

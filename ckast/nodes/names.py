@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from .marks import checked
+
 KEYWORDS = frozenset(
     """
     alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t
@@ -34,19 +36,20 @@ def identifier(value: object) -> str:
     """
     if not isinstance(value, str):
         raise NameError_(f"identifier must be a string, got {type(value).__name__}")
-    if not _IDENT.match(value):
+    text = checked(value)
+    if not _IDENT.match(text):
         raise NameError_(f"{value!r} is not a C++ identifier")
-    if value in KEYWORDS:
+    if text in KEYWORDS:
         raise NameError_(f"{value!r} is a C++ keyword")
-    if "__" in value or (len(value) > 1 and value[0] == "_" and value[1].isupper()):
+    if "__" in text or (len(text) > 1 and text[0] == "_" and text[1].isupper()):
         raise NameError_(f"{value!r} is reserved to the C++ implementation")
     return value
 
 
 def header_path(value: object) -> str:
     """Return `value` if it is a safe `#include` path (relative, no quotes, no `..`)."""
-    if not isinstance(value, str) or not _HEADER.match(value):
+    if not isinstance(value, str) or not _HEADER.match(checked(value)):
         raise NameError_(f"{value!r} is not an acceptable header path")
-    if any(part in ("", ".", "..") for part in value.split("/")):
+    if any(part in ("", ".", "..") for part in checked(value).split("/")):
         raise NameError_(f"{value!r} has an empty, '.' or '..' path component")
     return value

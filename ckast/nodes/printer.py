@@ -9,14 +9,14 @@ clang-format keeps such breaks unchanged, which tests check on every golden and 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from functools import singledispatchmethod
+from collections.abc import Callable, Iterable
 from typing import Union
 
 import attrs
 
 from . import decl as d
 from . import expr as e
+from . import marks
 from . import stmt as s
 from . import types as t
 from .base import Decl, Expr, Node, Stmt, Type, children
@@ -58,7 +58,7 @@ def layout(doc: Doc, indent: str) -> list[str]:
     """Lines for one logical line: flat if it fits, else break its last bracketed list."""
     text = flat(doc)
     last = max((i for i, p in enumerate(doc) if isinstance(p, Group)), default=None)
-    if len(indent) + len(text) <= LINE_LIMIT or last is None:
+    if last is None or marks.fits(len(indent), text, LINE_LIMIT):
         return [indent + text]
     group = doc[last]
     assert isinstance(group, Group)
@@ -78,9 +78,19 @@ def group(open_: str, items: Iterable[Doc], close: str) -> Doc:
 
 
 def c_string(text: str) -> str:
-    """A C++ narrow string literal for `text`: ASCII only, octal escapes for everything else."""
+    """A C++ narrow string literal for `text`: ASCII only, octal escapes for everything else
+    (slot marks, which hold identifier characters only, pass through while recording)."""
+    if marks.OPEN in text and marks.current() is not None:
+        pieces = marks.MARK.split(text)
+        body = "".join(_escaped(p) if i % 3 == 0 else marks.mark(int(p), pieces[i + 1]) if i % 3 == 1 else ""
+                       for i, p in enumerate(pieces))
+        return '"' + body + '"'
+    return '"' + _escaped(text) + '"'
+
+
+def _escaped(text: str) -> str:
     simple = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
-    out = ['"']
+    out = []
     for byte in text.encode("utf-8"):
         ch = chr(byte)
         if ch in simple:
@@ -89,7 +99,6 @@ def c_string(text: str) -> str:
             out.append(ch)
         else:
             out.append(f"\\{byte:03o}")
-    out.append('"')
     return "".join(out)
 
 
@@ -101,6 +110,34 @@ _PREC = {
 BINARY_PREC = {op: prec for ops, prec in _PREC.items() for op in ops.split()}
 PREC_POSTFIX, PREC_UNARY, PREC_COND, PREC_PRIMARY = 16, 15, 2, 17
 _BIG_DECLS = (d.FunctionDef, d.Struct, d.Namespace, d.IfDef, d.TemplateDecl, d.EnumDecl)
+
+
+class _Table:
+    """Printing methods per node class: a dict lookup, the nearest base class for a subclass."""
+
+    def __init__(self, refuse: str) -> None:
+        self.methods: dict[type, Callable] = {}
+        self.refuse = refuse
+
+    def on(self, cls: type) -> Callable[[Callable], Callable]:
+        def register(method: Callable) -> Callable:
+            self.methods[cls] = method
+            return method
+        return register
+
+    def find(self, cls: type) -> Callable:
+        method = self.methods.get(cls)
+        if method is None:
+            base = next((b for b in cls.__mro__ if b in self.methods), None)
+            if base is None:
+                raise PrintError(self.refuse.format(cls.__name__))
+            method = self.methods[cls] = self.methods[base]
+        return method
+
+
+_LINES = _Table("{} is not a statement or declaration")
+_EXPR = _Table("no printer for expression {}")
+_TYPE = _Table("no printer for type {}")
 
 
 class Printer:
@@ -126,7 +163,7 @@ class Printer:
         if f.pragma_once:
             lines += ["#pragma once", ""]
         for system in (True, False):
-            paths = sorted({h.path for h in f.includes if h.system == system})
+            paths = marks.sorted_texts({h.path for h in f.includes if h.system == system})
             if paths:
                 lines += [f"#include <{p}>" if system else f'#include "{p}"' for p in paths] + [""]
         lines += self.body(f.body, "")
@@ -145,35 +182,34 @@ class Printer:
             prev = item
         return lines
 
-    @singledispatchmethod
     def lines(self, n: Node, indent: str) -> list[str]:
-        raise PrintError(f"{type(n).__name__} is not a statement or declaration")
+        return _LINES.find(type(n))(self, n, indent)
 
-    @lines.register
+    @_LINES.on(d.Comment)
     def _(self, n: d.Comment, indent: str) -> list[str]:
         return self.comment(n.text, indent)
 
     def comment(self, text: str, indent: str) -> list[str]:
         return [f"{indent}// {line}".rstrip() for line in text.split("\n")]
 
-    @lines.register
+    @_LINES.on(d.UsingAlias)
     def _(self, n: d.UsingAlias, indent: str) -> list[str]:
         return layout((f"using {n.name} = ",) + self.type(n.type) + (";",), indent)
 
-    @lines.register
+    @_LINES.on(d.UsingDirective)
     def _(self, n: d.UsingDirective, indent: str) -> list[str]:
         return [f"{indent}using namespace {flat(self.name(n.namespace))};"]
 
-    @lines.register
+    @_LINES.on(d.UsingDeclaration)
     def _(self, n: d.UsingDeclaration, indent: str) -> list[str]:
         return [f"{indent}using {flat(self.name(n.name))};"]
 
-    @lines.register
+    @_LINES.on(d.Include)
     def _(self, n: d.Include, indent: str) -> list[str]:
         path = n.header.path
         return [f"#include <{path}>" if n.header.system else f'#include "{path}"']
 
-    @lines.register
+    @_LINES.on(d.VarDecl)
     def _(self, n: d.VarDecl, indent: str) -> list[str]:
         specs = "".join(
             word
@@ -197,12 +233,12 @@ class Printer:
             return layout(head + (";",), indent)
         return layout(head + (" = ",) + self.expr(n.init) + (";",), indent)
 
-    @lines.register
+    @_LINES.on(d.StaticAssert)
     def _(self, n: d.StaticAssert, indent: str) -> list[str]:
         args = [self.expr(n.cond)] + ([(c_string(n.message),)] if n.message is not None else [])
         return layout(("static_assert",) + group("(", args, ")") + (";",), indent)
 
-    @lines.register
+    @_LINES.on(d.FunctionDef)
     def _(self, n: d.FunctionDef, indent: str) -> list[str]:
         specs = "".join(
             word
@@ -230,11 +266,11 @@ class Printer:
             return (text,)
         return (text + " = ",) + self.expr(p.default)
 
-    @lines.register
+    @_LINES.on(d.Access)
     def _(self, n: d.Access, indent: str) -> list[str]:
         return [indent[: -len(INDENT)] + n.level + ":"]
 
-    @lines.register
+    @_LINES.on(d.Struct)
     def _(self, n: d.Struct, indent: str) -> list[str]:
         head = ("class " if n.is_class else "struct ") + n.name
         if n.bases:
@@ -243,11 +279,11 @@ class Printer:
             return [f"{indent}{head} {{}};"]
         return [f"{indent}{head} {{"] + self.body(n.body, indent + INDENT) + [indent + "};"]
 
-    @lines.register
+    @_LINES.on(d.ForwardDecl)
     def _(self, n: d.ForwardDecl, indent: str) -> list[str]:
         return [f"{indent}{'class' if n.is_class else 'struct'} {n.name};"]
 
-    @lines.register
+    @_LINES.on(d.EnumDecl)
     def _(self, n: d.EnumDecl, indent: str) -> list[str]:
         head = ("enum class " if n.scoped else "enum ") + n.name
         if n.underlying is not None:
@@ -258,7 +294,7 @@ class Printer:
         values[-1] = values[-1][:-1]
         return [f"{indent}{head} {{"] + values + [indent + "};"]
 
-    @lines.register
+    @_LINES.on(d.TemplateDecl)
     def _(self, n: d.TemplateDecl, indent: str) -> list[str]:
         params = ", ".join(self.template_param(p) for p in n.params)
         return [f"{indent}template <{params}>"] + self.lines(n.decl, indent)
@@ -282,12 +318,12 @@ class Printer:
             text += " = " + flat(self.expr(p.default))
         return text
 
-    @lines.register
+    @_LINES.on(d.Namespace)
     def _(self, n: d.Namespace, indent: str) -> list[str]:
         label = f"namespace {n.name}" if n.name else "namespace"
         return [f"{indent}{label} {{"] + self.body(n.body, indent) + [f"{indent}}} // {label}"]
 
-    @lines.register
+    @_LINES.on(d.IfDef)
     def _(self, n: d.IfDef, indent: str) -> list[str]:
         out = [("#ifndef " if n.negate else "#ifdef ") + n.macro] + self.body(n.then, indent)
         if n.else_:
@@ -296,7 +332,7 @@ class Printer:
 
     # ----- statements ---------------------------------------------------------------------------
 
-    @lines.register
+    @_LINES.on(s.ExprStmt)
     def _(self, n: s.ExprStmt, indent: str) -> list[str]:
         x = n.expr
         if isinstance(x, e.Lambda) and x.body:
@@ -306,17 +342,17 @@ class Printer:
             return layout((lhs + f" {x.op} ",) + self.expr(x.rhs) + (";",), indent)
         return layout(self.expr(x) + (";",), indent)
 
-    @lines.register
+    @_LINES.on(s.Return)
     def _(self, n: s.Return, indent: str) -> list[str]:
         if n.value is None:
             return [indent + "return;"]
         return layout(("return ",) + self.expr(n.value) + (";",), indent)
 
-    @lines.register
+    @_LINES.on(s.Throw)
     def _(self, n: s.Throw, indent: str) -> list[str]:
         return layout(("throw ",) + self.expr(n.value) + (";",), indent)
 
-    @lines.register
+    @_LINES.on(s.If)
     def _(self, n: s.If, indent: str) -> list[str]:
         out: list[str] = []
         node: s.If | None = n
@@ -357,49 +393,48 @@ class Printer:
         """A call argument or braced-list item."""
         return ("(" + flat(self.expr(x)) + ")",) if _relational(x) else self.expr(x)
 
-    @singledispatchmethod
     def expr(self, n: Expr) -> Doc:
-        raise PrintError(f"no printer for expression {type(n).__name__}")
+        return _EXPR.find(type(n))(self, n)
 
-    @expr.register
+    @_EXPR.on(e.IntLit)
     def _(self, n: e.IntLit) -> Doc:
         return (f"{n.value}{n.suffix}",)
 
-    @expr.register
+    @_EXPR.on(e.BoolLit)
     def _(self, n: e.BoolLit) -> Doc:
         return ("true" if n.value else "false",)
 
-    @expr.register
+    @_EXPR.on(e.StrLit)
     def _(self, n: e.StrLit) -> Doc:
         return (c_string(n.value),)
 
-    @expr.register
+    @_EXPR.on(e.NullPtr)
     def _(self, n: e.NullPtr) -> Doc:
         return ("nullptr",)
 
-    @expr.register
+    @_EXPR.on(e.EnumValue)
     def _(self, n: e.EnumValue) -> Doc:
         return ("::".join(n.spec.qualname + (n.value,)),)
 
-    @expr.register
+    @_EXPR.on(e.Id)
     def _(self, n: e.Id) -> Doc:
         return self.name(n.name)
 
-    @expr.register
+    @_EXPR.on(e.Call)
     def _(self, n: e.Call) -> Doc:
         callee = self.operand(n.fn, PREC_POSTFIX)
         return (callee,) + group("(", (self.arg(a) for a in n.args), ")")
 
-    @expr.register
+    @_EXPR.on(e.Member)
     def _(self, n: e.Member) -> Doc:
         head = (self.operand(n.obj, PREC_POSTFIX) + ("->" if n.arrow else ".") + n.name,)
         return head + group("<", (self.template_arg(a) for a in n.targs), ">") if n.targs else head
 
-    @expr.register
+    @_EXPR.on(e.Index)
     def _(self, n: e.Index) -> Doc:
         return (self.operand(n.obj, PREC_POSTFIX) + "[" + flat(self.expr(n.index)) + "]",)
 
-    @expr.register
+    @_EXPR.on(e.BinOp)
     def _(self, n: e.BinOp) -> Doc:
         prec = BINARY_PREC[n.op]
         right_assoc = prec == 2
@@ -407,33 +442,33 @@ class Printer:
         rhs = self.operand(n.rhs, prec if right_assoc else prec + 1)
         return (f"{lhs} {n.op} {rhs}",)
 
-    @expr.register
+    @_EXPR.on(e.UnOp)
     def _(self, n: e.UnOp) -> Doc:
         inner = self.operand(n.operand, PREC_UNARY)
         if inner[:1] in "+-&*" and inner[:1] == n.op[-1:] or isinstance(n.operand, e.UnOp):
             inner = f"({inner})"
         return (n.op + inner,)
 
-    @expr.register
+    @_EXPR.on(e.Cond)
     def _(self, n: e.Cond) -> Doc:
         # Nested conditionals are parenthesized: clang-format re-breaks unparenthesized chains.
         c, a, b = (self.operand(x, PREC_COND + 1) for x in (n.cond, n.then, n.else_))
         return (f"{c} ? {a} : {b}",)
 
-    @expr.register
+    @_EXPR.on(e.BraceInit)
     def _(self, n: e.BraceInit) -> Doc:
         prefix = flat(self.type(n.type)) if n.type is not None else ""
         return (prefix,) + group("{", (self.arg(i) for i in n.items), "}")
 
-    @expr.register
+    @_EXPR.on(e.StaticCast)
     def _(self, n: e.StaticCast) -> Doc:
         return (f"static_cast<{flat(self.type(n.type))}>",) + group("(", [self.expr(n.value)], ")")
 
-    @expr.register
+    @_EXPR.on(e.SizeOf)
     def _(self, n: e.SizeOf) -> Doc:
         return (f"sizeof({flat(self.type(n.type))})",)
 
-    @expr.register
+    @_EXPR.on(PackExpansion)
     def _(self, n: PackExpansion) -> Doc:
         return self.pack_expansion(n)
 
@@ -441,7 +476,7 @@ class Printer:
         inner = self.type(n.of) if isinstance(n.of, Type) else self.expr(n.of)
         return (flat(inner) + "...",)
 
-    @expr.register
+    @_EXPR.on(e.Lambda)
     def _(self, n: e.Lambda) -> Doc:
         if n.body:
             raise PrintError("a lambda with a body may only initialize a variable or be a statement")
@@ -469,33 +504,32 @@ class Printer:
             return ("(" + flat(self.expr(a)) + ")",)  # a `>` inside must not close the list
         return self.expr(a)  # type: ignore[arg-type]
 
-    @singledispatchmethod
     def type(self, n: Type) -> Doc:
-        raise PrintError(f"no printer for type {type(n).__name__}")
+        return _TYPE.find(type(n))(self, n)
 
-    @type.register
+    @_TYPE.on(PackExpansion)
     def _(self, n: PackExpansion) -> Doc:
         return self.pack_expansion(n)
 
-    @type.register
+    @_TYPE.on(t.Builtin)
     def _(self, n: t.Builtin) -> Doc:
         return (n.keyword,)
 
-    @type.register
+    @_TYPE.on(t.TypeName)
     def _(self, n: t.TypeName) -> Doc:
         return self.name(n.name)
 
-    @type.register
+    @_TYPE.on(t.Const)
     def _(self, n: t.Const) -> Doc:
         if isinstance(n.of, t.Ptr):
             return (flat(self.type(n.of)) + " const",)
         return ("const " + flat(self.type(n.of)),)
 
-    @type.register
+    @_TYPE.on(t.Ptr)
     def _(self, n: t.Ptr) -> Doc:
         return (flat(self.type(n.of)) + "*",)
 
-    @type.register
+    @_TYPE.on(t.LRef)
     def _(self, n: t.LRef) -> Doc:
         return (flat(self.type(n.of)) + "&",)
 

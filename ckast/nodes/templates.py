@@ -13,6 +13,7 @@ from typing import Any, Literal
 import attrs
 
 from .base import Expr, Node, Type, as_tuple, each, instances_of, node
+from .marks import Slot
 from .names import identifier
 from .symbols import EnumSpec, Header, _qualname
 
@@ -109,7 +110,7 @@ def _coerce(value: Any) -> Any:
 
     if isinstance(value, bool):
         return BoolLit(value)
-    if isinstance(value, int):
+    if isinstance(value, (int, Slot)):
         return IntLit(value)
     if isinstance(value, (list, tuple)):
         return tuple(_coerce(v) for v in value)

@@ -69,7 +69,7 @@ def _literal(profile: Profile, field: str, value: Any) -> n.Expr:
         return profile.enum_value("GroupedConvOp", value)
     if isinstance(value, bool):
         return n.BoolLit(value)
-    return n.IntLit(value) if isinstance(value, int) else n.StrLit(value)
+    return n.StrLit(value) if isinstance(value, str) else n.IntLit(value)
 
 
 def wrapper_header(config, profile: Profile, kernel_header: str) -> n.File:

@@ -1,0 +1,95 @@
+"""Rendering many kernels fast: per-shape templates recorded from the AST, filled per kernel.
+
+Kernels that differ only in int knobs (tile sizes, waves, vector sizes, ...) share one printed text
+up to those values and the name. `Renderer` records a template (`templates.record`) the first time it
+meets a shape, through the same lowering and printer as a single kernel, and fills it for the rest.
+The AST stays the only source of C++: a template is the printer's output with marks where the values
+go. `verify=True` also renders every kernel in full and compares (tests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from operator import attrgetter
+from typing import Any
+
+from ckast.catalog import Profile
+from ckast.config.knobs import KNOB_NAMES
+from ckast.lower.identity import kernel_name
+
+from .kernel import KernelText, render_kernel
+from .slots import SlotEscape
+from .templates import KernelTemplate, record
+
+__all__ = ["KernelText", "Renderer", "TemplateMismatch", "render_kernel"]
+
+_SLOT = object()
+"""Stands for a slotted knob's value in a shape key."""
+
+
+class TemplateMismatch(AssertionError):
+    """A filled template differs from the full render of the same kernel (verify mode)."""
+
+
+class Renderer:
+    """Renders kernels through per-shape templates; output is byte-identical to `render_kernel`."""
+
+    def __init__(self, verify: bool = False) -> None:
+        self.verify = verify
+        self._templates: dict[tuple, list[KernelTemplate] | None] = {}  # None: this shape renders in full
+        self._structural: dict[tuple[str, str], set[str]] = {}  # knobs that escaped, per (kind, variant)
+        self._shapes: dict[tuple[str, str], tuple[list[str], Callable[[Any], tuple]]] = {}
+        self.recorded = self.filled = self.full = 0
+
+    def render(self, config: Any, profile: Profile, name: str | None = None) -> KernelText:
+        """The kernel's files (`name`: its kernel_name, when the caller already has it)."""
+        name = name or kernel_name(config)
+        variant = (config.kind, config.variant)
+        while True:
+            slotted, shape = self._shape(variant, config)
+            key = (profile.name, variant, *shape(config))
+            known = self._templates.get(key, [])
+            if known is None:
+                self.full += 1
+                return render_kernel(config, profile)
+            for template in known:
+                text = template.fill(config, name)
+                if text is not None:
+                    self.filled += 1
+                    return self._checked(text, config, profile)
+            try:
+                template = record(config, profile, slotted, name)
+            except SlotEscape as exc:
+                structural = self._structural.setdefault(variant, set())
+                if exc.knobs <= structural:
+                    self._templates[key] = None
+                structural |= exc.knobs
+                self._shapes.pop(variant, None)
+                continue
+            except Exception:
+                self._templates[key] = None  # the full path renders it, or reports why it cannot
+                continue
+            self._templates.setdefault(key, []).append(template)  # type: ignore[union-attr]
+            self.recorded += 1
+            text = template.fill(config, name)
+            assert text is not None, "a template's guards hold for the kernel it was recorded from"
+            return self._checked(text, config, profile)
+
+    def _shape(self, variant: tuple[str, str], config: Any) -> tuple[list[str], Callable[[Any], tuple]]:
+        """The knobs slotted for `variant` (its int knobs that never escaped) and a function giving a
+        config's shape: the values of all other knobs, and which slotted knobs are unset."""
+        if variant not in self._shapes:
+            structural = self._structural.get(variant, set())
+            slotted = [k for k in KNOB_NAMES if k not in structural and type(getattr(config, k)) is int]
+            others = attrgetter(*(k for k in KNOB_NAMES if k not in slotted))  # kind, variant, ...: 2 or more
+
+            def shape(c: Any) -> tuple:
+                return others(c), tuple(getattr(c, k) is None for k in slotted)
+
+            self._shapes[variant] = (slotted, shape)
+        return self._shapes[variant]
+
+    def _checked(self, text: KernelText, config: Any, profile: Profile) -> KernelText:
+        if self.verify and text != (full := render_kernel(config, profile)):
+            raise TemplateMismatch(f"{full.name}: the filled template differs from the full render")
+        return text
