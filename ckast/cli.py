@@ -2,20 +2,79 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 import warnings
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import click
 
-from ckast import __version__
-from ckast.catalog import profile_names
-
 EXIT_BAD_INPUT = 2
+
+# Defining the command line imports nothing but click: the names the options offer (rule sets, archs,
+# API profiles) and ckast's version are loaded when a command, its --help or --version needs them, and each
+# command imports what it runs inside its body.
+
+
+class _LazyChoice(click.Choice):
+    """click.Choice (same validation, messages, help and completion) whose choices are loaded on first use."""
+
+    def __init__(self, load: Callable[[], Iterable[str]]) -> None:
+        # click.Choice.__init__ would store the choices; `choices` is computed on first use instead.
+        self._load = load
+        self.case_sensitive = True
+
+    @functools.cached_property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+        return tuple(self._load())
+
+
+class _LazyDefaultOption(click.Option):
+    """An option whose default is a function (importing where the value lives), shown by --help as the value
+    itself, like a plain default, instead of click's "(dynamic)"."""
+
+    def get_default(self, ctx: click.Context, call: bool = True) -> Any:
+        return super().get_default(ctx, call=True)
+
+
+def _rule_set_names() -> tuple[str, ...]:
+    from ckast.library import rule_set_names
+
+    return rule_set_names()
+
+
+def _arch_names() -> tuple[str, ...]:
+    from ckast.arch import ARCH_NAMES
+
+    return ARCH_NAMES
+
+
+def _profile_names() -> tuple[str, ...]:
+    from ckast.catalog import profile_names
+
+    return profile_names()
+
+
+def _default_profile() -> str:
+    from ckast.catalog import DEFAULT_PROFILE
+
+    return DEFAULT_PROFILE
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from ckast import __version__
+
+    click.echo(f"ckast, version {__version__}", color=ctx.color)
+    ctx.exit()
 
 
 @click.group()
-@click.version_option(__version__, prog_name="ckast")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and exit.")
 def main() -> None:
     """Generate CK Tile kernel-instance C++ from kernel configs."""
     warnings.formatwarning = lambda message, *_args, **_kw: f"warning: {message}\n"
@@ -25,7 +84,7 @@ def main() -> None:
 @click.option("--config", "config_path", required=True, type=click.Path(path_type=Path), help="JSON kernel config.")
 @click.argument("more", nargs=-1, type=click.Path(path_type=Path))
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory.")
-@click.option("--ck-api", type=click.Choice(profile_names()), default=None,
+@click.option("--ck-api", type=_LazyChoice(_profile_names), default=None,
               help="CK API profile for kernels whose config does not set ck_api.")
 @click.option("--format/--no-format", "run_format", default=False, help="Also run the pinned clang-format.")
 @click.option("--chunk-size", type=click.IntRange(min=1), default=25, show_default=True,
@@ -36,12 +95,23 @@ def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str |
 
     Invalid input: one line per problem on stderr, exit status 2, nothing written.
     """
+    from ckast.output import stamp
+
+    paths = (config_path, *more)
+    key = stamp.run_key({"command": "emit", "configs": stamp.files_digest(paths), "ck_api": ck_api,
+                         "format": run_format, "chunk_size": chunk_size})
+    done = stamp.up_to_date(out_dir, key)
+    if done is not None:
+        click.echo(f"{done['kernels']} kernels -> {out_dir}: 0 files written, {done['files']} unchanged, 0 removed "
+                   "(up to date)")
+        return
+
     from ckast.config import ConfigError, load_file
     from ckast.emit import render, write_outputs
 
     problems: list[str] = []
     kernels = []
-    for path in (config_path, *more):
+    for path in paths:
         try:
             kernels += load_file(path, defaults={"ck_api": ck_api} if ck_api else None)
         except ConfigError as exc:
@@ -50,12 +120,13 @@ def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str |
         try:
             emitted = render(kernels)
         except ConfigError as exc:
-            problems += ConfigError(exc.issues, ", ".join(map(str, (config_path, *more)))).lines()
+            problems += ConfigError(exc.issues, ", ".join(map(str, paths))).lines()
     if problems:
         for line in problems:
             click.echo(line, err=True)
         sys.exit(EXIT_BAD_INPUT)
-    stats = write_outputs(emitted, out_dir, format=run_format, chunk_size=chunk_size)
+    stats = write_outputs(emitted, out_dir, format=run_format, chunk_size=chunk_size,
+                          stamp=(key, {"kernels": len(emitted)}))
     click.echo(
         f"{len(emitted)} kernels -> {out_dir}: {stats['written']} files written, "
         f"{stats['unchanged']} unchanged, {stats['removed']} removed"
@@ -97,7 +168,7 @@ def check(headers: tuple[Path, ...], more: tuple[Path, ...], ck_include: Path | 
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--ck-api", type=click.Choice(profile_names()), default=None,
+@click.option("--ck-api", type=_LazyChoice(_profile_names), default=None,
               help="CK API profile (default: each file's manifest entry, a _<profile>.hpp suffix, or ck-2025.11).")
 def jit(paths: tuple[Path, ...], ck_api: str | None) -> None:
     """JIT-compile emitted files in-process (cppyy) against ckast's host model of CK Tile.
@@ -128,18 +199,14 @@ def jit(paths: tuple[Path, ...], ck_api: str | None) -> None:
 
 def _selection_options(f):
     """--rule-set, --arch, --datatype, --ndim, --variant, --ck-api and --builder-conf."""
-    from ckast.arch import ARCH_NAMES
-    from ckast.catalog import DEFAULT_PROFILE
-    from ckast.library import rule_set_names
-
     for option in reversed((
-        click.option("--rule-set", type=click.Choice(rule_set_names()), help="Named rule set of the library."),
-        click.option("--arch", type=click.Choice(ARCH_NAMES), help="Target architecture of the library."),
+        click.option("--rule-set", type=_LazyChoice(_rule_set_names), help="Named rule set of the library."),
+        click.option("--arch", type=_LazyChoice(_arch_names), help="Target architecture of the library."),
         click.option("--datatype", "datatypes", multiple=True, help="Only these datatypes (repeatable; default: all)."),
         click.option("--ndim", "ndims", multiple=True, type=int, help="Only these spatial ranks (repeatable; default: 2 and 3)."),
         click.option("--variant", "variants", multiple=True, help="Only these variants (repeatable; default: all)."),
-        click.option("--ck-api", type=click.Choice(profile_names()), default=DEFAULT_PROFILE, show_default=True,
-                     help="CK API profile the library is built for."),
+        click.option("--ck-api", cls=_LazyDefaultOption, type=_LazyChoice(_profile_names), default=_default_profile,
+                     show_default=True, help="CK API profile the library is built for."),
         click.option("--builder-conf", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
                      help="Directory of CK Builder instance .conf files (rule sets profiler and tests)."),
         click.option("--config", "configs", multiple=True, type=click.Path(path_type=Path),
@@ -150,17 +217,28 @@ def _selection_options(f):
     return f
 
 
-def _library(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs):
-    """Build the selected library, or exit 2 naming what is wrong with the selection."""
-    from ckast.library import Selection, SelectionError, build
+def _selection(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs):
+    """The library request of the selection options, or exit 2 if it lacks a rule set or an arch."""
+    from ckast.library.selection import Selection
 
     if not configs and (not rule_set or not arch):
         _bad_input(["a library needs --rule-set and --arch (or --config FILE)"])
+    return Selection(rule_set or "", arch or "", ck_api, tuple(datatypes), tuple(ndims), tuple(variants),
+                     builder_conf, tuple(configs))
+
+
+def _build(selection):
+    """Build the selected library, or exit 2 naming what is wrong with the selection."""
+    from ckast.library import SelectionError, build
+
     try:
-        return build(Selection(rule_set or "", arch or "", ck_api, tuple(datatypes), tuple(ndims), tuple(variants),
-                               builder_conf, tuple(configs)))
+        return build(selection)
     except SelectionError as exc:
         _bad_input(str(exc).splitlines())
+
+
+def _library(*options):
+    return _build(_selection(*options))
 
 
 def _bad_input(lines: list[str]) -> None:
@@ -191,17 +269,27 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
     """
     import time
 
+    from ckast.output.stamp import up_to_date
+
+    start = time.perf_counter()
+    selection = _selection(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs)
+    key = selection.run_key(chunk_size)
+    done = up_to_date(out_dir, key)
+    if done is not None:
+        click.echo(f"{done['kernels']} kernels ({_counts(done)}) -> {out_dir}: 0 files written, {done['files']} "
+                   f"unchanged, 0 removed in {time.perf_counter() - start:.1f} s (up to date)")
+        return
+
     from ckast.config import ConfigError
     from ckast.emit import write_outputs
     from ckast.library.generate import default_jobs, render_all
 
-    start = time.perf_counter()
-    library = _library(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs)
+    library = _build(selection)
     kernels = library.kernels()
-    summary = (f"{len(library.entries)} proposed, {len(library.refused)} refused, "
-               f"{len(library.with_status('merged'))} merged")
+    counts = {"proposed": len(library.entries), "refused": len(library.refused),
+              "merged": len(library.with_status("merged"))}
     if not kernels:
-        click.echo(f"nothing to generate ({summary}); see `ckast list --rejected`", err=True)
+        click.echo(f"nothing to generate ({_counts(counts)}); see `ckast list --rejected`", err=True)
         sys.exit(1)
     try:
         if sys.stderr.isatty():
@@ -212,9 +300,14 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
     except ConfigError as exc:
         click.echo("\n".join(exc.lines()), err=True)
         sys.exit(1)
-    stats = write_outputs(emitted, out_dir, chunk_size=chunk_size, run=library.selection.as_dict())
-    click.echo(f"{len(emitted)} kernels ({summary}) -> {out_dir}: {stats['written']} files written, "
+    stats = write_outputs(emitted, out_dir, chunk_size=chunk_size, run=selection.as_dict(),
+                          stamp=(key, {"kernels": len(emitted), **counts}))
+    click.echo(f"{len(emitted)} kernels ({_counts(counts)}) -> {out_dir}: {stats['written']} files written, "
                f"{stats['unchanged']} unchanged, {stats['removed']} removed in {time.perf_counter() - start:.1f} s")
+
+
+def _counts(counts) -> str:
+    return f"{counts['proposed']} proposed, {counts['refused']} refused, {counts['merged']} merged"
 
 
 @main.command("list")

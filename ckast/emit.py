@@ -91,9 +91,11 @@ def run_files(kernels: Sequence[EmittedKernel], chunk_size: int = CHUNK_SIZE) ->
 
 
 def write_outputs(kernels: Sequence[EmittedKernel], out_dir: Path, *, format: bool = False,
-                  chunk_size: int = CHUNK_SIZE, run: Mapping[str, Any] | None = None) -> dict[str, int]:
+                  chunk_size: int = CHUNK_SIZE, run: Mapping[str, Any] | None = None,
+                  stamp: tuple[str, Mapping[str, Any]] | None = None) -> dict[str, int]:
     """Write every kernel's files, the run's aggregates and the manifest (`run` describes how the run
-    was made, e.g. a rule set selection); remove files an earlier run generated and this one did not."""
+    was made, e.g. a rule set selection); remove files an earlier run generated and this one did not;
+    record the run's `stamp` (key, summary) so that a rerun with the same key can skip everything."""
     files = [f for k in kernels for f in k.files] + run_files(kernels, chunk_size)
     manifest = {
         "kernels": [
@@ -104,4 +106,4 @@ def write_outputs(kernels: Sequence[EmittedKernel], out_dir: Path, *, format: bo
         **({"run": dict(run)} if run else {}),
     }
     transform = (lambda path, text: clang_format(text, assume_filename=path)) if format else None
-    return write_tree(files, manifest, out_dir, transform)
+    return write_tree(files, manifest, out_dir, transform, stamp)

@@ -15,6 +15,7 @@ from ckast import __version__
 from ckast.cli import main
 
 from .conftest import EXAMPLES
+from .kernels import output_tree
 
 
 def run(*args):
@@ -51,17 +52,13 @@ def test_newer_conv_kernels_need_their_profile(tmp_path, config, rule):
     assert len(json.loads((tmp_path / "o" / "manifest.json").read_text())["kernels"]) == 1
 
 
-def tree(root):
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 def test_emit_writes_only_changes_and_removes_stale(tmp_path):
     out = tmp_path / "out"
     assert run("emit", "--config", str(EXAMPLES / "gemm_standard.json"), "-o", str(out)).exit_code == 0
     manifest = json.loads((out / "manifest.json").read_text())
     files = manifest["files"]
     assert len(manifest["kernels"]) == 2 and len(files) == 2 * 3 + 1
-    assert set(tree(out)) == {*files, "manifest.json"}
+    assert set(output_tree(out)) == {*files, "manifest.json"}
     mtimes = {f: os.stat(out / f).st_mtime_ns for f in files}
     again = run("emit", "--config", str(EXAMPLES / "gemm_standard.json"), "-o", str(out))
     assert "0 files written, 7 unchanged, 0 removed" in again.output
@@ -72,7 +69,7 @@ def test_emit_writes_only_changes_and_removes_stale(tmp_path):
     assert "1 files written, 3 unchanged, 3 removed" in third.output  # the registration header changed
     kept = json.loads((out / "manifest.json").read_text())
     assert len(kept["kernels"]) == 1 and set(kept["files"]) < set(files)
-    assert set(tree(out)) == {*kept["files"], "manifest.json"}
+    assert set(output_tree(out)) == {*kept["files"], "manifest.json"}
 
 
 def test_output_is_independent_of_hash_seed(tmp_path):
@@ -84,7 +81,7 @@ def test_output_is_independent_of_hash_seed(tmp_path):
             [sys.executable, "-m", "ckast", "emit", "--config", str(EXAMPLES / "gemm_standard.json"), "-o", str(out)],
             check=True, env=env, capture_output=True,
         )
-        digests.append(tree(out))
+        digests.append(output_tree(out))
     assert digests[0] == digests[1]
 
 
@@ -92,7 +89,7 @@ def test_format_flag_is_a_no_op_on_printer_output(tmp_path):
     plain, formatted = tmp_path / "a", tmp_path / "b"
     run("emit", "--config", str(EXAMPLES / "gemm_standard.json"), "-o", str(plain))
     run("emit", "--config", str(EXAMPLES / "gemm_standard.json"), "-o", str(formatted), "--format")
-    assert tree(plain) == tree(formatted)
+    assert output_tree(plain) == output_tree(formatted)
 
 
 @pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.json")))

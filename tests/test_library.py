@@ -14,10 +14,12 @@ from click.testing import CliRunner
 
 from ckast.cli import main
 from ckast.library import Candidate, Selection, SelectionError, build
+from ckast.output import stamp
 from ckast.library.build import KEY_RULE, Validator, _sort_out
 from ckast.library.subsets import full_tests, tiny
 
 from .conftest import ROOT
+from .kernels import output_tree
 
 
 def run(*args):
@@ -109,10 +111,6 @@ def test_tiny_covers_every_accepted_stratum_then_fills_to_ten():
 SMALL = ["--rule-set", "default", "--arch", "gfx942", "--datatype", "fp16", "--ndim", "2", "--ck-api", "ck-2026.06"]
 
 
-def tree(root):
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 def test_generate_is_byte_identical_for_any_jobs_and_hash_seed(tmp_path):
     outs = []
     for jobs, seed in (("1", "0"), ("2", "12345")):
@@ -120,7 +118,7 @@ def test_generate_is_byte_identical_for_any_jobs_and_hash_seed(tmp_path):
         env = {**os.environ, "PYTHONHASHSEED": seed}
         subprocess.run([sys.executable, "-m", "ckast", "generate", *SMALL, "-o", str(out), "-j", jobs],
                        check=True, env=env, cwd=ROOT, capture_output=True)
-        outs.append(tree(out))
+        outs.append(output_tree(out))
     assert outs[0] == outs[1]
     manifest = json.loads(outs[0]["manifest.json"])
     assert len(manifest["kernels"]) == 43 and manifest["run"]["rule_set"] == "default"
@@ -134,6 +132,22 @@ def test_generate_rewrites_nothing_on_rerun(tmp_path):
     second = run("generate", *SMALL, "-o", str(tmp_path), "-j", "1")
     assert "0 files written" in second.output
     assert stamps == {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")}
+
+
+def test_a_rerun_is_up_to_date_until_an_input_ckast_or_a_file_changes(tmp_path, monkeypatch):
+    assert run("generate", *SMALL, "-o", str(tmp_path), "-j", "1").exit_code == 0
+    again = run("generate", *SMALL, "-o", str(tmp_path), "-j", "1")
+    assert "0 files written, 137 unchanged, 0 removed" in again.output and "(up to date)" in again.output
+    header = sorted(tmp_path.glob("*.hpp"))[0]
+    original = header.read_bytes()
+    header.write_bytes(original + b"// edited by hand\n")
+    fixed = run("generate", *SMALL, "-o", str(tmp_path), "-j", "1")
+    assert "1 files written, 136 unchanged" in fixed.output and header.read_bytes() == original
+    header.unlink()
+    assert "1 files written" in run("generate", *SMALL, "-o", str(tmp_path)).output and header.exists()
+    assert "(up to date)" not in run("generate", *SMALL, "--chunk-size", "10", "-o", str(tmp_path)).output
+    monkeypatch.setattr(stamp, "generator_digest", lambda: "another ckast")
+    assert "(up to date)" not in run("generate", *SMALL, "--chunk-size", "10", "-o", str(tmp_path)).output
 
 
 def test_generate_needs_a_selection():

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import tomllib
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -26,8 +25,8 @@ from ckast.nodes import (
 )
 from ckast.nodes.parse import ParseError, parse_type
 
-PROFILES_DIR = Path(__file__).parent / "profiles"
-DEFAULT_PROFILE = "ck-2025.11"
+from .names import DEFAULT_PROFILE, PROFILES_DIR, profile_names
+
 _ENTITY_TABLES = ("templates", "enums", "types", "functions")
 
 
@@ -85,11 +84,6 @@ class Profile:
 
 
 @functools.cache
-def profile_names() -> tuple[str, ...]:
-    """Names of the packaged profiles, sorted (read once per process)."""
-    return tuple(sorted(p.stem for p in PROFILES_DIR.glob("*.toml")))
-
-
 @functools.cache
 def load_profile(name: str = DEFAULT_PROFILE) -> Profile:
     """Load (once per process) the named profile."""

@@ -6,10 +6,50 @@ them in a config file. `build` validates every candidate with the same knob tabl
 as `ckast emit` (never a second filter), merges identical configs, and refuses configs whose CK
 registry key another config already holds. The result says what was accepted and why the rest
 was refused.
+
+The names below are imported on first use (PEP 562): `build` pulls the variants and their IR graph
+(networkx), which the rule-set names and selections do not need.
 """
 
-from .build import Entry, Library, build
-from .rulesets import RULE_SETS, rule_set_names
-from .selection import Candidate, Selection, SelectionError
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .build import Entry, Library, build
+    from .rulesets import RULE_SETS, rule_set_names
+    from .selection import Candidate, Selection, SelectionError
 
 __all__ = ["RULE_SETS", "Candidate", "Entry", "Library", "Selection", "SelectionError", "build", "rule_set_names"]
+_SOURCE = {
+    **dict.fromkeys(("Entry", "Library", "build"), "build"),
+    **dict.fromkeys(("RULE_SETS", "rule_set_names"), "rulesets"),
+    **dict.fromkeys(("Candidate", "Selection", "SelectionError"), "selection"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _SOURCE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_SOURCE[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+class _Package(types.ModuleType):
+    def __setattr__(self, name: str, value: Any) -> None:
+        # Loading the submodule `build` binds it on the package (import machinery); `ckast.library.build`
+        # stays the function, as when this package imported it eagerly.
+        if name == "build" and isinstance(value, types.ModuleType):
+            value = value.build
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

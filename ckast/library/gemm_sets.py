@@ -125,10 +125,6 @@ def default_candidates(selection: Selection) -> list[Candidate]:
 PRESELECTED: tuple[str, ...] = tuple(data("gemm_preselected")["sets"])
 
 
-def summary(name: str) -> str:
-    return data("gemm_preselected")["sets"][name]["summary"]
-
-
 def _configs(name: str) -> Iterable[dict[str, Any]]:
     """A set's configs in CK's order, with the sets it concatenates expanded."""
     s = data("gemm_preselected")["sets"][name]

@@ -7,6 +7,8 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 
+import attrs
+
 from ckast.config import LoadedKernel
 from ckast.emit import EmittedKernel, render
 
@@ -27,8 +29,7 @@ def render_all(kernels: Sequence[LoadedKernel], jobs: int = 1,
         if progress:
             progress(len(kernels))
         return out
-    size = max(1, -(-len(kernels) // (jobs * CHUNKS_PER_JOB)))
-    chunks = [kernels[i:i + size] for i in range(0, len(kernels), size)]
+    chunks = _chunks(kernels, max(1, -(-len(kernels) // (jobs * CHUNKS_PER_JOB))))
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
     merged: list[EmittedKernel] = []
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
@@ -37,3 +38,17 @@ def render_all(kernels: Sequence[LoadedKernel], jobs: int = 1,
             if progress:
                 progress(len(chunk))
     return sorted({k.name: k for k in merged}.values(), key=lambda k: k.name)
+
+
+def _chunks(kernels: Sequence[LoadedKernel], size: int) -> list[list[LoadedKernel]]:
+    """Chunks of about `size` kernels that keep kernels of one shape (same non-int knobs) together,
+    so each process records a shape's template once (`ckast.render`)."""
+    shapes: dict[tuple, list[LoadedKernel]] = {}
+    for k in kernels:
+        shapes.setdefault(tuple(v for v in attrs.astuple(k.config) if type(v) is not int), []).append(k)
+    chunks: list[list[LoadedKernel]] = [[]]
+    for group in shapes.values():
+        if len(chunks[-1]) >= size:
+            chunks.append([])
+        chunks[-1] += group
+    return chunks

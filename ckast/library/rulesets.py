@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
+import tomllib
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from . import conv_default, conv_full, gemm_sets, subsets
-from . import builder_conf
 from .selection import Candidate, Selection
 
 if TYPE_CHECKING:
@@ -25,31 +26,44 @@ class RuleSet:
     candidates: Enumerate
 
 
+def _module(name: str) -> Any:
+    """A rule-set module of this package, imported when a rule set is used (listing the names, as the
+    command line does to check an option, imports none of them)."""
+    return importlib.import_module(f".{name}", __package__)
+
+
+def _conv_full(s: Selection) -> list[Candidate]:
+    return _module("conv_full").candidates(s)
+
+
+_PRESELECTED = tomllib.loads(Path(__file__).with_name("data").joinpath("gemm_preselected.toml").read_text())["sets"]
+
 RULE_SETS: dict[str, RuleSet] = {r.name: r for r in (
     RuleSet("default", "grouped_conv", "CK's hand-curated conv set: 10 tiles, compv3/compv4 forward, compv3/mem "
             "backward, two-stage bwd_weight; every config for every requested datatype",
-            lambda s, v: conv_default.candidates(s)),
+            lambda s, v: _module("conv_default").candidates(s)),
     RuleSet("full", "grouped_conv", "CK's rule-based conv set: per (direction, rank, dtype) tile tables, wave and "
             "vector strategies, curated pipelines, specializations, feature specs and depthwise",
-            lambda s, v: conv_full.candidates(s)),
+            lambda s, v: _conv_full(s)),
     RuleSet("full-tests", "grouped_conv", "about 20% of full, stratified by feature category and datatype, with "
             "every (pipeline, scheduler) of each direction and datatype",
-            lambda s, v: subsets.full_tests(conv_full.candidates(s))),
+            lambda s, v: _module("subsets").full_tests(_conv_full(s))),
     RuleSet("tiny", "grouped_conv", "one accepted config per (direction, feature category, datatype, rank) of "
             "full-tests, then round-robin up to 10",
-            lambda s, v: subsets.tiny(subsets.full_tests(conv_full.candidates(s)), v.accepts)),
+            lambda s, v: _module("subsets").tiny(_module("subsets").full_tests(_conv_full(s)), v.accepts)),
     RuleSet("gemm-default", "gemm", "CK's GEMM generator defaults: the tiles its arch filter keeps (checked with "
             "compv4's LDS limit) x its 16 valid traits; preshuffle from compv3/intrawave traits; multi-D x "
             "MultiDAdd/MultiDMultiply x 1/2 D tensors; layout rcr",
-            lambda s, v: gemm_sets.default_candidates(s)),
-    *(RuleSet(name, "gemm", gemm_sets.summary(name), lambda s, v, name=name: gemm_sets.preselected_candidates(name, s))
-      for name in gemm_sets.PRESELECTED),
+            lambda s, v: _module("gemm_sets").default_candidates(s)),
+    *(RuleSet(name, "gemm", spec["summary"],
+              lambda s, v, name=name: _module("gemm_sets").preselected_candidates(name, s))
+      for name, spec in _PRESELECTED.items()),
     RuleSet("profiler", "grouped_conv", "CK Builder's profiler instances: every line of the --builder-conf "
             "DIR/<direction>/profiler/*.conf files, mapped as CK's builder rule module maps it",
-            lambda s, v: builder_conf.candidates(s, "profiler")),
+            lambda s, v: _module("builder_conf").candidates(s, "profiler")),
     RuleSet("tests", "grouped_conv", "CK Builder's test instances: every line of the --builder-conf "
             "DIR/<direction>/tests/*.conf files, mapped as CK's builder rule module maps it",
-            lambda s, v: builder_conf.candidates(s, "tests")),
+            lambda s, v: _module("builder_conf").candidates(s, "tests")),
 )}
 
 

@@ -34,6 +34,8 @@ def identifier(value: object) -> str:
     Rules: ASCII letters, digits and underscores, not starting with a digit; not a keyword; not a
     name reserved to the implementation anywhere (containing `__` or starting with `_` + capital).
     """
+    if type(value) is str and value in _IDENTIFIERS:
+        return value
     if not isinstance(value, str):
         raise NameError_(f"identifier must be a string, got {type(value).__name__}")
     text = checked(value)
@@ -43,7 +45,13 @@ def identifier(value: object) -> str:
         raise NameError_(f"{value!r} is a C++ keyword")
     if "__" in text or (len(text) > 1 and text[0] == "_" and text[1].isupper()):
         raise NameError_(f"{value!r} is reserved to the C++ implementation")
+    if text is value and len(_IDENTIFIERS) < 1 << 16:
+        _IDENTIFIERS.add(value)
     return value
+
+
+_IDENTIFIERS: set[str] = set()
+"""Strings already accepted by `identifier` (the rules never change; marked text is never kept)."""
 
 
 def header_path(value: object) -> str:

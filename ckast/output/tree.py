@@ -12,19 +12,32 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ckast.lower.identity import EntryPoint
+if TYPE_CHECKING:
+    from ckast.lower.identity import EntryPoint
+
+from .stamp import clear_stamp, write_stamp
 
 MANIFEST = "manifest.json"
 
 
-def write_if_changed(path: Path, text: str) -> bool:
-    """Atomically replace `path` with `text` unless it already holds exactly that; True if written."""
+def write_if_changed(path: Path, text: str, made_dirs: set[Path] | None = None) -> bool:
+    """Atomically replace `path` with `text` unless it already holds exactly that; True if written.
+
+    `made_dirs` remembers directories already created in this run (one mkdir each).
+    """
     data = text.encode()
-    if path.exists() and path.read_bytes() == data:
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with open(path, "rb") as fh:
+            if fh.read() == data:
+                return False
+    except FileNotFoundError:
+        pass
+    if made_dirs is None or path.parent not in made_dirs:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if made_dirs is not None:
+            made_dirs.add(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
@@ -33,29 +46,50 @@ def write_if_changed(path: Path, text: str) -> bool:
 
 
 def write_tree(files: Iterable[tuple[str, str]], manifest: Mapping[str, Any], out_dir: Path,
-               transform: Callable[[str, str], str] | None = None) -> dict[str, int]:
+               transform: Callable[[str, str], str] | None = None,
+               stamp: tuple[str, Mapping[str, Any]] | None = None) -> dict[str, int]:
     """Write `files` (path relative to `out_dir`, text) and the manifest; remove stale files.
 
     `manifest` gets a sorted `files` list added. `transform(path, text)` may rewrite a file's text
-    before it is compared (e.g. clang-format). Returns counts: written, unchanged, removed.
+    before it is compared (e.g. clang-format). `stamp` = (run key, summary) records the run for
+    `ckast.output.stamp.up_to_date`. Returns counts: written, unchanged, removed.
     """
     out_dir = Path(out_dir)
+    clear_stamp(out_dir)
     old = load_manifest(out_dir)
     written = unchanged = 0
     current: set[str] = set()
+    made_dirs: set[Path] = set()
     for path, text in files:
         current.add(path)
-        if write_if_changed(out_dir / path, transform(path, text) if transform else text):
+        if write_if_changed(out_dir / path, transform(path, text) if transform else text, made_dirs):
             written += 1
         else:
             unchanged += 1
-    write_if_changed(out_dir / MANIFEST, json.dumps({**manifest, "files": sorted(current)}, indent=2, sort_keys=True) + "\n")
+    write_if_changed(out_dir / MANIFEST, manifest_text({**manifest, "files": sorted(current)}))
     removed = 0
     for path in old.get("files", []):
         if path not in current and (out_dir / path).is_file():
             (out_dir / path).unlink()
             removed += 1
+    if stamp is not None:
+        write_stamp(out_dir, stamp[0], [*current, MANIFEST], {**stamp[1], "files": len(current)})
     return {"written": written, "unchanged": unchanged, "removed": removed}
+
+
+def manifest_text(manifest: Mapping[str, Any]) -> str:
+    """JSON, keys sorted, one line per item of a top-level list (a kernel's entry is one line):
+    readable and diffable, and written by the C encoder (indented JSON takes the slow Python one)."""
+    lines = ["{"]
+    for i, key in enumerate(sorted(manifest)):
+        value, comma = manifest[key], "," if i < len(manifest) - 1 else ""
+        head = f"  {json.dumps(key)}: "
+        if isinstance(value, list) and value:
+            items = [f"    {json.dumps(item, sort_keys=True)}" for item in value]
+            lines += [head + "[", ",\n".join(items), "  ]" + comma]
+        else:
+            lines.append(head + json.dumps(value, sort_keys=True) + comma)
+    return "\n".join(lines + ["}"]) + "\n"
 
 
 def load_manifest(out_dir: Path) -> dict:
@@ -67,6 +101,8 @@ def load_manifest(out_dir: Path) -> dict:
 
 def entry_points_for(header: Path) -> tuple[EntryPoint, ...]:
     """Launcher entry points of an emitted header, from the manifest beside it (empty if none)."""
+    from ckast.lower.identity import EntryPoint
+
     for entry in load_manifest(header.parent).get("kernels", []):
         if entry["header"] == header.name:
             return tuple(EntryPoint(**e) for e in entry["entry_points"])

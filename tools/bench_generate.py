@@ -1,0 +1,307 @@
+"""Benchmark: generating CK-sized kernel libraries with `ckast generate`, next to CK's own generator.
+
+For each selected set (rule set + arch + datatypes/ranks) and API profile it measures:
+
+1. The command, as a user runs it: wall time of a fresh `python -m ckast generate ... -o DIR -j N` into
+   an empty directory, and of a no-op rerun into the same directory (the files written / unchanged on
+   the rerun are parsed from ckast's summary line); the library's kernels, files and bytes; the peak
+   RSS of the largest process of the run (from `os.wait4`, like `/usr/bin/time -v`).
+2. Its stages, by calling ckast's functions in a fresh process (so import cost is isolated):
+   imports; enumeration (the rule set's candidate generator alone, cold) and validation (`build`
+   minus a warm enumeration); rendering (`render_all` on N processes) with, on a sample of 50
+   kernels, graph + AST build (`variants.lower_kernel`) against printing (`nodes.to_source`) of
+   the kernel header; writing (`emit.write_outputs` into an empty directory).
+
+Start-up is `python -c "import ckast.cli"` (and `python -m ckast --version`), each in a fresh process.
+Commands run as `sys.executable -m ckast`, so a pyenv shim's own start-up is not counted.
+CK's figures are those of issue 12 and printed alongside, with the targets set there.
+
+    python tools/bench_generate.py --quick                  # set a at ck-2026.06, one run
+    python tools/bench_generate.py --set a --set c --runs 3 --jobs 2 --out-root /var/tmp/bench
+
+Figures from a shared, busy machine are noisy: use --runs (medians are reported).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+PROFILES = ("ck-2025.11", "ck-2026.06")
+SAMPLE = 50
+CHUNK_SIZE = 25  # `ckast generate`'s default --chunk-size
+
+
+class LibrarySet(NamedTuple):
+    key: str
+    rule_set: str
+    arch: str
+    datatypes: tuple[str, ...]
+    ndims: tuple[int, ...]
+    label: str
+    ck: str  # CK's figure (issue 12) for the comparable library
+    ck_wall: tuple[float, float]  # CK's wall, seconds (best, worst)
+
+    def cli_args(self) -> list[str]:
+        args = ["--rule-set", self.rule_set, "--arch", self.arch]
+        args += [a for d in self.datatypes for a in ("--datatype", d)]
+        args += [a for nd in self.ndims for a in ("--ndim", str(nd))]
+        return args
+
+
+SETS = {s.key: s for s in (
+    LibrarySet("a", "full", "gfx942", ("fp16",), (2,), "full fp16 2-D",
+               "conv full fp16 2-D gfx942: 1,649 kernels", (0.70, 0.93)),
+    LibrarySet("b", "full", "gfx942", (), (), "full, all dtypes and ranks",
+               "conv full fp16+bf16+fp32 2-D+3-D: 14,048 kernels", (4.2, 5.5)),
+    LibrarySet("c", "gemm-default", "gfx942", ("fp16",), (), "gemm-default fp16",
+               "GEMM standard+preshuffle+multi_d fp16 rcr: 14,364 configs", (2.9, 3.4)),
+)}
+BIG_CONV_SET = "b"
+TARGETS = ("half of CK's wall; render <= 50 us/kernel (CK 17-30); no-op rerun <= 10% of fresh; "
+           "start-up <= 0.15 s; peak RSS <= 500 MB for set b")
+
+SUMMARY = re.compile(r"(?P<kernels>\d+) kernels \(.*\) -> .*: (?P<written>\d+) files written, "
+                     r"(?P<unchanged>\d+) unchanged, (?P<removed>\d+) removed in [\d.]+ s$", re.MULTILINE)
+
+
+# ---------------------------------------------------------------------------------------------- runs
+
+
+class Run(NamedTuple):
+    wall: float
+    peak_rss_mb: float
+    output: str
+
+
+def run_measured(argv: Sequence[str]) -> Run:
+    """Run a command; its wall time and the peak RSS of its largest process (it and its reaped children)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    output = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{output}")
+    return Run(wall, usage.ru_maxrss / 1024, output)  # ru_maxrss is in KiB on Linux
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+def ckast(*args: str) -> list[str]:
+    return [sys.executable, "-m", "ckast", *args]
+
+
+def tree_size(root: Path) -> tuple[int, int]:
+    """(files, bytes) under root."""
+    files = [p for p in root.rglob("*") if p.is_file()]
+    return len(files), sum(p.stat().st_size for p in files)
+
+
+class CommandFigures(NamedTuple):
+    fresh: float
+    noop: float
+    written: int
+    unchanged: int
+    kernels: int
+    files: int
+    size_mb: float
+    peak_rss_mb: float
+
+
+def measure_command(lib: LibrarySet, profile: str, out: Path, jobs: int, runs: int) -> CommandFigures:
+    """`ckast generate` into an empty directory, then again into the same one, `runs` times."""
+    argv = ckast("generate", *lib.cli_args(), "--ck-api", profile, "-o", str(out), "-j", str(jobs))
+    fresh, noop, rss = [], [], []
+    for _ in range(runs):
+        shutil.rmtree(out, ignore_errors=True)
+        first = run_measured(argv)
+        again = run_measured(argv)
+        fresh.append(first.wall)
+        noop.append(again.wall)
+        rss.append(first.peak_rss_mb)
+    summary = SUMMARY.search(again.output)
+    if summary is None:
+        raise SystemExit(f"no summary line in the output of {' '.join(argv)}:\n{again.output}")
+    files, size = tree_size(out)
+    return CommandFigures(median(fresh), median(noop), int(summary["written"]), int(summary["unchanged"]),
+                          int(summary["kernels"]), files, size / 1e6, median(rss))
+
+
+def measure_startup(runs: int) -> dict[str, float]:
+    """Median walls of bare Python, importing the command line, and `ckast --version`."""
+    commands = {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "python -c 'import ckast.cli'": [sys.executable, "-c", "import ckast.cli"],
+        "python -m ckast --version": ckast("--version"),
+    }
+    return {name: median([run_measured(argv).wall for _ in range(max(runs, 5))]) for name, argv in commands.items()}
+
+
+# -------------------------------------------------------------------------------------------- stages
+
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    start = time.perf_counter()
+    result = fn()
+    return result, time.perf_counter() - start
+
+
+def stage_times(lib: LibrarySet, profile: str, out: Path, jobs: int) -> dict[str, float]:
+    """Run in a fresh process (see `--stages-of`): each stage of one `generate`, timed by calling ckast."""
+    start = time.perf_counter()
+    from ckast.catalog import load_profile
+    from ckast.emit import write_outputs
+    from ckast.library import Selection, build
+    from ckast.library.build import Validator
+    from ckast.library.generate import render_all
+    from ckast.library.rulesets import RULE_SETS
+    from ckast.nodes import to_source
+    from ckast.variants import lower_kernel
+    imports = time.perf_counter() - start
+
+    selection = Selection(lib.rule_set, lib.arch, profile, lib.datatypes, lib.ndims)
+    enumerate_ = lambda: RULE_SETS[lib.rule_set].candidates(selection, Validator(selection))  # noqa: E731
+    candidates, enum_cold = timed(enumerate_)
+    _, enum_warm = timed(enumerate_)
+    library, built = timed(lambda: build(selection))
+    kernels = library.kernels()
+    emitted, render = timed(lambda: render_all(kernels, jobs))
+
+    sample = [k.config for k in kernels[::max(1, len(kernels) // SAMPLE)][:SAMPLE]]
+    lower_kernel(sample[0], load_profile(sample[0].ck_api))  # warm caches outside the timing
+    lower = print_ = 0.0
+    for config in sample:
+        unit, t_lower = timed(lambda: lower_kernel(config, load_profile(config.ck_api)))
+        _, t_print = timed(lambda: to_source(unit.header))
+        lower, print_ = lower + t_lower, print_ + t_print
+
+    shutil.rmtree(out, ignore_errors=True)
+    _, write = timed(lambda: write_outputs(emitted, out, chunk_size=CHUNK_SIZE, run=selection.as_dict()))
+    return {
+        "imports": imports, "enumerate": enum_cold, "validate": built - enum_warm, "render": render,
+        "write": write, "candidates": len(candidates), "kernels": len(emitted),
+        "lower_us": lower / len(sample) * 1e6, "print_us": print_ / len(sample) * 1e6,
+    }
+
+
+def measure_stages(lib: LibrarySet, profile: str, out: Path, jobs: int, runs: int) -> dict[str, float]:
+    """`stage_times` in `runs` fresh processes; the median of every figure."""
+    argv = [sys.executable, __file__, "--stages-of", lib.key, "--profile", profile, "--out-root", str(out),
+            "--jobs", str(jobs)]
+    results = [json.loads(run_measured(argv).output.strip().splitlines()[-1]) for _ in range(runs)]
+    return {key: median([r[key] for r in results]) for key in results[0]}
+
+
+# -------------------------------------------------------------------------------------------- report
+
+
+def print_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    cells = [list(map(str, header)), *[list(map(str, row)) for row in rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    for row in cells:
+        print("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
+
+
+def report(results: list[tuple[LibrarySet, str, CommandFigures, dict[str, float]]], startup: dict[str, float],
+           jobs: int, runs: int) -> None:
+    print(f"\nckast generate, -j {jobs}, median of {runs} run(s)")
+    print_table(
+        ("set", "profile", "kernels", "files", "MB", "fresh s", "no-op s", "no-op %", "rerun written/unchanged",
+         "peak RSS MB", "CK wall s", "target s"),
+        [(f"{lib.key} {lib.label}", profile, c.kernels, c.files, f"{c.size_mb:.1f}", f"{c.fresh:.2f}",
+          f"{c.noop:.2f}", f"{c.noop / c.fresh * 100:.0f}", f"{c.written}/{c.unchanged}", f"{c.peak_rss_mb:.0f}",
+          "{:.2f}-{:.2f}".format(*lib.ck_wall), "{:.2f}-{:.2f}".format(*(w / 2 for w in lib.ck_wall)))
+         for lib, profile, c, _ in results])
+
+    print(f"\nstages in a fresh process (-j {jobs}; lower/print: per kernel header, on a sample of {SAMPLE})")
+    print_table(
+        ("set", "profile", "imports s", "enumerate s", "validate s", "render s", "render us/kernel",
+         "lower us", "print us", "write s", "sum s"),
+        [(f"{lib.key} {lib.label}", profile, f"{s['imports']:.2f}", f"{s['enumerate']:.2f}", f"{s['validate']:.2f}",
+          f"{s['render']:.2f}", f"{s['render'] / s['kernels'] * 1e6:.0f}", f"{s['lower_us']:.0f}",
+          f"{s['print_us']:.0f}", f"{s['write']:.2f}",
+          f"{sum(s[k] for k in ('imports', 'enumerate', 'validate', 'render', 'write')):.2f}")
+         for lib, profile, _, s in results])
+
+    print("\nstart-up (fresh process, median wall)")
+    for name, wall in startup.items():
+        print(f"  {name:32} {wall:.3f} s")
+
+    print("\nCK's generator (issue 12)")
+    for lib in {lib.key: lib for lib, *_ in results}.values():
+        print(f"  {lib.key}: {lib.ck}, {lib.ck_wall[0]:.2f}-{lib.ck_wall[1]:.2f} s")
+    print("  render: 17-30 us/kernel")
+    print(f"targets: {TARGETS}")
+
+
+# ---------------------------------------------------------------------------------------------- main
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--set", dest="sets", action="append", choices=sorted(SETS),
+                        help="set to run (repeatable; default: all): " +
+                             "; ".join(f"{s.key} = {s.label}" for s in SETS.values()))
+    parser.add_argument("--profile", dest="profiles", action="append", choices=PROFILES,
+                        help="CK API profile (repeatable; default: both)")
+    parser.add_argument("--out-root", type=Path, default=None,
+                        help="where the libraries are written (default: a new directory under /dev/shm, tmpfs; "
+                             "give a disk directory such as /var/tmp/bench to include disk writes)")
+    parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)), help="ckast generate -j")
+    parser.add_argument("--runs", type=int, default=None,
+                        help="runs per figure, median reported (default 3; 1 with --quick)")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"only set a, at one profile (the first --profile; default {PROFILES[-1]})")
+    parser.add_argument("--stages-of", choices=sorted(SETS), help=argparse.SUPPRESS)  # internal: stage worker
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    profiles = args.profiles or list(PROFILES)
+    if args.stages_of:  # the fresh process of `measure_stages`: print the figures as one JSON line
+        print(json.dumps(stage_times(SETS[args.stages_of], profiles[0], args.out_root, args.jobs)))
+        return
+    sets = ["a"] if args.quick else (args.sets or sorted(SETS))
+    profiles = (args.profiles or [PROFILES[-1]])[:1] if args.quick else profiles
+    runs = args.runs or (1 if args.quick else 3)
+    own_root = args.out_root is None
+    root = Path(tempfile.mkdtemp(prefix="ckast-bench-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)) \
+        if own_root else args.out_root
+    results = []
+    try:
+        for key in sets:
+            for profile in profiles:
+                lib = SETS[key]
+                print(f"set {key} ({lib.label}) at {profile} ...", file=sys.stderr, flush=True)
+                out = root / f"{key}-{profile}"
+                command = measure_command(lib, profile, out / "cli", args.jobs, runs)
+                stages = measure_stages(lib, profile, out / "stages", args.jobs, runs)
+                results.append((lib, profile, command, stages))
+                shutil.rmtree(out, ignore_errors=True)
+        startup = measure_startup(runs)
+    finally:
+        if own_root:
+            shutil.rmtree(root, ignore_errors=True)
+    report(results, startup, args.jobs, runs)
+
+
+if __name__ == "__main__":
+    main()
