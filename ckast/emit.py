@@ -23,7 +23,7 @@ from ckast.lower.identity import WRAPPER_DIR, EntryPoint, wrapper_path
 from ckast.output import write_tree
 from ckast.lower.registration import Registered, registration_header
 from ckast.nodes.format import clang_format
-from ckast.render import Renderer
+from ckast.render import Renderer, shared
 from ckast.variants import conv, conv_wrapper
 
 REGISTRATION = f"{WRAPPER_DIR}/register_all_kernels.hpp"
@@ -41,15 +41,16 @@ class EmittedKernel:
     files: tuple[tuple[str, str], ...]  # (path, source) of every file of this kernel
 
 
-def render(kernels: Sequence[LoadedKernel]) -> list[EmittedKernel]:
+def render(kernels: Sequence[LoadedKernel], renderer: Renderer | None = None, save: bool = True) -> list[EmittedKernel]:
     """Build and print every kernel; raise ConfigError (nothing written) if any cannot be built.
 
-    Identical configs deduplicate (one name); the result is sorted by name.
+    Identical configs deduplicate (one name); the result is sorted by name. Kernels render through
+    `renderer` (default: this process's shared one); `save` keeps the templates it recorded.
     """
     issues: list[ConfigIssue] = []
     out: dict[str, EmittedKernel] = {}
     keyed: dict[object, list[tuple[str, str]]] = {}
-    renderer = Renderer()
+    renderer = renderer or shared()
     for item in kernels:
         c = item.config
         try:
@@ -70,6 +71,8 @@ def render(kernels: Sequence[LoadedKernel]) -> list[EmittedKernel]:
                 f"kernels {', '.join(names)} differ only in fields CK's GroupedConvKernelKey does not hold "
                 "(two_stage, explicit_gemm, double_smem_buffer, lds_policy); its registry would keep one of them"),
                 "registry.key_unique"))
+    if save:
+        renderer.save()
     if issues:
         raise ConfigError(issues)
     return [out[k] for k in sorted(out)]

@@ -11,6 +11,7 @@ import attrs
 
 from ckast.config import LoadedKernel
 from ckast.emit import EmittedKernel, render
+from ckast.render import shared
 
 CHUNKS_PER_JOB = 8
 """Work units per process: small enough to balance, large enough to amortize pickling."""
@@ -30,14 +31,23 @@ def render_all(kernels: Sequence[LoadedKernel], jobs: int = 1,
             progress(len(kernels))
         return out
     chunks = _chunks(kernels, max(1, -(-len(kernels) // (jobs * CHUNKS_PER_JOB))))
+    renderer = shared()  # loaded before the fork: every worker starts with the cached templates
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
     merged: list[EmittedKernel] = []
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        for chunk, done in zip(chunks, pool.map(render, chunks)):
+        for chunk, (done, learned) in zip(chunks, pool.map(_render_chunk, chunks)):
             merged += done
+            renderer.learn(*learned)
             if progress:
                 progress(len(chunk))
+    renderer.save()
     return sorted({k.name: k for k in merged}.values(), key=lambda k: k.name)
+
+
+def _render_chunk(kernels: Sequence[LoadedKernel]) -> tuple[list[EmittedKernel], tuple]:
+    """A worker's part: the chunk's kernels, and the templates it recorded for the parent to keep."""
+    renderer = shared()
+    return render(kernels, renderer, save=False), renderer.take_new()
 
 
 def _chunks(kernels: Sequence[LoadedKernel], size: int) -> list[list[LoadedKernel]]:

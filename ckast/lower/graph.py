@@ -18,10 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
+import importlib
+from typing import TYPE_CHECKING
+
 import attrs
-import networkx as nx
 
 from ckast import nodes as n
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 ROLES = (
     "config", "host_args", "data_type", "layout", "tile_shape", "partitioner", "traits", "pipeline_problem", "base_pipeline",
@@ -93,7 +98,7 @@ class KernelGraph:
     """Constructs of one launcher struct keyed by name, with "uses" edges (networkx DiGraph)."""
 
     def __init__(self) -> None:
-        self.g: nx.DiGraph = nx.DiGraph()
+        self.g: nx.DiGraph = _nx().DiGraph()
         self._index: dict[str, int] = {}
         self._params: dict[str, tuple[n.Param, ...]] = {}
         self._functions: set[str] = set()
@@ -125,12 +130,12 @@ class KernelGraph:
                 if used not in self.g:
                     raise GraphError(f"{name} uses {used}, which is not in the graph")
                 self.g.add_edge(used, name)
-        if not nx.is_directed_acyclic_graph(self.g):
-            raise GraphError(f"cycle among constructs: {nx.find_cycle(self.g)}")
+        if not _nx().is_directed_acyclic_graph(self.g):
+            raise GraphError(f"cycle among constructs: {_nx().find_cycle(self.g)}")
 
     def order(self) -> list[str]:
         """Topological order, ties broken by insertion order (stable across runs and hash seeds)."""
-        return list(nx.lexicographical_topological_sort(self.g, key=self._index.__getitem__))
+        return list(_nx().lexicographical_topological_sort(self.g, key=self._index.__getitem__))
 
     def params_of(self, name: str) -> tuple[n.Param, ...]:
         return self._params[name]
@@ -164,6 +169,11 @@ class KernelGraph:
             decl: n.Decl = made if isinstance(made, n.Decl) else n.UsingAlias(c.cxx_name, made)
             out.append(n.TemplateDecl(params, decl) if params else decl)
         return out
+
+
+def _nx():
+    """networkx, imported with the first graph (a run that only fills templates never builds one)."""
+    return importlib.import_module("networkx")
 
 
 def _merge(groups: Iterable[tuple[n.Param, ...]], drop: tuple[str, ...]) -> tuple[n.Param, ...]:

@@ -56,25 +56,33 @@ def node(cls: type) -> type:
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
+def field_names(cls: type) -> tuple[str, ...]:
+    """The attrs field names of a node class (cached)."""
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in attrs.fields(cls))
+    return names
+
+
 def children(n: Node) -> Iterator[Node]:
     """Yield the direct child nodes of `n` in field order (tuples are flattened)."""
-    names = _FIELDS.get(type(n))
-    if names is None:
-        names = _FIELDS[type(n)] = tuple(f.name for f in attrs.fields(type(n)))
-    for name in names:
+    for name in field_names(type(n)):
         value = getattr(n, name)
         if isinstance(value, Node):
             yield value
         elif isinstance(value, tuple):
-            yield from _nodes_in(value)
+            yield from nodes_in(value)
 
 
-def _nodes_in(value: Any) -> Iterator[Node]:
-    if isinstance(value, Node):
-        yield value
-    elif isinstance(value, tuple):
-        for item in value:
-            yield from _nodes_in(item)
+def nodes_in(items: tuple) -> list[Node]:
+    """The nodes in a (possibly nested) tuple field, in order."""
+    out: list[Node] = []
+    for item in items:
+        if isinstance(item, Node):
+            out.append(item)
+        elif type(item) is tuple:
+            out += nodes_in(item)
+    return out
 
 
 def as_tuple(items: Iterable[Any]) -> tuple[Any, ...]:

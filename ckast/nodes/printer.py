@@ -19,7 +19,7 @@ from . import expr as e
 from . import marks
 from . import stmt as s
 from . import types as t
-from .base import Decl, Expr, Node, Stmt, Type, children
+from .base import Decl, Expr, Node, Stmt, Type, field_names, nodes_in
 from .symbols import EnumSpec, Header, Symbol
 from .templates import PackExpansion, Param, ParamRef, Signature, TemplateId
 
@@ -577,5 +577,10 @@ def required_headers(root: Node) -> tuple[Header, ...]:
             if current.header is not None:
                 found.add(current.header)
             continue
-        stack.extend(children(current))
+        for name in field_names(type(current)):
+            value = getattr(current, name)
+            if isinstance(value, Node):
+                stack.append(value)
+            elif type(value) is tuple:
+                stack.extend(nodes_in(value))
     return tuple(sorted(found, key=lambda h: (not h.system, h.path)))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,12 +19,14 @@ if TYPE_CHECKING:
 from .stamp import clear_stamp, write_stamp
 
 MANIFEST = "manifest.json"
+TMP_SUFFIX = ".ckast-tmp"
 
 
-def write_if_changed(path: Path, text: str, made_dirs: set[Path] | None = None) -> bool:
+def write_if_changed(path: str | Path, text: str, made_dirs: set[str] | None = None) -> bool:
     """Atomically replace `path` with `text` unless it already holds exactly that; True if written.
 
-    `made_dirs` remembers directories already created in this run (one mkdir each).
+    The bytes go to `.<name>.ckast-tmp` beside it first, then replace it in one rename. `made_dirs`
+    remembers directories already created in this run (one mkdir each).
     """
     data = text.encode()
     try:
@@ -34,13 +35,19 @@ def write_if_changed(path: Path, text: str, made_dirs: set[Path] | None = None) 
                 return False
     except FileNotFoundError:
         pass
-    if made_dirs is None or path.parent not in made_dirs:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    parent, name = os.path.split(path)
+    if made_dirs is None or parent not in made_dirs:
+        os.makedirs(parent or ".", exist_ok=True)
         if made_dirs is not None:
-            made_dirs.add(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
+            made_dirs.add(parent)
+    tmp = os.path.join(parent, f".{name}{TMP_SUFFIX}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
     os.replace(tmp, path)
     return True
 
@@ -59,10 +66,11 @@ def write_tree(files: Iterable[tuple[str, str]], manifest: Mapping[str, Any], ou
     old = load_manifest(out_dir)
     written = unchanged = 0
     current: set[str] = set()
-    made_dirs: set[Path] = set()
+    made_dirs: set[str] = set()
+    root = str(out_dir)
     for path, text in files:
         current.add(path)
-        if write_if_changed(out_dir / path, transform(path, text) if transform else text, made_dirs):
+        if write_if_changed(os.path.join(root, path), transform(path, text) if transform else text, made_dirs):
             written += 1
         else:
             unchanged += 1

@@ -4,28 +4,27 @@ Kernels that differ only in int knobs (tile sizes, waves, vector sizes, ...) sha
 up to those values and the name. `Renderer` records a template (`templates.record`) the first time it
 meets a shape, through the same lowering and printer as a single kernel, and fills it for the rest.
 The AST stays the only source of C++: a template is the printer's output with marks where the values
-go. `verify=True` also renders every kernel in full and compares (tests).
+go. `verify=True` also renders every kernel in full and compares (tests). Templates are kept
+between runs (`cache`); `shared()` is the renderer of this process, loaded from that cache.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from operator import attrgetter
+from pathlib import Path
 from typing import Any
 
 from ckast.catalog import Profile
 from ckast.config.knobs import KNOB_NAMES
 from ckast.lower.identity import kernel_name
 
+from . import cache
 from .kernel import KernelText, render_kernel
 from .slots import SlotEscape
 from .templates import KernelTemplate, record
 
-__all__ = ["KernelText", "Renderer", "TemplateMismatch", "render_kernel"]
-
-_SLOT = object()
-"""Stands for a slotted knob's value in a shape key."""
-
+__all__ = ["KernelText", "Renderer", "TemplateMismatch", "render_kernel", "shared"]
 
 class TemplateMismatch(AssertionError):
     """A filled template differs from the full render of the same kernel (verify mode)."""
@@ -34,12 +33,38 @@ class TemplateMismatch(AssertionError):
 class Renderer:
     """Renders kernels through per-shape templates; output is byte-identical to `render_kernel`."""
 
-    def __init__(self, verify: bool = False) -> None:
+    def __init__(self, verify: bool = False, cache_path: Path | None = None) -> None:
         self.verify = verify
-        self._templates: dict[tuple, list[KernelTemplate] | None] = {}  # None: this shape renders in full
-        self._structural: dict[tuple[str, str], set[str]] = {}  # knobs that escaped, per (kind, variant)
+        self.cache_path = cache_path
+        known, structural = cache.load(cache_path)
+        self._templates: dict[tuple, list[KernelTemplate] | None] = dict(known)  # None: this shape renders in full
+        self._structural: dict[tuple[str, str], set[str]] = structural  # knobs that escaped, per (kind, variant)
         self._shapes: dict[tuple[str, str], tuple[list[str], Callable[[Any], tuple]]] = {}
+        self._new: dict[tuple, list[KernelTemplate]] = {}  # recorded by this process, not yet saved
         self.recorded = self.filled = self.full = 0
+
+    def take_new(self) -> tuple[dict[tuple, list[KernelTemplate]], dict[tuple[str, str], set[str]]]:
+        """What this renderer learned since the last call (to send to the process that saves)."""
+        new, self._new = self._new, {}
+        return new, {v: set(s) for v, s in self._structural.items()}
+
+    def learn(self, new: dict[tuple, list[KernelTemplate]], structural: dict[tuple[str, str], set[str]]) -> None:
+        """Take in what another process's renderer learned."""
+        for variant, knobs in structural.items():
+            if not knobs <= self._structural.setdefault(variant, set()):
+                self._structural[variant] |= knobs
+                self._shapes.pop(variant, None)
+        for key, templates in new.items():
+            mine = self._templates.setdefault(key, [])
+            if mine is not None:
+                mine += [t for t in templates if t not in mine]
+            self._new.setdefault(key, []).extend(templates)
+
+    def save(self) -> None:
+        """Merge the templates recorded since the last save into the cache."""
+        if self._new:
+            cache.save(self.cache_path, self._new, self._structural)
+            self._new = {}
 
     def render(self, config: Any, profile: Profile, name: str | None = None) -> KernelText:
         """The kernel's files (`name`: its kernel_name, when the caller already has it)."""
@@ -70,6 +95,7 @@ class Renderer:
                 self._templates[key] = None  # the full path renders it, or reports why it cannot
                 continue
             self._templates.setdefault(key, []).append(template)  # type: ignore[union-attr]
+            self._new.setdefault(key, []).append(template)
             self.recorded += 1
             text = template.fill(config, name)
             assert text is not None, "a template's guards hold for the kernel it was recorded from"
@@ -93,3 +119,13 @@ class Renderer:
         if self.verify and text != (full := render_kernel(config, profile)):
             raise TemplateMismatch(f"{full.name}: the filled template differs from the full render")
         return text
+
+
+_shared: list[Renderer] = []
+
+
+def shared() -> Renderer:
+    """This process's renderer, with the template cache (forked workers inherit what it holds)."""
+    if not _shared:
+        _shared.append(Renderer(cache_path=cache.cache_file()))
+    return _shared[0]
