@@ -58,10 +58,11 @@ def render(kernels: Sequence[LoadedKernel], renderer: Renderer | None = None, sa
         except (ValueError, n.PrintError) as exc:  # catalog refusals name the profile and reason
             issues.append(ConfigIssue(item.path, str(exc)))
             continue
-        if text.name in out and out[text.name].config != as_dict(c):
+        knobs = as_dict(c)
+        if text.name in out and out[text.name].config != knobs:
             issues.append(ConfigIssue(item.path, f"name {text.name} already names a different kernel (hash collision)"))
             continue
-        out[text.name] = EmittedKernel(text.name, text.header, text.entry_points, as_dict(c), c.arch, text.files)
+        out[text.name] = EmittedKernel(text.name, text.header, text.entry_points, knobs, c.arch, text.files)
         if c.kind == "grouped_conv":
             keyed.setdefault(conv_wrapper.key_of(c), []).append((item.path, text.name))
     for users in keyed.values():

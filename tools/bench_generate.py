@@ -73,7 +73,8 @@ TARGETS = ("half of CK's wall; render <= 50 us/kernel (CK 17-30); no-op rerun <=
            "start-up <= 0.15 s; peak RSS <= 500 MB for set b")
 
 SUMMARY = re.compile(r"(?P<kernels>\d+) kernels \(.*\) -> .*: (?P<written>\d+) files written, "
-                     r"(?P<unchanged>\d+) unchanged, (?P<removed>\d+) removed in [\d.]+ s$", re.MULTILINE)
+                     r"(?P<unchanged>\d+) unchanged, (?P<removed>\d+) removed in [\d.]+ s( \(up to date\))?$",
+                     re.MULTILINE)
 
 
 # ---------------------------------------------------------------------------------------------- runs
@@ -85,10 +86,12 @@ class Run(NamedTuple):
     output: str
 
 
-def run_measured(argv: Sequence[str]) -> Run:
-    """Run a command; its wall time and the peak RSS of its largest process (it and its reaped children)."""
+def run_measured(argv: Sequence[str], cache: Path | None = None) -> Run:
+    """Run a command (with `cache` as ckast's template cache); its wall time and the peak RSS of its
+    largest process (it and its reaped children)."""
+    env = {**os.environ, "CKAST_CACHE_DIR": str(cache)} if cache is not None else None
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     assert proc.stdout is not None
     output = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -114,7 +117,8 @@ def tree_size(root: Path) -> tuple[int, int]:
 
 
 class CommandFigures(NamedTuple):
-    fresh: float
+    fresh: float  # cold template cache
+    warm: float  # a fresh output directory, templates cached by an earlier run
     noop: float
     written: int
     unchanged: int
@@ -125,21 +129,27 @@ class CommandFigures(NamedTuple):
 
 
 def measure_command(lib: LibrarySet, profile: str, out: Path, jobs: int, runs: int) -> CommandFigures:
-    """`ckast generate` into an empty directory, then again into the same one, `runs` times."""
+    """`runs` times: `ckast generate` into an empty directory with an empty template cache, again into an
+    empty directory with the templates the first run cached, then again into the same directory."""
     argv = ckast("generate", *lib.cli_args(), "--ck-api", profile, "-o", str(out), "-j", str(jobs))
-    fresh, noop, rss = [], [], []
+    fresh, warm, noop, rss = [], [], [], []
+    cache = out.parent / "template-cache"
     for _ in range(runs):
+        shutil.rmtree(cache, ignore_errors=True)
         shutil.rmtree(out, ignore_errors=True)
-        first = run_measured(argv)
-        again = run_measured(argv)
+        first = run_measured(argv, cache)
+        shutil.rmtree(out, ignore_errors=True)
+        second = run_measured(argv, cache)
+        again = run_measured(argv, cache)
         fresh.append(first.wall)
+        warm.append(second.wall)
         noop.append(again.wall)
-        rss.append(first.peak_rss_mb)
+        rss.append(max(first.peak_rss_mb, second.peak_rss_mb))
     summary = SUMMARY.search(again.output)
     if summary is None:
         raise SystemExit(f"no summary line in the output of {' '.join(argv)}:\n{again.output}")
     files, size = tree_size(out)
-    return CommandFigures(median(fresh), median(noop), int(summary["written"]), int(summary["unchanged"]),
+    return CommandFigures(median(fresh), median(warm), median(noop), int(summary["written"]), int(summary["unchanged"]),
                           int(summary["kernels"]), files, size / 1e6, median(rss))
 
 
@@ -166,12 +176,14 @@ def stage_times(lib: LibrarySet, profile: str, out: Path, jobs: int) -> dict[str
     """Run in a fresh process (see `--stages-of`): each stage of one `generate`, timed by calling ckast."""
     start = time.perf_counter()
     from ckast.catalog import load_profile
-    from ckast.emit import write_outputs
+    from ckast.emit import render, write_outputs
     from ckast.library import Selection, build
     from ckast.library.build import Validator
     from ckast.library.generate import render_all
     from ckast.library.rulesets import RULE_SETS
     from ckast.nodes import to_source
+    from ckast.render import Renderer
+    from ckast.render.cache import cache_file
     from ckast.variants import lower_kernel
     imports = time.perf_counter() - start
 
@@ -181,7 +193,9 @@ def stage_times(lib: LibrarySet, profile: str, out: Path, jobs: int) -> dict[str
     _, enum_warm = timed(enumerate_)
     library, built = timed(lambda: build(selection))
     kernels = library.kernels()
-    emitted, render = timed(lambda: render_all(kernels, jobs))
+    emitted, render_cold = timed(lambda: render_all(kernels, jobs))  # cold cache: records every template
+    warm_renderer = Renderer(cache_path=cache_file())
+    _, render_warm = timed(lambda: render(kernels, warm_renderer, save=False))
 
     sample = [k.config for k in kernels[::max(1, len(kernels) // SAMPLE)][:SAMPLE]]
     lower_kernel(sample[0], load_profile(sample[0].ck_api))  # warm caches outside the timing
@@ -194,7 +208,8 @@ def stage_times(lib: LibrarySet, profile: str, out: Path, jobs: int) -> dict[str
     shutil.rmtree(out, ignore_errors=True)
     _, write = timed(lambda: write_outputs(emitted, out, chunk_size=CHUNK_SIZE, run=selection.as_dict()))
     return {
-        "imports": imports, "enumerate": enum_cold, "validate": built - enum_warm, "render": render,
+        "imports": imports, "enumerate": enum_cold, "validate": built - enum_warm, "render": render_cold,
+        "render_warm": render_warm, "templates": warm_renderer.template_count,
         "write": write, "candidates": len(candidates), "kernels": len(emitted),
         "lower_us": lower / len(sample) * 1e6, "print_us": print_ / len(sample) * 1e6,
     }
@@ -204,7 +219,11 @@ def measure_stages(lib: LibrarySet, profile: str, out: Path, jobs: int, runs: in
     """`stage_times` in `runs` fresh processes; the median of every figure."""
     argv = [sys.executable, __file__, "--stages-of", lib.key, "--profile", profile, "--out-root", str(out),
             "--jobs", str(jobs)]
-    results = [json.loads(run_measured(argv).output.strip().splitlines()[-1]) for _ in range(runs)]
+    results = []
+    for _ in range(runs):
+        cache = out / "template-cache"
+        shutil.rmtree(cache, ignore_errors=True)
+        results.append(json.loads(run_measured(argv, cache).output.strip().splitlines()[-1]))
     return {key: median([r[key] for r in results]) for key in results[0]}
 
 
@@ -222,20 +241,22 @@ def report(results: list[tuple[LibrarySet, str, CommandFigures, dict[str, float]
            jobs: int, runs: int) -> None:
     print(f"\nckast generate, -j {jobs}, median of {runs} run(s)")
     print_table(
-        ("set", "profile", "kernels", "files", "MB", "fresh s", "no-op s", "no-op %", "rerun written/unchanged",
-         "peak RSS MB", "CK wall s", "target s"),
+        ("set", "profile", "kernels", "files", "MB", "fresh s", "warm s", "no-op s", "no-op %",
+         "rerun written/unchanged", "peak RSS MB", "CK wall s", "target s"),
         [(f"{lib.key} {lib.label}", profile, c.kernels, c.files, f"{c.size_mb:.1f}", f"{c.fresh:.2f}",
-          f"{c.noop:.2f}", f"{c.noop / c.fresh * 100:.0f}", f"{c.written}/{c.unchanged}", f"{c.peak_rss_mb:.0f}",
+          f"{c.warm:.2f}", f"{c.noop:.2f}", f"{c.noop / c.fresh * 100:.0f}", f"{c.written}/{c.unchanged}",
+          f"{c.peak_rss_mb:.0f}",
           "{:.2f}-{:.2f}".format(*lib.ck_wall), "{:.2f}-{:.2f}".format(*(w / 2 for w in lib.ck_wall)))
          for lib, profile, c, _ in results])
 
-    print(f"\nstages in a fresh process (-j {jobs}; lower/print: per kernel header, on a sample of {SAMPLE})")
+    print(f"\nstages in a fresh process (-j {jobs}; render: cold cache, then warm in one process; "
+          f"lower/print: the full path of one kernel header, what a template recording costs, sample of {SAMPLE})")
     print_table(
-        ("set", "profile", "imports s", "enumerate s", "validate s", "render s", "render us/kernel",
-         "lower us", "print us", "write s", "sum s"),
+        ("set", "profile", "imports s", "enumerate s", "validate s", "render s", "warm s", "warm us/kernel",
+         "templates", "lower us", "print us", "write s", "sum s"),
         [(f"{lib.key} {lib.label}", profile, f"{s['imports']:.2f}", f"{s['enumerate']:.2f}", f"{s['validate']:.2f}",
-          f"{s['render']:.2f}", f"{s['render'] / s['kernels'] * 1e6:.0f}", f"{s['lower_us']:.0f}",
-          f"{s['print_us']:.0f}", f"{s['write']:.2f}",
+          f"{s['render']:.2f}", f"{s['render_warm']:.2f}", f"{s['render_warm'] / s['kernels'] * 1e6:.0f}",
+          f"{s['templates']:.0f}", f"{s['lower_us']:.0f}", f"{s['print_us']:.0f}", f"{s['write']:.2f}",
           f"{sum(s[k] for k in ('imports', 'enumerate', 'validate', 'render', 'write')):.2f}")
          for lib, profile, _, s in results])
 

@@ -7,6 +7,7 @@ identical configs deduplicate. Names are never parsed back into configs.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 
@@ -77,7 +78,11 @@ def kernel_name(config) -> str:
     symbolic = getattr(config, "symbolic_name", None)
     if symbolic is not None:  # a config lowered for a template (ckast.render.slots): its name is a slot
         return symbolic
-    c = config
+    return _kernel_name(config)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _kernel_name(c) -> str:  # configs are frozen: a library names each once (build, render, registration)
     layout = c.layout + (c.d_layout or "")
     parts = [c.kind, c.datatype, layout, c.variant, c.arch]
     if c.tile_m is not None:
@@ -95,7 +100,7 @@ def kernel_name(config) -> str:
         parts += [f"{c.tile_h}x{c.tile_w}", f"f{c.filt}", f"s{c.str_h}x{c.str_w}", f"p{c.pad_h}x{c.pad_w}",
                   f"nb{c.nbatch}", f"sub{c.sub_h}x{c.sub_w}", f"vec{c.in_vec}_{c.out_vec}"]
     prefix = "_".join(str(p) for p in parts)[: MAX_NAME - HASH_LEN - 1]
-    return f"{prefix}_{config_digest(config)}"
+    return f"{prefix}_{config_digest(c)}"
 
 
 WRAPPER_DIR = "dispatcher_wrappers"

@@ -43,6 +43,10 @@ class Renderer:
         self._new: dict[tuple, list[KernelTemplate]] = {}  # recorded by this process, not yet saved
         self.recorded = self.filled = self.full = 0
 
+    @property
+    def template_count(self) -> int:
+        return sum(len(ts) for ts in self._templates.values() if ts)
+
     def take_new(self) -> tuple[dict[tuple, list[KernelTemplate]], dict[tuple[str, str], set[str]]]:
         """What this renderer learned since the last call (to send to the process that saves)."""
         new, self._new = self._new, {}
@@ -91,7 +95,7 @@ class Renderer:
                 structural |= exc.knobs
                 self._shapes.pop(variant, None)
                 continue
-            except Exception:
+            except (ValueError, TypeError):  # refusals (also of a slot value where a node wants a literal)
                 self._templates[key] = None  # the full path renders it, or reports why it cannot
                 continue
             self._templates.setdefault(key, []).append(template)  # type: ignore[union-attr]

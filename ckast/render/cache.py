@@ -17,7 +17,7 @@ from typing import Any
 
 from ckast.nodes.marks import OrderGuard, WidthGuard
 
-from .templates import KernelTemplate
+from .templates import Form, KernelTemplate
 
 Key = tuple
 Shapes = dict[Key, list[KernelTemplate]]
@@ -71,14 +71,19 @@ def save(path: Path | None, shapes: Mapping[Key, list[KernelTemplate]],
 def _plain(t: KernelTemplate) -> dict[str, Any]:
     guards = [["w", g.fixed, list(g.slots), g.limit, g.fits] if isinstance(g, WidthGuard) else ["o", list(g.items)]
               for g in t.guards]
-    return {"slots": t.slots, "guards": guards, "files": t.files, "entry_points": t.entry_points}
+    return {"slots": t.slots, "guards": guards, "files": [_form(f) for f in t.files],
+            "entry_points": [[_form(f), _form(a)] for f, a in t.entry_points]}
 
 
 def _template(d: Mapping[str, Any]) -> KernelTemplate:
     guards = tuple(WidthGuard(g[1], tuple(g[2]), g[3], g[4]) if g[0] == "w" else OrderGuard(tuple(g[1]))
                    for g in d["guards"])
-    return KernelTemplate(_tuple(d["slots"]), guards, tuple(d["files"]),
-                          tuple(tuple(e) for e in d["entry_points"]))
+    return KernelTemplate(_tuple(d["slots"]), guards, tuple(Form(*_tuple(f)) for f in d["files"]),
+                          tuple((Form(*_tuple(f)), Form(*_tuple(a))) for f, a in d["entry_points"]))
+
+
+def _form(f: Form) -> list[list]:
+    return [list(f.pieces), list(f.slots)]
 
 
 def _tuple(value: Any) -> Any:

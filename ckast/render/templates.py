@@ -8,7 +8,8 @@ layout would differ and the template does not apply (the caller records another 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import attrs
@@ -20,14 +21,36 @@ from ckast.nodes import identifier, marks
 from .kernel import KernelText, file_names, render_kernel
 from .slots import Evaluate, Meaning, SlottedConfig, evaluator
 
-Form = str
-"""Text with `{i}` where slot i goes (literal braces doubled): filled with `str.format`."""
+class Form:
+    """A text with slots: its literal pieces around slot numbers, filled in by one join."""
 
+    __slots__ = ("pieces", "slots", "_frame", "_get")
 
-def _form(text: str) -> Form:
-    parts = marks.MARK.split(text)
-    return "".join("{" + p + "}" if i % 3 == 1 else p.replace("{", "{{").replace("}", "}}")
-                   for i, p in enumerate(parts) if i % 3 != 2)
+    def __init__(self, pieces: tuple[str, ...], slots: tuple[int, ...]) -> None:
+        self.pieces, self.slots = pieces, slots
+        self._frame: list[str | None] = [None] * (2 * len(pieces) - 1)
+        self._frame[0::2] = pieces
+        self._get = (itemgetter(*slots) if len(slots) > 1 else
+                     (lambda values: (values[slots[0]],)) if slots else (lambda values: ()))
+
+    @classmethod
+    def of(cls, marked: str) -> Form:
+        parts = marks.MARK.split(marked)
+        return cls(tuple(parts[0::3]), tuple(int(p) for p in parts[1::3]))
+
+    def fill(self, values: Sequence[str]) -> str:
+        frame = self._frame.copy()
+        frame[1::2] = self._get(values)
+        return "".join(frame)  # type: ignore[arg-type]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Form) and (self.pieces, self.slots) == (other.pieces, other.slots)
+
+    def __hash__(self) -> int:
+        return hash((self.pieces, self.slots))
+
+    def __reduce__(self) -> tuple:
+        return Form, (self.pieces, self.slots)
 
 
 @attrs.frozen
@@ -36,19 +59,35 @@ class KernelTemplate:
     guards: tuple[marks.Guard, ...]
     files: tuple[Form, ...]  # header, TU, wrapper
     entry_points: tuple[tuple[Form, Form], ...]
-    _values: tuple[Evaluate, ...] = attrs.field(init=False, eq=False, repr=False)
+    _plan: tuple = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        object.__setattr__(self, "_values", tuple(evaluator(m) for m in self.slots))
+        knobs = [(i, m[1]) for i, m in enumerate(self.slots) if m[0] == "knob"]
+        get = attrgetter(*(k for _, k in knobs)) if len(knobs) > 1 else None
+        others = tuple((i, evaluator(m)) for i, m in enumerate(self.slots) if m[0] != "knob")
+        object.__setattr__(self, "_plan", (tuple(i for i, _ in knobs), get, others))
+
+    def _values(self, config: Any, name: str) -> list[str]:
+        """Each slot's text for the kernel: the knobs it holds in one attrgetter call, then the rest."""
+        where, get, others = self._plan
+        values = [""] * len(self.slots)
+        for i, value in zip(where, get(config) if get else [getattr(config, self.slots[i][1]) for i in where]):
+            values[i] = str(value)
+        for i, value in others:
+            values[i] = str(value(config, name))
+        return values
+
+    def __reduce__(self) -> tuple:  # workers send templates to the parent; evaluators are rebuilt there
+        return KernelTemplate, (self.slots, self.guards, self.files, self.entry_points)
 
     def fill(self, config: Any, name: str) -> KernelText | None:
         """The kernel's files, or None where a guard does not hold for its values."""
-        values = [str(value(config, name)) for value in self._values]
+        values = self._values(config, name)
         if not all(guard.holds(values) for guard in self.guards):
             return None
         identifier(name)
-        texts = (form.format(*values) for form in self.files)
-        entries = tuple(EntryPoint(f.format(*values), a.format(*values)) for f, a in self.entry_points)
+        texts = (form.fill(values) for form in self.files)
+        entries = tuple(EntryPoint(f.fill(values), a.fill(values)) for f, a in self.entry_points)
         return KernelText(name, tuple(zip(file_names(name), texts)), entries)
 
 
@@ -61,6 +100,6 @@ def record(config: Any, profile: Profile, slotted: Iterable[str], name: str) -> 
     with marks.recording() as rec:
         text = render_kernel(SlottedConfig(config, slotted, name, rec), profile)
     return KernelTemplate(
-        tuple(rec.slots), tuple(rec.guards), tuple(_form(t) for _, t in text.files),
-        tuple((_form(e.function), _form(e.args)) for e in text.entry_points),
+        tuple(rec.slots), tuple(rec.guards), tuple(Form.of(t) for _, t in text.files),
+        tuple((Form.of(e.function), Form.of(e.args)) for e in text.entry_points),
     )
