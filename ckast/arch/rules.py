@@ -1,14 +1,19 @@
 """Validation rules: what a kernel config must satisfy on its arch, each with a stable id.
 
 Every rule has an id (stable: tests, scripts and users refer to it), a one-line reason, the kinds
-and variants it covers, and a check that yields (field, detail) for each violation. Rules read
-their facts from the packaged arch data only. `check_config` applies every rule that covers a
-config; the config loader calls it for every kernel, so there is one filter on every path.
+and variants it covers, the config fields its check reads, and a check that yields (field, detail)
+for each violation. Rules read their facts from the packaged arch data only, so a check is a pure
+function of the fields it reads: its findings are memoized by their values. `check_config` applies
+every rule that covers a config; the config loader calls it for every kernel, so there is one filter
+on every path.
 """
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable, Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import attrs
@@ -68,9 +73,26 @@ class Rule:
     variants: tuple[str, ...] | None = None
     needs: tuple[str, ...] = ()
     """Rules that must hold first (their failure makes this check meaningless, e.g. a zero divisor)."""
+    reads: tuple[str, ...] = ()
+    """Every config field the check reads ("arch" too when it uses the arch facts it is given)."""
+    _key: Callable[[Any], Any] = attrs.field(init=False, eq=False, repr=False)
+    _findings: dict[Any, tuple[Finding, ...]] = attrs.field(init=False, eq=False, repr=False, factory=dict)
+
+    @_key.default
+    def _key_of_reads(self) -> Callable[[Any], Any]:
+        return operator.attrgetter(*self.reads)
 
     def covers(self, config: Any) -> bool:
         return config.kind in self.kinds and (self.variants is None or config.variant in self.variants)
+
+    def findings(self, config: Any, arch: ArchSpec) -> tuple[Finding, ...]:
+        """The check's findings, memoized by the values of `reads` (in a resolved config each knob has
+        one value type, so equal keys are equal inputs)."""
+        key = self._key(config)
+        found = self._findings.get(key)
+        if found is None:
+            found = self._findings[key] = tuple(self.check(config, arch))
+        return found
 
 
 @attrs.frozen
@@ -83,13 +105,14 @@ class Violation:
 RULES: list[Rule] = []
 
 
-def rule(id: str, reason: str, *, kinds: tuple[str, ...] = ("gemm",), variants: tuple[str, ...] | None = None,
-         needs: tuple[str, ...] = ()) -> Callable[[Check], Check]:
+def rule(id: str, reason: str, *, reads: tuple[str, ...], kinds: tuple[str, ...] = ("gemm",),
+         variants: tuple[str, ...] | None = None, needs: tuple[str, ...] = ()) -> Callable[[Check], Check]:
     """Register a check as a rule (registration order is reporting order)."""
 
     def register(check: Check) -> Check:
         assert all(r.id != id for r in RULES), f"duplicate rule id {id}"
-        RULES.append(Rule(id, reason, check, kinds, variants, needs))
+        assert reads, f"rule {id} must name the fields it reads"
+        RULES.append(Rule(id, reason, check, kinds, variants, needs, reads))
         return check
 
     return register
@@ -105,32 +128,76 @@ class Outcome:
     findings: tuple[Finding, ...] = ()
 
 
-def evaluate(config: Any) -> list[Outcome]:
-    """Every rule's outcome for `config` (whose knobs are already valid), in rule order."""
+@attrs.frozen
+class _Scope:
+    """The rules covering one (kind, variant), in rule order, and `check_config`'s memo for it: the
+    violations by the values of every field those rules read."""
+
+    rules: tuple[Rule, ...]
+    key: Callable[[Any], Any]
+    violations: dict[Any, tuple[Violation, ...]] = attrs.field(factory=dict, eq=False, repr=False)
+
+
+@functools.cache
+def _scope(kind: str, variant: str) -> _Scope:
+    where = SimpleNamespace(kind=kind, variant=variant)
+    rules = tuple(r for r in RULES if r.covers(where))
+    reads = dict.fromkeys(f for r in rules for f in r.reads)
+    return _Scope(rules, operator.attrgetter("kind", *reads))  # "kind": a key even where no rule applies
+
+
+def _judge(config: Any, rules: tuple[Rule, ...]) -> list[tuple[Rule, tuple[Finding, ...] | None]]:
+    """The rules of `rules` that `config` fails, with their findings, or that are skipped (None: a rule
+    they need failed), in rule order; the others pass."""
     arch = arch_spec(config.arch)
     failed: set[str] = set()
+    judged: list[tuple[Rule, tuple[Finding, ...] | None]] = []
+    for r in rules:
+        if failed and not failed.isdisjoint(r.needs):
+            judged.append((r, None))
+        elif found := r.findings(config, arch):
+            failed.add(r.id)
+            judged.append((r, found))
+    return judged
+
+
+def evaluate(config: Any) -> list[Outcome]:
+    """Every rule's outcome for `config` (whose knobs are already valid), in rule order."""
+    covering = _scope(config.kind, config.variant).rules
+    judged = {r.id: found for r, found in _judge(config, covering)}
+    covered = {r.id for r in covering}
     out: list[Outcome] = []
     for r in RULES:
-        if not r.covers(config):
+        if r.id not in covered:
             out.append(Outcome(r, "n/a"))
-        elif failed.intersection(r.needs):
+        elif r.id not in judged:
+            out.append(Outcome(r, "pass"))
+        elif judged[r.id] is None:
             out.append(Outcome(r, "skipped"))
         else:
-            findings = tuple(r.check(config, arch))
-            if findings:
-                failed.add(r.id)
-            out.append(Outcome(r, "fail" if findings else "pass", findings))
+            out.append(Outcome(r, "fail", judged[r.id]))
     return out
 
 
 def check_config(config: Any) -> list[Violation]:
     """Every violation of every rule covering `config` (whose knobs are already valid)."""
-    return [Violation(o.rule, field, detail) for o in evaluate(config) for field, detail in o.findings]
+    scope = _scope(config.kind, config.variant)
+    key = scope.key(config)
+    violations = scope.violations.get(key)
+    if violations is None:
+        violations = scope.violations[key] = tuple(
+            Violation(r, field, detail) for r, found in _judge(config, scope.rules) for field, detail in found or ())
+    return list(violations)
 
 
 # --- helpers -------------------------------------------------------------------------------------
 
 DIMS = "mnk"
+TILE = ("tile_m", "tile_n", "tile_k")
+WAVES = ("warp_m", "warp_n", "warp_k")
+WARP_TILE = ("warp_tile_m", "warp_tile_n", "warp_tile_k")
+GEOMETRY = (*TILE, *WAVES, *WARP_TILE)
+VECTORS = ("vector_size_a", "vector_size_b", "vector_size_c")
 
 
 def _triple(config: Any, prefix: str) -> tuple[int, int, int]:
@@ -155,7 +222,7 @@ _TILE = ("tile", "warp", "warp_tile")
 
 
 @rule("tile.positive", "block tile, waves and warp tile are positive in every dimension",
-      kinds=BOTH, variants=TILED)
+      kinds=BOTH, variants=TILED, reads=GEOMETRY)
 def _positive(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     for prefix in _TILE:
         for d in DIMS:
@@ -165,7 +232,7 @@ def _positive(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @rule("tile.minimum", "the block tile is at least the operator's smallest tile", needs=("tile.positive",),
-      kinds=BOTH, variants=TILED)
+      kinds=BOTH, variants=TILED, reads=("variant", *TILE))
 def _minimum(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     least = MIN_TILE[c.variant]
     tile = _triple(c, "tile")
@@ -174,7 +241,7 @@ def _minimum(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @rule("tile.divisible", "each block-tile dim is a multiple of waves x warp tile in that dim", needs=("tile.positive",),
-      kinds=BOTH, variants=TILED)
+      kinds=BOTH, variants=TILED, reads=GEOMETRY)
 def _divisible(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     for d in DIMS:
         tile, waves, warp_tile = (getattr(c, f"{p}_{d}") for p in _TILE)
@@ -183,7 +250,7 @@ def _divisible(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @rule("waves.supported", "the (warp_m, warp_n, warp_k) wave layout is one the arch supports", needs=("tile.positive",),
-      kinds=BOTH, variants=TILED)
+      kinds=BOTH, variants=TILED, reads=(*WAVES, "arch"))
 def _waves(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     waves = _triple(c, "warp")
     if waves not in arch.waves:
@@ -191,7 +258,7 @@ def _waves(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @rule("warp_tile.supported", "the warp tile is in the arch's table for the data types (no table: unsupported)",
-      needs=("tile.positive",), kinds=BOTH, variants=TILED)
+      needs=("tile.positive",), kinds=BOTH, variants=TILED, reads=("variant", "datatype", *WARP_TILE, "arch"))
 def _warp_tile(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     preshuffle = c.variant == "preshuffle"
     tables = arch.preshuffle_warp_tiles if preshuffle else arch.warp_tiles
@@ -205,7 +272,8 @@ def _warp_tile(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @rule("lds.capacity", "A and B block tiles fit in the LDS budget of the config's own pipeline and buffering",
-      needs=("tile.positive",), kinds=BOTH, variants=TILED)
+      needs=("tile.positive",), kinds=BOTH, variants=TILED,
+      reads=(*TILE, "datatype", "pipeline", "double_smem_buffer", "arch"))
 def _lds(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     used = (c.tile_m + c.tile_n) * c.tile_k * DTYPES[c.datatype].size
     budget = arch.lds_budget(c.pipeline, c.double_smem_buffer)
@@ -217,14 +285,15 @@ def _lds(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @rule("trait.combination", "CK implements the (pipeline, epilogue, scheduler) combination",
-      kinds=BOTH, variants=TILED)
+      kinds=BOTH, variants=TILED, reads=("pipeline", "epilogue", "scheduler"))
 def _traits(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if (c.pipeline, c.epilogue, c.scheduler) in UNSUPPORTED_TRAITS:
         yield "scheduler", f"{c.pipeline} has no {c.scheduler} schedule (with the {c.epilogue} epilogue)"
 
 
 @rule("profile.warp_gemm", "the CK API profile's WarpGemmDispatcher has the warp tile for the data types",
-      needs=("warp_tile.supported",), kinds=BOTH, variants=TILED)
+      needs=("warp_tile.supported",), kinds=BOTH, variants=TILED,
+      reads=("datatype", "ck_api", *WARP_TILE, "arch"))
 def _profile_warp_gemm(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if arch.uses_wmma:  # WMMA warp GEMMs are dispatched per arch family, outside this table
         return
@@ -238,7 +307,8 @@ def _profile_warp_gemm(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 # --- weight preshuffle -----------------------------------------------------------------------------
 
-@rule("preshuffle.pipeline", "the preshuffle variant and only it uses a preshuffle pipeline")
+@rule("preshuffle.pipeline", "the preshuffle variant and only it uses a preshuffle pipeline",
+      reads=("variant", "pipeline"))
 def _preshuffle_pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if (c.variant == "preshuffle") != (c.pipeline in PRESHUFFLE_PIPELINES):
         allowed = ", ".join(PRESHUFFLE_PIPELINES)
@@ -248,26 +318,29 @@ def _preshuffle_pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
             yield "pipeline", f"{c.pipeline} needs the preshuffled weights of variant preshuffle"
 
 
-@rule("preshuffle.double_buffer", "the preshuffle pipeline needs the double LDS buffer", variants=("preshuffle",))
+@rule("preshuffle.double_buffer", "the preshuffle pipeline needs the double LDS buffer", variants=("preshuffle",),
+      reads=("double_smem_buffer",))
 def _preshuffle_dsb(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if not c.double_smem_buffer:
         yield "double_smem_buffer", "false, but CK's weight-preshuffle pipeline only builds with a double LDS buffer"
 
 
-@rule("preshuffle.layout", "preshuffled B (the weights) is column-major", variants=("preshuffle",))
+@rule("preshuffle.layout", "preshuffled B (the weights) is column-major", variants=("preshuffle",), reads=("layout",))
 def _preshuffle_layout(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.layout[1] != "c":
         yield "layout", f"{c.layout}: the preshuffle pipeline reads B as column-major (use rcr or ccr)"
 
 
-@rule("preshuffle.warp_tile_n", "the preshuffle pipeline handles warp_tile_n 16 or 32 only", variants=("preshuffle",))
+@rule("preshuffle.warp_tile_n", "the preshuffle pipeline handles warp_tile_n 16 or 32 only", variants=("preshuffle",),
+      reads=("warp_tile_n",))
 def _preshuffle_warp_n(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.warp_tile_n not in (16, 32):
         yield "warp_tile_n", f"{c.warp_tile_n}: CK's weight-preshuffle pipeline asserts warp_tile_n is 16 or 32"
 
 
 @rule("preshuffle.vector_load", "each lane loads a whole number of 16-byte vectors of the preshuffled warp tile",
-      variants=("preshuffle",), needs=("tile.positive", "tile.divisible"))
+      variants=("preshuffle",), needs=("tile.positive", "tile.divisible"),
+      reads=("datatype", "tile_m", "warp_m", "warp_tile_m", "warp_tile_k", "arch"))
 def _preshuffle_vector(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     size = DTYPES[c.datatype].size
     m_iter = c.tile_m // (c.warp_m * c.warp_tile_m)
@@ -280,7 +353,7 @@ def _preshuffle_vector(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @rule("preshuffle.m_decomposition", "tile_m splits as waves x M1 x (warp size / K0), with K0 = tile_k / (16 B / element)",
-      variants=("preshuffle",), needs=("tile.positive",))
+      variants=("preshuffle",), needs=("tile.positive",), reads=("datatype", "tile_m", "tile_k", *WAVES, "arch"))
 def _preshuffle_m(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     k1 = 16 // DTYPES[c.datatype].size
     if c.tile_k % k1:
@@ -298,13 +371,14 @@ def _preshuffle_m(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 # --- WMMA (warp size 32) ---------------------------------------------------------------------------
 
 @rule("wmma.warp_tile_mn", "WMMA computes 16x16 output tiles: warp_tile_m and warp_tile_n are 16 on warp-size-32 archs",
-      needs=("tile.positive",), kinds=BOTH, variants=TILED)
+      needs=("tile.positive",), kinds=BOTH, variants=TILED, reads=("warp_tile_m", "warp_tile_n", "arch"))
 def _wmma_mn(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if arch.uses_wmma and (c.warp_tile_m, c.warp_tile_n) != (16, 16):
         yield "warp_tile_m", f"{c.warp_tile_m}x{c.warp_tile_n} warp tile on {arch.name} (WMMA, warp size 32); use 16x16"
 
 
-@rule("wmma.fp32", "WMMA has no fp32 instruction; fp32 needs an MFMA arch", kinds=BOTH, variants=TILED)
+@rule("wmma.fp32", "WMMA has no fp32 instruction; fp32 needs an MFMA arch", kinds=BOTH, variants=TILED,
+      reads=("datatype", "arch"))
 def _wmma_fp32(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if arch.uses_wmma and c.datatype == "fp32":
         yield "datatype", f"fp32 on {arch.name} (WMMA, warp size 32)"
@@ -312,21 +386,22 @@ def _wmma_fp32(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 # --- run-time features ---------------------------------------------------------------------------
 
-@rule("multi_d.d_layout", "D tensors have C's layout", variants=("multi_d",))
+@rule("multi_d.d_layout", "D tensors have C's layout", variants=("multi_d",), reads=("d_layout", "layout"))
 def _d_layout(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.d_layout != c.layout[2]:
         yield "d_layout", f"{c.d_layout!r}, but CK's multi-D epilogue reads each D in C's layout {c.layout[2]!r}"
 
 
 @rule("multi_d.binary_op", "the multi-D element-wise op takes the D tensors (op(e, c, d0[, d1])); unary ops cannot",
-      variants=("multi_d",))
+      variants=("multi_d",), reads=("elementwise_op", "num_d_tensors"))
 def _binary_op(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.elementwise_op in UNARY_ELEMENTWISE_OPS:
         yield "elementwise_op", (f"{c.elementwise_op} is unary (op(y, x)); it has no argument for the "
                                  f"{c.num_d_tensors} D tensor(s)")
 
 
-@rule("multi_d.epilogue", "the multi-D kernel fuses its D tensors in the CShuffle epilogue", variants=("multi_d",))
+@rule("multi_d.epilogue", "the multi-D kernel fuses its D tensors in the CShuffle epilogue", variants=("multi_d",),
+      reads=("epilogue",))
 def _multi_d_epilogue(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.epilogue != "cshuffle":
         yield "epilogue", (f"{c.epilogue}: multi-D kernels use the cshuffle epilogue "
@@ -334,14 +409,14 @@ def _multi_d_epilogue(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @rule("split_k.unsupported", "split-K (k_batch > 1) only where CK's kernel accumulates partial results",
-      variants=GEMM_VARIANTS_WITHOUT_SPLIT_K)
+      variants=GEMM_VARIANTS_WITHOUT_SPLIT_K, reads=("split_k", "variant"))
 def _split_k(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.split_k:
         yield "split_k", f"CK's {c.variant} GEMM kernel does not support k_batch > 1; set split_k to false"
 
 
 @rule("split_k.epilogue", "split-K through the default 2-D epilogue needs a 32-bit output (scalar atomics)",
-      variants=("standard",))
+      variants=("standard",), reads=("datatype", "split_k", "epilogue"))
 def _split_k_epilogue(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     output = DTYPES[c.datatype].output
     if c.split_k and c.epilogue == "default" and output not in SPLIT_K_DEFAULT_EPILOGUE_OUTPUTS:
@@ -352,7 +427,7 @@ def _split_k_epilogue(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 # --- pipelines and LDS buffering (GEMM and conv) -----------------------------------------------------
 
 @rule("pipeline.lds_buffering", "double_smem_buffer matches a pipeline that always (or never) double-buffers LDS",
-      kinds=BOTH, variants=TILED)
+      kinds=BOTH, variants=TILED, reads=("pipeline", "double_smem_buffer"))
 def _lds_buffering(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     lds = PIPELINES[c.pipeline].lds
     if lds != "either" and c.double_smem_buffer != (lds == "double"):
@@ -361,7 +436,7 @@ def _lds_buffering(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @rule("profile.pipeline", "the CK API profile has the pipeline class (and, where launchers pick the loop variant "
-      "at compile time, its base class)", kinds=BOTH, variants=TILED)
+      "at compile time, its base class)", kinds=BOTH, variants=TILED, reads=("ck_api", "pipeline"))
 def _profile_pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     profile = load_profile(c.ck_api)
     spec = PIPELINES[c.pipeline]
@@ -376,20 +451,23 @@ def _profile_pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 # --- grouped convolution -----------------------------------------------------------------------------
 
-def _conv(id: str, reason: str, variants: tuple[str, ...] = CONV_VARIANTS, needs: tuple[str, ...] = ()):
-    return rule(id, reason, kinds=("grouped_conv",), variants=variants, needs=needs)
+def _conv(id: str, reason: str, *, reads: tuple[str, ...], variants: tuple[str, ...] = CONV_VARIANTS,
+          needs: tuple[str, ...] = ()):
+    return rule(id, reason, reads=reads, kinds=("grouped_conv",), variants=variants, needs=needs)
 
 
 def _feature_rule(id: str, feature: str, knob: str, what: str, variants: tuple[str, ...] = CONV_VARIANTS,
                   enabled: Callable[[Any], bool] | None = None) -> None:
-    """A refusal of `knob` on profiles without `feature` (the catalog says why it is absent)."""
+    """A refusal of `knob` on profiles without `feature` (the catalog says why it is absent); `enabled`
+    reads no field but `knob`."""
 
     def check(c: Any, arch: ArchSpec) -> Iterator[Finding]:
         on = enabled(c) if enabled else bool(getattr(c, knob))
         if on and not load_profile(c.ck_api).feature(feature):
             yield knob, f"CK API profile {c.ck_api} has no {what}; use a newer profile (ck_api)"
 
-    rule(id, f"{what} needs a CK API profile that has it", kinds=("grouped_conv",), variants=variants)(check)
+    rule(id, f"{what} needs a CK API profile that has it", reads=(knob, "ck_api"), kinds=("grouped_conv",),
+         variants=variants)(check)
 
 
 _feature_rule("profile.explicit_gemm", "explicit_gemm", "explicit_gemm", "explicit-GEMM conv path (GroupedConvTraits::ExplicitGemm_)")
@@ -404,14 +482,16 @@ _feature_rule("profile.depthwise", "depthwise_conv", "variant", "depthwise forwa
               variants=(DEPTHWISE,), enabled=lambda c: True)
 
 
-@_conv("profile.conv_pipeline", "the CK API profile's conv kernels can drive the pipeline")
+@_conv("profile.conv_pipeline", "the CK API profile's conv kernels can drive the pipeline",
+       reads=("ck_api", "pipeline"))
 def _profile_conv_pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     reason = load_profile(c.ck_api).conv_pipelines_unusable.get(c.pipeline)
     if reason:
         yield "pipeline", f"{c.pipeline} cannot run in CK API profile {c.ck_api}'s conv kernels: {reason}"
 
 
-@_conv("conv.lds_policy", "CK's grouped-conv LDS policy fits the basic, mem, compv3 and wavelet pipelines only")
+@_conv("conv.lds_policy", "CK's grouped-conv LDS policy fits the basic, mem, compv3 and wavelet pipelines only",
+       reads=("lds_policy", "pipeline"))
 def _conv_lds_policy(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.lds_policy == "conv" and not PIPELINES[c.pipeline].conv_policy:
         takes = ", ".join(name for name, p in PIPELINES.items() if p.conv_policy)
@@ -419,13 +499,14 @@ def _conv_lds_policy(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @_conv("conv.backward_pipeline", "the backward conv directions do not run the compv5 pipeline",
-       variants=("bwd_data", "bwd_weight"))
+       variants=("bwd_data", "bwd_weight"), reads=("pipeline", "variant"))
 def _backward_pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.pipeline in BACKWARD_EXCLUDED_PIPELINES:
         yield "pipeline", f"{c.pipeline} is not available for {c.variant}"
 
 
-@_conv("conv.vector_width", "each vector is a power-of-two number of elements of at most 32 bytes (one LDS access)")
+@_conv("conv.vector_width", "each vector is a power-of-two number of elements of at most 32 bytes (one LDS access)",
+       reads=("datatype", *VECTORS))
 def _vector_width(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     size = DTYPES[c.datatype].size
     for x in "abc":
@@ -435,7 +516,7 @@ def _vector_width(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @_conv("conv.vector_c", "vector_size_c divides tile_n (the epilogue stores whole vectors along N)",
-       needs=("tile.positive",))
+       needs=("tile.positive",), reads=("tile_n", "vector_size_c"))
 def _vector_c(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.tile_n % c.vector_size_c:
         yield "vector_size_c", f"{c.vector_size_c} does not divide tile_n = {c.tile_n}"
@@ -447,7 +528,7 @@ def _per_thread(c: Any, arch: ArchSpec, tile: int) -> int:
 
 
 @_conv("conv.vector_per_thread", "each thread's share of the A and B block tiles divides, or is divided by, the vector",
-       needs=("tile.positive",))
+       needs=("tile.positive",), reads=(*TILE, *WAVES, "vector_size_a", "vector_size_b", "arch"))
 def _vector_per_thread(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     for x, tile in (("a", c.tile_m), ("b", c.tile_n)):
         vec, share = getattr(c, f"vector_size_{x}"), _per_thread(c, arch, tile)
@@ -456,7 +537,7 @@ def _vector_per_thread(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @_conv("compv6.loads_per_thread", "compv6 issues at least one A and one B buffer load per thread",
-       needs=("tile.positive",))
+       needs=("tile.positive",), reads=("pipeline", *TILE, *WAVES, "vector_size_a", "vector_size_b", "arch"))
 def _compv6_loads(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.pipeline != "compv6":
         return
@@ -482,7 +563,8 @@ def _shuffle_vector(extent: int, share: int, size: int) -> int:
 
 
 @_conv("conv.transpose_vector", "a transposed operand's load vector equals the vector of CK's LDS shuffle (drift C1)",
-       variants=("bwd_data", "bwd_weight"), needs=("tile.positive",))
+       variants=("bwd_data", "bwd_weight"), needs=("tile.positive",),
+       reads=("lds_policy", "datatype", "variant", *TILE, *WAVES, "vector_size_a", "vector_size_b", "arch"))
 def _transpose_vector(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.lds_policy != "gemm" or arch.name == "gfx950":  # gfx950 loads transposed directly
         return
@@ -502,7 +584,7 @@ ATOMIC_VECTOR = {2: 8, 4: 4}
 
 
 @_conv("atomic.vector_c", "split-K adds the output in vectors CK's atomics support (drift C2)",
-       variants=("bwd_weight",))
+       variants=("bwd_weight",), reads=("streamk_enabled", "two_stage", "datatype", "vector_size_c"))
 def _atomic_vector(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.streamk_enabled:
         return
@@ -513,7 +595,8 @@ def _atomic_vector(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @_conv("explicit_gemm.requirements", "explicit GEMM is a batched GEMM over 1x1, stride-1, unpadded forward or "
-       "backward-weight convolutions without group merging", needs=("profile.explicit_gemm",))
+       "backward-weight convolutions without group merging", needs=("profile.explicit_gemm",),
+       reads=("explicit_gemm", "variant", "specialization", "num_groups_to_merge", "pipeline"))
 def _explicit_gemm(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if not c.explicit_gemm:
         return
@@ -528,14 +611,14 @@ def _explicit_gemm(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @_conv("streamk.exclusive", "stream-K and two-stage are different reductions of the same GEMM K; pick one",
-       variants=("bwd_weight",))
+       variants=("bwd_weight",), reads=("streamk_enabled", "two_stage"))
 def _streamk_two_stage(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.streamk_enabled and c.two_stage:
         yield "two_stage", "true together with streamk_enabled"
 
 
 @_conv("streamk.arch", "CK's stream-K conv kernel runs on the MFMA archs it was built for (not on warp-size-32 archs)",
-       variants=("bwd_weight",))
+       variants=("bwd_weight",), reads=("streamk_enabled", "arch"))
 def _streamk_arch(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.streamk_enabled and arch.name not in STREAMK_CONV_ARCHS:
         yield "streamk_enabled", f"stream-K conv is not supported on {arch.name}; it runs on {', '.join(STREAMK_CONV_ARCHS)}"
@@ -575,17 +658,22 @@ class DepthwiseTile:
         return self.lds_h * stride * self.tiles_per_block * DTYPES[c.datatype].size
 
 
-def _depthwise(id: str, reason: str, needs: tuple[str, ...] = ()):
-    return rule(id, reason, kinds=("grouped_conv",), variants=(DEPTHWISE,), needs=needs)
+DEPTHWISE_TILE = ("tile_h", "tile_w", "sub_h", "sub_w", "str_h", "str_w", "pad_h", "pad_w", "in_vec")
+"""The knobs `DepthwiseTile.of` reads."""
 
 
-@_depthwise("depthwise.filter", "the depthwise filter is square with an odd size (it is centred on the output pixel)")
+def _depthwise(id: str, reason: str, *, reads: tuple[str, ...], needs: tuple[str, ...] = ()):
+    return rule(id, reason, reads=reads, kinds=("grouped_conv",), variants=(DEPTHWISE,), needs=needs)
+
+
+@_depthwise("depthwise.filter", "the depthwise filter is square with an odd size (it is centred on the output pixel)",
+            reads=("filt",))
 def _dw_filter(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.filt % 2 == 0:
         yield "filt", f"{c.filt} is even"
 
 
-@_depthwise("depthwise.vectors", "depthwise input and output vectors are powers of two")
+@_depthwise("depthwise.vectors", "depthwise input and output vectors are powers of two", reads=("in_vec", "out_vec"))
 def _dw_vectors(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     for knob in ("in_vec", "out_vec"):
         value = getattr(c, knob)
@@ -593,27 +681,29 @@ def _dw_vectors(c: Any, arch: ArchSpec) -> Iterator[Finding]:
             yield knob, f"{value} is not a power of two"
 
 
-@_depthwise("depthwise.sub_tile", "a sub-tile fits in the output tile")
+@_depthwise("depthwise.sub_tile", "a sub-tile fits in the output tile", reads=("tile_h", "tile_w", "sub_h", "sub_w"))
 def _dw_sub_tile(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     for d in "hw":
         if getattr(c, f"sub_{d}") > getattr(c, f"tile_{d}"):
             yield f"sub_{d}", f"{getattr(c, f'sub_{d}')} exceeds tile_{d} = {getattr(c, f'tile_{d}')}"
 
 
-@_depthwise("depthwise.stride_w", "the horizontal stride is 1 or even (the LDS loads step over whole vectors)")
+@_depthwise("depthwise.stride_w", "the horizontal stride is 1 or even (the LDS loads step over whole vectors)",
+            reads=("str_w",))
 def _dw_stride_w(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.str_w != 1 and c.str_w % 2:
         yield "str_w", f"{c.str_w} is odd and not 1"
 
 
-@_depthwise("depthwise.pad_w", "the horizontal padding is positive (the LDS row stride adds it as a bank-conflict skew)")
+@_depthwise("depthwise.pad_w", "the horizontal padding is positive (the LDS row stride adds it as a bank-conflict skew)",
+            reads=("pad_w",))
 def _dw_pad_w(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.pad_w == 0:
         yield "pad_w", "0"
 
 
 @_depthwise("depthwise.sub_tiles", f"each of a block's {DEPTHWISE_BLOCK_SIZE} threads computes one sub-tile, so an "
-            "output tile has at most that many sub-tiles")
+            "output tile has at most that many sub-tiles", reads=DEPTHWISE_TILE)
 def _dw_sub_tiles(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     tile = DepthwiseTile.of(c)
     if tile.sub_tiles > DEPTHWISE_BLOCK_SIZE:
@@ -622,28 +712,31 @@ def _dw_sub_tiles(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @_depthwise("depthwise.nbatch", "a block works on whole groups of images: nbatch is a multiple of the tiles per block",
-            needs=("depthwise.sub_tiles",))
+            needs=("depthwise.sub_tiles",), reads=(*DEPTHWISE_TILE, "nbatch"))
 def _dw_nbatch(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     per_block = DepthwiseTile.of(c).tiles_per_block
     if c.nbatch % per_block:
         yield "nbatch", f"{c.nbatch} is not a multiple of the {per_block} tiles a block holds"
 
 
-@_depthwise("depthwise.in_vector", "a sub-tile's input row span (sub_w x str_w) is whole LDS store vectors")
+@_depthwise("depthwise.in_vector", "a sub-tile's input row span (sub_w x str_w) is whole LDS store vectors",
+            reads=DEPTHWISE_TILE)
 def _dw_in_vector(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     vector = DepthwiseTile.of(c).in_vector
     if c.sub_w * c.str_w % vector:
         yield "in_vec", f"sub_w x str_w = {c.sub_w * c.str_w} is not a multiple of min(in_vec, 4) = {vector}"
 
 
-@_depthwise("depthwise.lds_row", f"one wave loads an LDS row: at most {DEPTHWISE_BLOCK_SIZE} input vectors per row")
+@_depthwise("depthwise.lds_row", f"one wave loads an LDS row: at most {DEPTHWISE_BLOCK_SIZE} input vectors per row",
+            reads=DEPTHWISE_TILE)
 def _dw_lds_row(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     loads = _ceil_div(DepthwiseTile.of(c).lds_w, c.in_vec)
     if loads > DEPTHWISE_BLOCK_SIZE:
         yield "in_vec", f"an input row needs {loads} loads of {c.in_vec}; at most {DEPTHWISE_BLOCK_SIZE}"
 
 
-@_depthwise("depthwise.lds_capacity", "the staged input windows fit the arch's LDS", needs=("depthwise.sub_tiles",))
+@_depthwise("depthwise.lds_capacity", "the staged input windows fit the arch's LDS", needs=("depthwise.sub_tiles",),
+            reads=(*DEPTHWISE_TILE, "datatype", "arch"))
 def _dw_lds(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     used = DepthwiseTile.of(c).lds_bytes(c)
     if used > arch.lds_bytes:

@@ -6,6 +6,7 @@ not apply to the kernel's kind or variant are None.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import attrs
@@ -29,7 +30,13 @@ def applies(knob: Knob, resolved: Config) -> bool:
     return knob.variants is None or resolved.get("variant") in knob.variants
 
 
+@functools.cache
+def knobs_for(kind: str | None, variant: str | None) -> tuple[Knob, ...]:
+    """The knobs that apply to a kernel of `kind` and `variant`, in table order."""
+    scope = {"kind": kind, "variant": variant}
+    return tuple(k for k in KNOBS if applies(k, scope))
+
+
 def as_dict(config: Any) -> dict[str, Any]:
     """The knobs that apply to `config`, in table order (what a manifest or identity hashes)."""
-    values = attrs.asdict(config)
-    return {k.name: values[k.name] for k in KNOBS if applies(k, values)}
+    return {k.name: getattr(config, k.name) for k in knobs_for(config.kind, config.variant)}

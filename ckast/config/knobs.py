@@ -8,6 +8,7 @@ buffer exactly when the pipeline needs it, 2-D).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -59,7 +60,8 @@ class Knob:
     `kinds`/`variants` restrict where the knob may appear (None: everywhere).
     """
 
-    name: str
+    name: str = attrs.field(converter=sys.intern)
+    """Interned: configs are built and read by knob name (keyword arguments, dict keys)."""
     type: type
     default: Any = None
     choices: tuple[Any, ...] | Callable[[Config], tuple[Any, ...]] | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 from pathlib import Path
 from collections.abc import Mapping
@@ -14,8 +15,8 @@ from ckast.arch import check_config
 
 from . import ck_formats
 from .errors import ConfigError, ConfigIssue
-from .kernel import KernelConfig, applies
-from .knobs import KNOB_NAMES, KNOBS
+from .kernel import KernelConfig, knobs_for
+from .knobs import KNOB_NAMES, KNOBS, Config, Knob
 
 
 @attrs.frozen
@@ -107,6 +108,12 @@ def _type_ok(value: Any, want: type) -> bool:
     return isinstance(value, want)
 
 
+_KNOWN = frozenset(KNOB_NAMES)
+_KIND, _VARIANT = KNOBS[0], KNOBS[1]
+"""Resolved first: whether any other knob applies depends on them."""
+assert (_KIND.name, _VARIANT.name) == ("kind", "variant")
+
+
 @attrs.frozen
 class Resolved:
     """One kernel object after validation: the config when every knob resolved (even if arch rules
@@ -127,42 +134,29 @@ def parse_kernel(obj: Any, path: str, defaults: Mapping[str, Any] | None = None)
 
 
 def resolve_kernel(obj: Any, path: str, defaults: Mapping[str, Any] | None = None) -> Resolved:
-    """Check the knobs of one kernel object, then (if they all resolve) the arch rules."""
+    """Check the knobs of one kernel object, then (if they all resolve) the arch rules.
+
+    Problems are reported in knob-table order, after unknown keys; a bad kind or variant ends the check.
+    """
     if not isinstance(obj, dict):
         return Resolved(None, (ConfigIssue(path, "a kernel must be a JSON object"),))
     defaults = defaults or {}
-    issues: list[ConfigIssue] = []
-    for key in sorted(set(obj) - set(KNOB_NAMES)):
-        close = difflib.get_close_matches(str(key), KNOB_NAMES, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        issues.append(ConfigIssue(_join(path, str(key)), f"unknown knob{hint}"))
+    issues = [] if _KNOWN.issuperset(obj) else [_unknown(path, key) for key in sorted(obj.keys() - _KNOWN)]
+    if "kind" not in obj:
+        required = f"is required; allowed: {_allowed(_KIND.choices)}"  # type: ignore[arg-type]
+        return Resolved(None, (*issues, ConfigIssue(_join(path, "kind"), required)))
     resolved: dict[str, Any] = {}
-    for knob in KNOBS:
-        where = _join(path, knob.name)
-        if not applies(knob, resolved):
-            if knob.name in obj and "kind" in resolved and "variant" in resolved:
-                scope = "/".join(knob.variants or knob.kinds or ())
-                issues.append(ConfigIssue(where, f"does not apply to {resolved['kind']} {resolved['variant']}; only to {scope}"))
-            continue
-        if knob.name == "kind" and "kind" not in obj:
-            issues.append(ConfigIssue(where, f"is required; allowed: {_allowed(knob.choices)}"))  # type: ignore[arg-type]
-            break
-        try:
-            if knob.name in obj:
-                value = obj[knob.name]
-            elif knob.name in defaults:
-                value = defaults[knob.name]
-            else:
-                value = knob.default_for(resolved)
-            problem = _check(knob, value, resolved)
-        except KeyError:
-            continue  # depends on a field that was already reported as invalid
-        if problem:
-            issues.append(ConfigIssue(where, problem))
-            if knob.name in ("kind", "variant"):
-                break  # everything else depends on them
-            continue
-        resolved[knob.name] = value
+    problems: dict[str, str] = {}
+    for knob in (_KIND, _VARIANT):
+        _resolve((knob,), obj, defaults, resolved, problems)
+        if problems:
+            return Resolved(None, (*issues, ConfigIssue(_join(path, knob.name), problems[knob.name])))
+    scope = _scope(resolved["kind"], resolved["variant"])
+    if not scope.refusals.keys().isdisjoint(obj):
+        problems = {name: scope.refusals[name] for name in obj.keys() & scope.refusals.keys()}
+    _resolve(scope.knobs, obj, defaults, resolved, problems)
+    if problems:
+        issues += [ConfigIssue(_join(path, name), problems[name]) for name in KNOB_NAMES if name in problems]
     if issues:
         return Resolved(None, tuple(issues))
     config = KernelConfig(**resolved)
@@ -170,7 +164,62 @@ def resolve_kernel(obj: Any, path: str, defaults: Mapping[str, Any] | None = Non
     return Resolved(config, tuple(ConfigIssue(_join(path, v.field), v.detail, v.rule.id) for v in violations))
 
 
-def _check(knob: Any, value: Any, resolved: dict[str, Any]) -> str | None:
+def _unknown(path: str, key: Any) -> ConfigIssue:
+    close = difflib.get_close_matches(str(key), KNOB_NAMES, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return ConfigIssue(_join(path, str(key)), f"unknown knob{hint}")
+
+
+@attrs.frozen
+class _Scope:
+    """What follows kind and variant for one (kind, variant): the knobs that apply, in table order, and
+    the refusal of each knob that does not."""
+
+    knobs: tuple[Knob, ...]
+    refusals: Mapping[str, str]
+
+
+@functools.cache
+def _scope(kind: str, variant: str) -> _Scope:
+    applicable = knobs_for(kind, variant)
+    return _Scope(
+        tuple(k for k in applicable if k.name not in ("kind", "variant")),
+        {k.name: f"does not apply to {kind} {variant}; only to {'/'.join(k.variants or k.kinds or ())}"
+         for k in KNOBS if k not in applicable},
+    )
+
+
+def _resolve(knobs: tuple[Knob, ...], obj: Mapping[str, Any], defaults: Mapping[str, Any], resolved: dict[str, Any],
+             problems: dict[str, str]) -> None:
+    """Resolve `knobs`, in order, into `resolved` (the kernel's value, else the run's default, else the
+    table's) or `problems`. A knob whose default or choices need a knob that did not resolve is left
+    out: that knob was already reported."""
+    for knob in knobs:
+        name = knob.name
+        try:
+            if name in obj:
+                value = obj[name]
+            elif name in defaults:
+                value = defaults[name]
+            else:
+                value = knob.default_for(resolved)
+            # The common case, decided here (this runs for every knob of every candidate): a value of the
+            # knob's exact type, at least its minimum and one of its choices is one `_check` passes.
+            if value.__class__ is knob.type and (knob.minimum is None or value >= knob.minimum):
+                choices = knob.choices(resolved) if callable(knob.choices) else knob.choices
+                if choices is None or value in choices:
+                    resolved[name] = value
+                    continue
+            problem = _check(knob, value, resolved)
+        except KeyError:
+            continue
+        if problem:
+            problems[name] = problem
+        else:
+            resolved[name] = value
+
+
+def _check(knob: Knob, value: Any, resolved: Config) -> str | None:
     if not _type_ok(value, knob.type):
         return f"{json.dumps(value)} is not {_TYPE_WORDS[knob.type]}"
     if knob.minimum is not None and value < knob.minimum:

@@ -55,11 +55,13 @@ class Validator:
         self._seen: dict[tuple, tuple[Any, tuple[ConfigIssue, ...]]] = {}
 
     def __call__(self, candidate: Candidate) -> tuple[Any, tuple[ConfigIssue, ...]]:
-        key = tuple(candidate.knobs.items())
-        if key not in self._seen:
-            r = resolve_kernel(dict(candidate.knobs), candidate.origin, self.defaults)
-            self._seen[key] = (r.config, r.issues)
-        return self._seen[key]
+        knobs = candidate.knobs  # a dict (Candidate converts), which resolve_kernel only reads
+        key = (tuple(knobs), tuple(knobs.values()))  # the items as two flat tuples: less for the GC to track
+        found = self._seen.get(key)
+        if found is None:
+            r = resolve_kernel(knobs, candidate.origin, self.defaults)
+            found = self._seen[key] = (r.config, r.issues)
+        return found
 
     def accepts(self, candidate: Candidate) -> bool:
         config, issues = self(candidate)
