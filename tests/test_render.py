@@ -122,3 +122,15 @@ def test_what_workers_record_is_learned_and_saved_once(tmp_path):
     for c in configs:
         reloaded.render(c, load_profile(c.ck_api))
     assert reloaded.recorded == 0
+
+
+def test_repeated_prints_as_one_statement_per_name():
+    """The filled body equals the body printed for each name, also where a long name breaks the line."""
+    body = n.ExprStmt(n.call(n.Member(n.ident("registry"), "register_kernel"), n.call("ckast::K::dispatcher_key"),
+                             n.call("ckast::K::make_instance")))
+    names = ["short_a", "k" * 80, "short_b"]
+    repeated = n.to_source(n.If(n.ident("on"), [n.Repeated(body, "K", names)]))
+    explicit = n.to_source(n.If(n.ident("on"), [n.Repeated(body, "K", [x]).with_name(x) for x in names]))
+    assert repeated == explicit and repeated.count("\n") > len(names) + 2  # the long name's line broke
+    with pytest.raises(n.NameError_):
+        n.Repeated(body, "K", ["not an identifier"])

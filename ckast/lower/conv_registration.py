@@ -28,6 +28,8 @@ from .identity import WRAPPER_DIR
 DIRECTIONS = ("fwd", "bwd_data", "bwd_weight")
 HEADER = f"{WRAPPER_DIR}/register_all_grouped_conv_kernels.hpp"
 SOURCE = f"{WRAPPER_DIR}/register_all_grouped_conv_kernels.cpp"
+KERNEL = "ckast_kernel_name"
+"""Stands for each kernel's name in the statement that registers it (`nodes.Repeated`)."""
 CK_NAMESPACE = ("ck_tile", "dispatcher")
 """CK's profiler declares and calls the register functions in `ck_tile::dispatcher`."""
 
@@ -107,12 +109,11 @@ def _declarations(chunks: dict[str, list[list[ConvRegistered]]], profile: Profil
 
 def _chunk(direction: str, index: int, group: Sequence[ConvRegistered], profile: Profile) -> n.File:
     body: list[n.Stmt] = []
+    register = n.ExprStmt(n.call(n.Member(n.ident("registry"), "register_kernel"),
+                                 n.call(f"ckast::{KERNEL}::dispatcher_key"), n.call(f"ckast::{KERNEL}::make_instance")))
     for arch, same_arch in groupby(sorted(group, key=lambda k: (k.arch, k.name)), key=lambda k: k.arch):
-        body.append(n.If(n.BinOp("==", n.ident("arch"), n.StrLit(arch)), [
-            n.ExprStmt(n.call(n.Member(n.ident("registry"), "register_kernel"),
-                              n.call(f"ckast::{k.name}::dispatcher_key"), n.call(f"ckast::{k.name}::make_instance")))
-            for k in same_arch
-        ]))
+        body.append(n.If(n.BinOp("==", n.ident("arch"), n.StrLit(arch)),
+                         [n.Repeated(register, KERNEL, [k.name for k in same_arch])]))
     decls = [_chunk_fn(direction, index, profile, body)]
     wrappers = [n.Header(k.wrapper) for k in sorted(group, key=lambda k: k.wrapper)]
     ns = [_in_ck(decls)]

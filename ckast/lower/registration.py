@@ -18,6 +18,9 @@ from ckast.catalog import Profile
 
 from .cxx import LICENSE
 
+KERNEL = "ckast_kernel_name"
+"""Stands for each kernel's name in the statement that registers it (`nodes.Repeated`)."""
+
 
 @attrs.frozen
 class Registered:
@@ -39,13 +42,12 @@ def registration_header(kernels: Sequence[Registered], profile: Profile, what: s
         n.VarDecl(n.LRef(n.Builtin("auto")), "registry", n.Call(registry, [])),
         n.VarDecl(n.Builtin("int"), "registered", n.IntLit(0), brace=True),
     ]
+    register = n.If(n.call(n.Member(n.ident("registry"), "register_kernel"),
+                           n.call(f"{KERNEL}::make_instance"), n.ident("priority")),
+                    [n.ExprStmt(n.UnOp("++", n.ident("registered")))])
     for arch, group in groupby(ordered, key=lambda k: k.arch):
-        body.append(n.If(n.BinOp("==", n.ident("gfx_arch"), n.StrLit(arch)), [
-            n.If(n.call(n.Member(n.ident("registry"), "register_kernel"),
-                        n.call(f"{k.name}::make_instance"), n.ident("priority")),
-                 [n.ExprStmt(n.UnOp("++", n.ident("registered")))])
-            for k in group
-        ]))
+        body.append(n.If(n.BinOp("==", n.ident("gfx_arch"), n.StrLit(arch)),
+                         [n.Repeated(register, KERNEL, [k.name for k in group])]))
     body.append(n.Return(n.ident("registered")))
     register = n.FunctionDef(f"register_all_{what}", n.Builtin("int"), params, body, inline=True)
     count = n.FunctionDef(f"{what}_count", n.Builtin("int"), [], [n.Return(n.IntLit(len(ordered)))],

@@ -47,7 +47,7 @@ from .expr import (
 )
 from .names import KEYWORDS, NameError_, header_path, identifier
 from .printer import LINE_LIMIT, Printer, PrintError, c_string, required_headers, to_source
-from .stmt import ExprStmt, If, Return, Throw
+from .stmt import ExprStmt, If, Repeated, Return, Throw
 from .symbols import EnumSpec, Header, Symbol, split_qualname
 from .templates import BindError, PackExpansion, Param, ParamRef, Signature, TemplateId
 from .types import Builtin, Const, LRef, Name, Ptr, TypeName, type_of

@@ -342,6 +342,21 @@ class Printer:
             return layout((lhs + f" {x.op} ",) + self.expr(x.rhs) + (";",), indent)
         return layout(self.expr(x) + (";",), indent)
 
+    @_LINES.on(s.Repeated)
+    def _(self, n: s.Repeated, indent: str) -> list[str]:
+        # Print the body once with the name as a slot; each name whose width keeps every layout decision
+        # is filled in, any other is printed in full.
+        with marks.recording() as rec:
+            text = "\n".join(self.lines(n.with_name(rec.slot(("name",), n.names[0])), indent))
+        pieces = marks.MARK.split(text)
+        out: list[str] = []
+        for name in n.names:
+            if all(g.holds([name]) for g in rec.guards):
+                out += "".join(name if i % 3 == 1 else p for i, p in enumerate(pieces) if i % 3 != 2).split("\n")
+            else:
+                out += self.lines(n.with_name(name), indent)
+        return out
+
     @_LINES.on(s.Return)
     def _(self, n: s.Return, indent: str) -> list[str]:
         if n.value is None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import attrs
 
-from .base import Expr, Stmt, as_tuple, each, instances_of, node
+from .base import Expr, Node, Stmt, as_tuple, each, field_names, instances_of, node
+from .names import identifier
 
 
 @node
@@ -39,3 +40,36 @@ class If(Stmt):
     def __attrs_post_init__(self) -> None:
         if isinstance(self.else_, tuple):
             each(Stmt)(self, attrs.fields(If).else_, self.else_)
+
+
+def _identifiers(names: object) -> tuple[str, ...]:
+    return tuple(identifier(name) for name in as_tuple(names))  # type: ignore[arg-type]
+
+
+@node
+class Repeated(Stmt):
+    """`body` once per name in `names`, with the identifier `placeholder` replaced by that name wherever
+    it is a name component (a registration statement per kernel of a run, in one node). The printer
+    prints the body once and fills the names in where that gives the same layout."""
+
+    body: Stmt = attrs.field(validator=instances_of(Stmt))
+    placeholder: str = attrs.field(converter=identifier)
+    names: tuple[str, ...] = attrs.field(converter=_identifiers)
+
+    def with_name(self, name: str) -> Stmt:
+        """The body for one name."""
+        return _replace(self.body, self.placeholder, name)
+
+
+def _replace(value: object, old: str, new: str) -> object:
+    """`value` with every string field or tuple item equal to `old` (a name component) replaced by `new`."""
+    if isinstance(value, str):
+        return new if value == old else value
+    if isinstance(value, tuple):
+        items = tuple(_replace(v, old, new) for v in value)
+        return value if all(a is b for a, b in zip(items, value)) else items
+    if isinstance(value, Node):
+        changes = {f: _replace(getattr(value, f), old, new) for f in field_names(type(value))}
+        return attrs.evolve(value, **{f: v for f, v in changes.items() if v is not getattr(value, f)}) \
+            if any(v is not getattr(value, f) for f, v in changes.items()) else value
+    return value
