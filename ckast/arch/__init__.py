@@ -6,8 +6,9 @@ The names below are imported from `specs` or `rules` on first use (PEP 562): the
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ckast.lazy import exports
 
 if TYPE_CHECKING:
     from .rules import RULES, Rule, Violation, check_config
@@ -24,13 +25,4 @@ _SOURCE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _SOURCE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_SOURCE[name]}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = exports(__name__, _SOURCE, __all__)

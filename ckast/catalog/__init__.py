@@ -10,8 +10,9 @@ as the command line does, costs nothing until a profile is needed.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ckast.lazy import exports
 
 if TYPE_CHECKING:
     from .profile import (
@@ -27,13 +28,4 @@ __all__ = ["DEFAULT_PROFILE", "CatalogError", "FeatureAbsent", "Profile", "load_
 _SOURCE = {**dict.fromkeys(__all__, "profile"), "DEFAULT_PROFILE": "names", "profile_names": "names"}
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _SOURCE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_SOURCE[name]}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = exports(__name__, _SOURCE, __all__)

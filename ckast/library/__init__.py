@@ -13,10 +13,11 @@ The names below are imported on first use (PEP 562): `build` pulls the variants 
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
+
+from ckast.lazy import exports
 
 if TYPE_CHECKING:
     from .build import Entry, Library, build
@@ -31,16 +32,7 @@ _SOURCE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _SOURCE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_SOURCE[name]}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = exports(__name__, _SOURCE, __all__)
 
 
 class _Package(types.ModuleType):
