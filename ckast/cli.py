@@ -282,7 +282,7 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
 
     from ckast.config import ConfigError
     from ckast.emit import write_outputs
-    from ckast.library.generate import default_jobs, render_all
+    from ckast.library.generate import default_jobs, render_into
 
     library = _build(selection)
     kernels = library.kernels()
@@ -294,14 +294,14 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
     try:
         if sys.stderr.isatty():
             with click.progressbar(length=len(kernels), label="rendering", file=sys.stderr) as bar:
-                emitted = render_all(kernels, jobs or default_jobs(), progress=bar.update)
+                emitted, done = render_into(kernels, out_dir, jobs or default_jobs(), progress=bar.update)
         else:
-            emitted = render_all(kernels, jobs or default_jobs())
+            emitted, done = render_into(kernels, out_dir, jobs or default_jobs())
     except ConfigError as exc:
         click.echo("\n".join(exc.lines()), err=True)
         sys.exit(1)
     stats = write_outputs(emitted, out_dir, chunk_size=chunk_size, run=selection.as_dict(),
-                          stamp=(key, {"kernels": len(emitted), **counts}))
+                          stamp=(key, {"kernels": len(emitted), **counts}), done=done)
     click.echo(f"{len(emitted)} kernels ({_counts(counts)}) -> {out_dir}: {stats['written']} files written, "
                f"{stats['unchanged']} unchanged, {stats['removed']} removed in {time.perf_counter() - start:.1f} s")
 

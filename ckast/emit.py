@@ -96,11 +96,13 @@ def run_files(kernels: Sequence[EmittedKernel], chunk_size: int = CHUNK_SIZE) ->
 
 def write_outputs(kernels: Sequence[EmittedKernel], out_dir: Path, *, format: bool = False,
                   chunk_size: int = CHUNK_SIZE, run: Mapping[str, Any] | None = None,
-                  stamp: tuple[str, Mapping[str, Any]] | None = None) -> dict[str, int]:
+                  stamp: tuple[str, Mapping[str, Any]] | None = None,
+                  done: Mapping[str, bool] | None = None) -> dict[str, int]:
     """Write every kernel's files, the run's aggregates and the manifest (`run` describes how the run
     was made, e.g. a rule set selection); remove files an earlier run generated and this one did not;
-    record the run's `stamp` (key, summary) so that a rerun with the same key can skip everything."""
-    files = [f for k in kernels for f in k.files] + run_files(kernels, chunk_size)
+    record the run's `stamp` (key, summary) so that a rerun with the same key can skip everything.
+    Kernel files whose text is None were written by a rendering process; `done` says which changed."""
+    files = [f for k in kernels for f in k.files if f[1] is not None] + run_files(kernels, chunk_size)
     manifest = {
         "kernels": [
             {"name": k.name, "header": k.header, "entry_points": [e.as_dict() for e in k.entry_points],
@@ -110,4 +112,4 @@ def write_outputs(kernels: Sequence[EmittedKernel], out_dir: Path, *, format: bo
         **({"run": dict(run)} if run else {}),
     }
     transform = (lambda path, text: clang_format(text, assume_filename=path)) if format else None
-    return write_tree(files, manifest, out_dir, transform, stamp)
+    return write_tree(files, manifest, out_dir, transform, stamp, done or {})

@@ -54,18 +54,22 @@ def write_if_changed(path: str | Path, text: str, made_dirs: set[str] | None = N
 
 def write_tree(files: Iterable[tuple[str, str]], manifest: Mapping[str, Any], out_dir: Path,
                transform: Callable[[str, str], str] | None = None,
-               stamp: tuple[str, Mapping[str, Any]] | None = None) -> dict[str, int]:
+               stamp: tuple[str, Mapping[str, Any]] | None = None, done: Mapping[str, bool] | None = None,
+               ) -> dict[str, int]:
     """Write `files` (path relative to `out_dir`, text) and the manifest; remove stale files.
 
     `manifest` gets a sorted `files` list added. `transform(path, text)` may rewrite a file's text
     before it is compared (e.g. clang-format). `stamp` = (run key, summary) records the run for
-    `ckast.output.stamp.up_to_date`. Returns counts: written, unchanged, removed.
+    `ckast.output.stamp.up_to_date`. `done` lists files of this run already written elsewhere (True)
+    or found up to date (False). Returns counts: written, unchanged, removed.
     """
     out_dir = Path(out_dir)
     clear_stamp(out_dir)
     old = load_manifest(out_dir)
-    written = unchanged = 0
-    current: set[str] = set()
+    done = done or {}
+    written = sum(done.values())
+    unchanged = len(done) - written
+    current: set[str] = set(done)
     made_dirs: set[str] = set()
     root = str(out_dir)
     for path, text in files:
