@@ -7,11 +7,13 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from itertools import repeat
+from operator import attrgetter
 from pathlib import Path
 
 import attrs
 
 from ckast.config import LoadedKernel
+from ckast.config.knobs import KNOB_NAMES
 from ckast.emit import EmittedKernel, render
 from ckast.output.stamp import clear_stamp
 from ckast.output.tree import write_if_changed
@@ -79,8 +81,9 @@ def _chunks(kernels: Sequence[LoadedKernel], size: int) -> list[list[LoadedKerne
     """Chunks of about `size` kernels that keep kernels of one shape (same non-int knobs) together,
     so each process records a shape's template once (`ckast.render`)."""
     shapes: dict[tuple, list[LoadedKernel]] = {}
+    knobs = attrgetter(*KNOB_NAMES)
     for k in kernels:
-        shapes.setdefault(tuple(v for v in attrs.astuple(k.config) if type(v) is not int), []).append(k)
+        shapes.setdefault(tuple(v for v in knobs(k.config) if type(v) is not int), []).append(k)
     chunks: list[list[LoadedKernel]] = [[]]
     for group in shapes.values():
         if len(chunks[-1]) >= size:
