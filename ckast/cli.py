@@ -100,9 +100,9 @@ def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str |
     paths = (config_path, *more)
     key = stamp.run_key({"command": "emit", "configs": stamp.files_digest(paths), "ck_api": ck_api,
                          "format": run_format, "chunk_size": chunk_size})
-    done = stamp.up_to_date(out_dir, key)
-    if done is not None:
-        click.echo(f"{done['kernels']} kernels -> {out_dir}: 0 files written, {done['files']} unchanged, 0 removed "
+    last = stamp.up_to_date(out_dir, key)
+    if last is not None:
+        click.echo(f"{last['kernels']} kernels -> {out_dir}: 0 files written, {last['files']} unchanged, 0 removed "
                    "(up to date)")
         return
 
@@ -274,9 +274,9 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
     start = time.perf_counter()
     selection = _selection(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs)
     key = selection.run_key(chunk_size)
-    done = up_to_date(out_dir, key)
-    if done is not None:
-        click.echo(f"{done['kernels']} kernels ({_counts(done)}) -> {out_dir}: 0 files written, {done['files']} "
+    last = up_to_date(out_dir, key)
+    if last is not None:
+        click.echo(f"{last['kernels']} kernels ({_counts(last)}) -> {out_dir}: 0 files written, {last['files']} "
                    f"unchanged, 0 removed in {time.perf_counter() - start:.1f} s (up to date)")
         return
 

@@ -20,9 +20,9 @@ from ckast.catalog import DEFAULT_PROFILE, load_profile
 from ckast.config import ConfigError, ConfigIssue, LoadedKernel, as_dict
 from ckast.lower import conv_registration
 from ckast.lower.identity import WRAPPER_DIR, EntryPoint, wrapper_path
-from ckast.output import write_tree
 from ckast.lower.registration import Registered, registration_header
 from ckast.nodes.format import clang_format
+from ckast.output import write_tree
 from ckast.render import Renderer, shared
 from ckast.variants import conv, conv_wrapper
 

@@ -24,12 +24,11 @@ from ckast.catalog import Profile
 
 from .cxx import LICENSE
 from .identity import WRAPPER_DIR
+from .registration import KERNEL
 
 DIRECTIONS = ("fwd", "bwd_data", "bwd_weight")
 HEADER = f"{WRAPPER_DIR}/register_all_grouped_conv_kernels.hpp"
 SOURCE = f"{WRAPPER_DIR}/register_all_grouped_conv_kernels.cpp"
-KERNEL = "ckast_kernel_name"
-"""Stands for each kernel's name in the statement that registers it (`nodes.Repeated`)."""
 CK_NAMESPACE = ("ck_tile", "dispatcher")
 """CK's profiler declares and calls the register functions in `ck_tile::dispatcher`."""
 

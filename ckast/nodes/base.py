@@ -6,7 +6,7 @@ nodes can be graph vertices and dictionary keys. Sequence fields are tuples.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -64,24 +64,18 @@ def field_names(cls: type) -> tuple[str, ...]:
     return names
 
 
-def children(n: Node) -> Iterator[Node]:
-    """Yield the direct child nodes of `n` in field order (tuples are flattened)."""
-    for name in field_names(type(n)):
-        value = getattr(n, name)
-        if isinstance(value, Node):
-            yield value
-        elif isinstance(value, tuple):
-            yield from nodes_in(value)
+def children(n: Node) -> list[Node]:
+    """The direct child nodes of `n` in field order (tuples are flattened)."""
+    return _nodes_in(getattr(n, name) for name in field_names(type(n)))
 
 
-def nodes_in(items: tuple) -> list[Node]:
-    """The nodes in a (possibly nested) tuple field, in order."""
+def _nodes_in(values: Iterable[Any]) -> list[Node]:
     out: list[Node] = []
-    for item in items:
-        if isinstance(item, Node):
-            out.append(item)
-        elif type(item) is tuple:
-            out += nodes_in(item)
+    for value in values:
+        if isinstance(value, Node):
+            out.append(value)
+        elif isinstance(value, tuple):
+            out += _nodes_in(value)
     return out
 
 

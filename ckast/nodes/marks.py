@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from operator import itemgetter
 
 import attrs
 
@@ -45,6 +46,38 @@ def slots_in(text: str) -> tuple[tuple[int, str], ...]:
     return tuple((int(s), v) for s, v in MARK.findall(text))
 
 
+class Form:
+    """Marked text compiled for filling: its literal pieces around slot numbers, filled in by one join."""
+
+    __slots__ = ("pieces", "slots", "_frame", "_get")
+
+    def __init__(self, pieces: tuple[str, ...], slots: tuple[int, ...]) -> None:
+        self.pieces, self.slots = pieces, slots
+        self._frame: list[str | None] = [None] * (2 * len(pieces) - 1)
+        self._frame[0::2] = pieces
+        self._get = (itemgetter(*slots) if len(slots) > 1 else
+                     (lambda values: (values[slots[0]],)) if slots else (lambda values: ()))
+
+    @classmethod
+    def of(cls, marked: str) -> Form:
+        parts = MARK.split(marked)
+        return cls(tuple(parts[0::3]), tuple(int(p) for p in parts[1::3]))
+
+    def fill(self, values: Sequence[str]) -> str:
+        frame = self._frame.copy()
+        frame[1::2] = self._get(values)
+        return "".join(frame)  # type: ignore[arg-type]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Form) and (self.pieces, self.slots) == (other.pieces, other.slots)
+
+    def __hash__(self) -> int:
+        return hash((self.pieces, self.slots))
+
+    def __reduce__(self) -> tuple:
+        return Form, (self.pieces, self.slots)
+
+
 @attrs.frozen
 class WidthGuard:
     """A line-fit decision: `fixed` columns plus the widths of `slots` fit in `limit` or not."""
@@ -63,14 +96,13 @@ class OrderGuard:
     """A sort decision: `items` (marked texts) are in strictly increasing order of their values."""
 
     items: tuple[str, ...]
-    _forms: tuple[str, ...] = attrs.field(init=False, eq=False, repr=False)
+    _forms: tuple[Form, ...] = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        object.__setattr__(self, "_forms", tuple(MARK.sub(r"{\1}", t.replace("{", "{{").replace("}", "}}"))
-                                                 for t in self.items))
+        object.__setattr__(self, "_forms", tuple(Form.of(t) for t in self.items))
 
     def holds(self, values: Sequence[str]) -> bool:
-        filled = [form.format(*values) for form in self._forms]
+        filled = [form.fill(values) for form in self._forms]
         return all(a < b for a, b in zip(filled, filled[1:]))
 
 
@@ -111,12 +143,19 @@ def recording() -> Iterator[Recording]:
         _current.pop()
 
 
+def _active() -> Recording:
+    """The current recording; marked text outside one is an error."""
+    rec = current()
+    if rec is None:
+        raise MarkError("marked text outside a recording")
+    return rec
+
+
 def checked(text: str) -> str:
     """`text` with its marks replaced by their samples, for validation; marks need a recording."""
     if OPEN not in text:
         return text
-    if current() is None:
-        raise MarkError("marked text outside a recording")
+    _active()
     return unmark(text)
 
 
@@ -124,9 +163,7 @@ def fits(indent: int, text: str, limit: int) -> bool:
     """Whether `text` fits on a line after `indent` columns; recorded as a guard if it holds marks."""
     if OPEN not in text:
         return indent + len(text) <= limit
-    rec = current()
-    if rec is None:
-        raise MarkError("marked text outside a recording")
+    rec = _active()
     marks = slots_in(text)
     visible = len(unmark(text))
     fixed = indent + visible - sum(len(sample) for _, sample in marks)
@@ -139,9 +176,7 @@ def sorted_texts(texts: set[str] | frozenset[str]) -> list[str]:
     """`sorted(texts)` by printed value; recorded as a guard if any text holds marks."""
     if not any(OPEN in t for t in texts):
         return sorted(texts)
-    rec = current()
-    if rec is None:
-        raise MarkError("marked text outside a recording")
+    rec = _active()
     out = sorted(texts, key=unmark)
     rec.guards.append(OrderGuard(tuple(out)))
     return out

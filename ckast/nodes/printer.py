@@ -19,7 +19,7 @@ from . import expr as e
 from . import marks
 from . import stmt as s
 from . import types as t
-from .base import Decl, Expr, Node, Stmt, Type, field_names, nodes_in
+from .base import Decl, Expr, Node, Stmt, Type, children
 from .symbols import EnumSpec, Header, Symbol
 from .templates import PackExpansion, Param, ParamRef, Signature, TemplateId
 
@@ -346,13 +346,14 @@ class Printer:
     def _(self, n: s.Repeated, indent: str) -> list[str]:
         # Print the body once with the name as a slot; each name whose width keeps every layout decision
         # is filled in, any other is printed in full.
+        if not n.names:
+            return []
         with marks.recording() as rec:
-            text = "\n".join(self.lines(n.with_name(rec.slot(("name",), n.names[0])), indent))
-        pieces = marks.MARK.split(text)
+            form = marks.Form.of("\n".join(self.lines(n.with_name(rec.slot(("name",), n.names[0])), indent)))
         out: list[str] = []
         for name in n.names:
             if all(g.holds([name]) for g in rec.guards):
-                out += "".join(name if i % 3 == 1 else p for i, p in enumerate(pieces) if i % 3 != 2).split("\n")
+                out += form.fill([name]).split("\n")
             else:
                 out += self.lines(n.with_name(name), indent)
         return out
@@ -592,10 +593,5 @@ def required_headers(root: Node) -> tuple[Header, ...]:
             if current.header is not None:
                 found.add(current.header)
             continue
-        for name in field_names(type(current)):
-            value = getattr(current, name)
-            if isinstance(value, Node):
-                stack.append(value)
-            elif type(value) is tuple:
-                stack.extend(nodes_in(value))
+        stack += children(current)
     return tuple(sorted(found, key=lambda h: (not h.system, h.path)))

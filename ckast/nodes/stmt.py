@@ -69,7 +69,7 @@ def _replace(value: object, old: str, new: str) -> object:
         items = tuple(_replace(v, old, new) for v in value)
         return value if all(a is b for a, b in zip(items, value)) else items
     if isinstance(value, Node):
-        changes = {f: _replace(getattr(value, f), old, new) for f in field_names(type(value))}
-        return attrs.evolve(value, **{f: v for f, v in changes.items() if v is not getattr(value, f)}) \
-            if any(v is not getattr(value, f) for f, v in changes.items()) else value
+        changes = {f: v for f in field_names(type(value))
+                   if (v := _replace(getattr(value, f), old, new)) is not getattr(value, f)}
+        return attrs.evolve(value, **changes) if changes else value
     return value

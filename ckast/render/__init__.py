@@ -26,6 +26,7 @@ from .templates import KernelTemplate, record
 
 __all__ = ["KernelText", "Renderer", "TemplateMismatch", "render_kernel", "shared"]
 
+
 class TemplateMismatch(AssertionError):
     """A filled template differs from the full render of the same kernel (verify mode)."""
 
@@ -70,9 +71,9 @@ class Renderer:
             cache.save(self.cache_path, self._new, self._structural)
             self._new = {}
 
-    def render(self, config: Any, profile: Profile, name: str | None = None) -> KernelText:
-        """The kernel's files (`name`: its kernel_name, when the caller already has it)."""
-        name = name or kernel_name(config)
+    def render(self, config: Any, profile: Profile) -> KernelText:
+        """The kernel's files."""
+        name = kernel_name(config)
         variant = (config.kind, config.variant)
         while True:
             slotted, shape = self._shape(variant, config)

@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ckast.nodes.marks import OrderGuard, WidthGuard
+from ckast.nodes.marks import Form, OrderGuard, WidthGuard
 
-from .templates import Form, KernelTemplate
+from .templates import KernelTemplate
 
 Key = tuple
 Shapes = dict[Key, list[KernelTemplate]]
@@ -52,8 +52,10 @@ def save(path: Path | None, shapes: Mapping[Key, list[KernelTemplate]],
     """Merge `shapes` and `structural` into the file at `path` (best effort: a cache never fails a run)."""
     if path is None:
         return
-    old_shapes, old_structural = load(path)
-    merged = {**old_shapes, **shapes}
+    merged, old_structural = load(path)
+    for key, templates in shapes.items():
+        known = merged.setdefault(key, [])
+        known += [t for t in templates if t not in known]
     knobs = {v: old_structural.get(v, set()) | structural.get(v, set()) for v in {*old_structural, *structural}}
     data = {
         "templates": {json.dumps(list(k)): [_plain(t) for t in ts] for k, ts in sorted(merged.items(), key=repr)},

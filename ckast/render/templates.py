@@ -8,8 +8,8 @@ layout would differ and the template does not apply (the caller records another 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from operator import attrgetter, itemgetter
+from collections.abc import Iterable
+from operator import attrgetter
 from typing import Any
 
 import attrs
@@ -17,40 +17,10 @@ import attrs
 from ckast.catalog import Profile
 from ckast.lower.identity import EntryPoint
 from ckast.nodes import identifier, marks
+from ckast.nodes.marks import Form
 
 from .kernel import KernelText, file_names, render_kernel
-from .slots import Evaluate, Meaning, SlottedConfig, evaluator
-
-class Form:
-    """A text with slots: its literal pieces around slot numbers, filled in by one join."""
-
-    __slots__ = ("pieces", "slots", "_frame", "_get")
-
-    def __init__(self, pieces: tuple[str, ...], slots: tuple[int, ...]) -> None:
-        self.pieces, self.slots = pieces, slots
-        self._frame: list[str | None] = [None] * (2 * len(pieces) - 1)
-        self._frame[0::2] = pieces
-        self._get = (itemgetter(*slots) if len(slots) > 1 else
-                     (lambda values: (values[slots[0]],)) if slots else (lambda values: ()))
-
-    @classmethod
-    def of(cls, marked: str) -> Form:
-        parts = marks.MARK.split(marked)
-        return cls(tuple(parts[0::3]), tuple(int(p) for p in parts[1::3]))
-
-    def fill(self, values: Sequence[str]) -> str:
-        frame = self._frame.copy()
-        frame[1::2] = self._get(values)
-        return "".join(frame)  # type: ignore[arg-type]
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Form) and (self.pieces, self.slots) == (other.pieces, other.slots)
-
-    def __hash__(self) -> int:
-        return hash((self.pieces, self.slots))
-
-    def __reduce__(self) -> tuple:
-        return Form, (self.pieces, self.slots)
+from .slots import Meaning, SlottedConfig, evaluator
 
 
 @attrs.frozen
