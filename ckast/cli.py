@@ -7,7 +7,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -125,12 +125,28 @@ def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str |
         for line in problems:
             click.echo(line, err=True)
         sys.exit(EXIT_BAD_INPUT)
-    stats = write_outputs(emitted, out_dir, format=run_format, chunk_size=chunk_size,
-                          stamp=(key, {"kernels": len(emitted)}))
+    from ckast.output import OutputError, Transaction
+
+    try:
+        with Transaction(out_dir, on_wait=_wait_message) as tx:
+            stats = write_outputs(emitted, tx, format=run_format, chunk_size=chunk_size,
+                                  stamp=(key, {"kernels": len(emitted)}))
+    except OutputError as exc:
+        _fail(exc)
     click.echo(
         f"{len(emitted)} kernels -> {out_dir}: {stats['written']} files written, "
         f"{stats['unchanged']} unchanged, {stats['removed']} removed"
     )
+
+
+def _wait_message(message: str) -> None:
+    click.echo(f"ckast: {message}", err=True)
+
+
+def _fail(exc: Exception) -> NoReturn:
+    """A problem that is not the input's (the output directory, the environment): one line, exit 1."""
+    click.echo(f"ckast: {exc}", err=True)
+    sys.exit(1)
 
 
 @main.command()
@@ -291,17 +307,22 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
     if not kernels:
         click.echo(f"nothing to generate ({_counts(counts)}); see `ckast list --rejected`", err=True)
         sys.exit(1)
+    from ckast.output import OutputError, Transaction
+
     try:
-        if sys.stderr.isatty():
-            with click.progressbar(length=len(kernels), label="rendering", file=sys.stderr) as bar:
-                emitted, done = render_into(kernels, out_dir, jobs or default_jobs(), progress=bar.update)
-        else:
-            emitted, done = render_into(kernels, out_dir, jobs or default_jobs())
+        with Transaction(out_dir, on_wait=_wait_message) as tx:
+            if sys.stderr.isatty():
+                with click.progressbar(length=len(kernels), label="rendering", file=sys.stderr) as bar:
+                    emitted, done = render_into(kernels, tx.stage, jobs or default_jobs(), progress=bar.update)
+            else:
+                emitted, done = render_into(kernels, tx.stage, jobs or default_jobs())
+            stats = write_outputs(emitted, tx, chunk_size=chunk_size, run=selection.as_dict(),
+                                  stamp=(key, {"kernels": len(emitted), **counts}), done=done)
     except ConfigError as exc:
         click.echo("\n".join(exc.lines()), err=True)
         sys.exit(1)
-    stats = write_outputs(emitted, out_dir, chunk_size=chunk_size, run=selection.as_dict(),
-                          stamp=(key, {"kernels": len(emitted), **counts}), done=done)
+    except OutputError as exc:
+        _fail(exc)
     click.echo(f"{len(emitted)} kernels ({_counts(counts)}) -> {out_dir}: {stats['written']} files written, "
                f"{stats['unchanged']} unchanged, {stats['removed']} removed in {time.perf_counter() - start:.1f} s")
 

@@ -22,7 +22,7 @@ from ckast.lower import conv_registration
 from ckast.lower.identity import WRAPPER_DIR, EntryPoint, wrapper_path
 from ckast.lower.registration import Registered, registration_header
 from ckast.nodes.format import clang_format
-from ckast.output import write_tree
+from ckast.output import Transaction, write_tree
 from ckast.render import Renderer, shared
 from ckast.variants import conv, conv_wrapper
 
@@ -94,14 +94,16 @@ def run_files(kernels: Sequence[EmittedKernel], chunk_size: int = CHUNK_SIZE) ->
     return [(path, n.to_source(file)) for path, file in files]
 
 
-def write_outputs(kernels: Sequence[EmittedKernel], out_dir: Path, *, format: bool = False,
+def write_outputs(kernels: Sequence[EmittedKernel], out: Path | Transaction, *, format: bool = False,
                   chunk_size: int = CHUNK_SIZE, run: Mapping[str, Any] | None = None,
                   stamp: tuple[str, Mapping[str, Any]] | None = None,
                   done: Mapping[str, bool] | None = None) -> dict[str, int]:
-    """Write every kernel's files, the run's aggregates and the manifest (`run` describes how the run
-    was made, e.g. a rule set selection); remove files an earlier run generated and this one did not;
-    record the run's `stamp` (key, summary) so that a rerun with the same key can skip everything.
-    Kernel files whose text is None were written by a rendering process; `done` says which changed."""
+    """Write every kernel's files, the run's aggregates and the manifest into `out` (a directory, or
+    the transaction of a run that has already staged some files) and commit (`run` describes
+    how the run was made, e.g. a rule set selection) and commit; files an earlier run generated and
+    this one did not are gone; the run's `stamp` (key, summary) lets a rerun with the same key skip
+    everything. Kernel files whose text is None were staged by a rendering process; `done` says
+    which changed."""
     files = [f for k in kernels for f in k.files if f[1] is not None] + run_files(kernels, chunk_size)
     manifest = {
         "kernels": [
@@ -112,4 +114,7 @@ def write_outputs(kernels: Sequence[EmittedKernel], out_dir: Path, *, format: bo
         **({"run": dict(run)} if run else {}),
     }
     transform = (lambda path, text: clang_format(text, assume_filename=path)) if format else None
-    return write_tree(files, manifest, out_dir, transform, stamp, done or {})
+    if not isinstance(out, Transaction):
+        with Transaction(out) as tx:
+            return write_tree(files, manifest, tx, transform, stamp, done or {})
+    return write_tree(files, manifest, out, transform, stamp, done or {})

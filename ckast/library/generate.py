@@ -8,15 +8,13 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from itertools import repeat
 from operator import attrgetter
-from pathlib import Path
 
 import attrs
 
 from ckast.config import LoadedKernel
 from ckast.config.knobs import KNOB_NAMES
 from ckast.emit import EmittedKernel, render
-from ckast.output.stamp import clear_stamp
-from ckast.output.tree import write_if_changed
+from ckast.output import Stage
 from ckast.render import shared
 
 CHUNKS_PER_JOB = 8
@@ -34,25 +32,23 @@ def render_all(kernels: Sequence[LoadedKernel], jobs: int = 1,
     return render_into(kernels, None, jobs, progress)[0]
 
 
-def render_into(kernels: Sequence[LoadedKernel], out_dir: Path | None, jobs: int = 1,
+def render_into(kernels: Sequence[LoadedKernel], stage: Stage | None, jobs: int = 1,
                 progress: Callable[[int], None] | None = None) -> tuple[list[EmittedKernel], dict[str, bool]]:
-    """`render_all`; with `out_dir` and more than one job, each process also writes its kernels' files
-    (write-if-changed) and returns them without their texts, and the second result says which paths
-    were written (True) or already up to date (False), for `emit.write_outputs(done=...)`."""
+    """`render_all`; with a `stage` and more than one job, each process also stages its kernels' files
+    (`Stage.write`) and returns them without their texts, and the second result says which paths
+    were written (True) or unchanged (False), for `emit.write_outputs(done=...)`."""
     if jobs <= 1 or len(kernels) < 2:
         out = render(kernels)
         if progress:
             progress(len(kernels))
         return out, {}
-    if out_dir is not None:
-        clear_stamp(out_dir)  # files change from here on
     chunks = _chunks(kernels, max(1, -(-len(kernels) // (jobs * CHUNKS_PER_JOB))))
     renderer = shared()  # loaded before the fork: every worker starts with the cached templates
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
     merged: list[EmittedKernel] = []
     written: dict[str, bool] = {}
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        for chunk, (done, paths, learned) in zip(chunks, pool.map(_render_chunk, chunks, repeat(out_dir))):
+        for chunk, (done, paths, learned) in zip(chunks, pool.map(_render_chunk, chunks, repeat(stage))):
             merged += done
             written.update(paths)
             renderer.learn(*learned)
@@ -62,17 +58,17 @@ def render_into(kernels: Sequence[LoadedKernel], out_dir: Path | None, jobs: int
     return sorted({k.name: k for k in merged}.values(), key=lambda k: k.name), written
 
 
-def _render_chunk(kernels: Sequence[LoadedKernel], out_dir: Path | None) -> tuple[list[EmittedKernel], dict, tuple]:
-    """A worker's part: the chunk's kernels (written into `out_dir`, if given, and then without their
+def _render_chunk(kernels: Sequence[LoadedKernel], stage: Stage | None) -> tuple[list[EmittedKernel], dict, tuple]:
+    """A worker's part: the chunk's kernels (staged, if a `stage` is given, and then without their
     texts), which paths it wrote, and the templates it recorded for the parent to keep."""
     renderer = shared()
     emitted = render(kernels, renderer, save=False)
     written: dict[str, bool] = {}
-    if out_dir is not None:
+    if stage is not None:
         made: set[str] = set()
         for k in emitted:
             for path, text in k.files:
-                written[path] = write_if_changed(os.path.join(out_dir, path), text, made)
+                written[path] = stage.write(path, text, made)
         emitted = [attrs.evolve(k, files=tuple((path, None) for path, _ in k.files)) for k in emitted]
     return emitted, written, renderer.take_new()
 

@@ -1,6 +1,8 @@
-"""The output tree: files written only when their content changed, a manifest of the run, and
-removal of the files an earlier run wrote that this one no longer produces."""
+"""The output tree: one run's files, staged and swapped in whole (`transaction`), one run at a time
+(`lock`), written only when their content changed, with a manifest of the run (`tree`) and a stamp
+that lets an identical rerun skip everything (`stamp`)."""
 
-from .tree import MANIFEST, entry_points_for, load_manifest, write_if_changed, write_tree
+from .transaction import MANIFEST, OutputError, Stage, Transaction
+from .tree import entry_points_for, load_manifest, write_tree
 
-__all__ = ["MANIFEST", "entry_points_for", "load_manifest", "write_if_changed", "write_tree"]
+__all__ = ["MANIFEST", "OutputError", "Stage", "Transaction", "entry_points_for", "load_manifest", "write_tree"]

@@ -46,7 +46,11 @@ def run_key(inputs: Mapping[str, Any]) -> str:
 
 def up_to_date(out_dir: Path, key: str) -> dict | None:
     """The summary recorded by the run that left `out_dir` as it is, if that run had `key` and
-    every file it produced is still as it left it; else None."""
+    every file it produced is still as it left it; else None. What a killed run left beside
+    `out_dir` is deleted either way."""
+    from .transaction import remove_leftovers
+
+    remove_leftovers(out_dir)
     try:
         stamp = json.loads((Path(out_dir) / STAMP).read_text())
     except (OSError, ValueError):
@@ -74,11 +78,3 @@ def write_stamp(out_dir: Path, key: str, paths: Iterable[str], summary: Mapping[
     tmp = Path(out_dir) / f"{STAMP}.tmp"
     tmp.write_text(text)
     os.replace(tmp, Path(out_dir) / STAMP)
-
-
-def clear_stamp(out_dir: Path) -> None:
-    """Forget the last run (before a run changes the tree, so a run that dies leaves no stale stamp)."""
-    try:
-        os.unlink(Path(out_dir) / STAMP)
-    except FileNotFoundError:
-        pass

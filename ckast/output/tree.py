@@ -1,14 +1,13 @@
-"""Writing one run's files into an output directory.
+"""Writing one run's files into an output directory, through a `Transaction`.
 
-`write_tree` writes every file whose bytes differ from what is on disk (unchanged files keep their
-mtime), writes `manifest.json` last, and removes the files the previous manifest lists that this
-run did not produce. Files ckast never listed in a manifest are never touched.
+`write_tree` stages every file (unchanged ones keep their inode and mtime), the manifest and the
+run's stamp, then commits: the output directory shows the whole new tree at once. Files of the
+previous run that this one does not produce are gone; files ckast never listed are kept as they are.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,76 +15,38 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ckast.lower.identity import EntryPoint
 
-from .stamp import clear_stamp, write_stamp
-
-MANIFEST = "manifest.json"
-TMP_SUFFIX = ".ckast-tmp"
+from .stamp import write_stamp
+from .transaction import MANIFEST, STAMP, Transaction
 
 
-def write_if_changed(path: str | Path, text: str, made_dirs: set[str] | None = None) -> bool:
-    """Atomically replace `path` with `text` unless it already holds exactly that; True if written.
-
-    The bytes go to `.<name>.ckast-tmp` beside it first, then replace it in one rename. `made_dirs`
-    remembers directories already created in this run (one mkdir each).
-    """
-    data = text.encode()
-    try:
-        with open(path, "rb") as fh:
-            if fh.read() == data:
-                return False
-    except FileNotFoundError:
-        pass
-    parent, name = os.path.split(path)
-    if made_dirs is None or parent not in made_dirs:
-        os.makedirs(parent or ".", exist_ok=True)
-        if made_dirs is not None:
-            made_dirs.add(parent)
-    tmp = os.path.join(parent, f".{name}{TMP_SUFFIX}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    return True
-
-
-def write_tree(files: Iterable[tuple[str, str]], manifest: Mapping[str, Any], out_dir: Path,
+def write_tree(files: Iterable[tuple[str, str]], manifest: Mapping[str, Any], tx: Transaction,
                transform: Callable[[str, str], str] | None = None,
                stamp: tuple[str, Mapping[str, Any]] | None = None, done: Mapping[str, bool] | None = None,
                ) -> dict[str, int]:
-    """Write `files` (path relative to `out_dir`, text) and the manifest; remove stale files.
+    """Stage `files` (path relative to the output directory, text) and the manifest, then commit.
 
     `manifest` gets a sorted `files` list added. `transform(path, text)` may rewrite a file's text
     before it is compared (e.g. clang-format). `stamp` = (run key, summary) records the run for
-    `ckast.output.stamp.up_to_date`. `done` lists files of this run already written elsewhere (True)
-    or found up to date (False). Returns counts: written, unchanged, removed.
+    `ckast.output.stamp.up_to_date`. `done` lists files of this run already staged elsewhere, written
+    (True) or unchanged (False). Returns counts: written, unchanged, removed.
     """
-    out_dir = Path(out_dir)
-    clear_stamp(out_dir)
-    old = load_manifest(out_dir)
     done = done or {}
     written = sum(done.values())
     unchanged = len(done) - written
     current: set[str] = set(done)
     made_dirs: set[str] = set()
-    root = str(out_dir)
     for path, text in files:
         current.add(path)
-        if write_if_changed(os.path.join(root, path), transform(path, text) if transform else text, made_dirs):
+        if tx.stage.write(path, transform(path, text) if transform else text, made_dirs):
             written += 1
         else:
             unchanged += 1
-    write_if_changed(out_dir / MANIFEST, manifest_text({**manifest, "files": sorted(current)}))
-    removed = 0
-    for path in old.get("files", []):
-        if path not in current and (out_dir / path).is_file():
-            (out_dir / path).unlink()
-            removed += 1
+    tx.stage.write(MANIFEST, manifest_text({**manifest, "files": sorted(current)}))
+    produced = current | {MANIFEST}
     if stamp is not None:
-        write_stamp(out_dir, stamp[0], [*current, MANIFEST], {**stamp[1], "files": len(current)})
+        write_stamp(Path(tx.stage.new), stamp[0], produced, {**stamp[1], "files": len(current)})
+        produced.add(STAMP)
+    removed = tx.commit(produced)
     return {"written": written, "unchanged": unchanged, "removed": removed}
 
 

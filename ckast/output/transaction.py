@@ -1,0 +1,260 @@
+"""One run's change to an output directory, seen whole or not at all.
+
+A run builds its complete tree in a staging directory beside the output directory, swaps the two in
+one `renameat2(RENAME_EXCHANGE)`, then deletes the old tree. At every moment the output directory is
+exactly what the previous completed run left or exactly what this run leaves; a run killed at any
+point changes nothing there (the next run deletes its staging directory).
+
+- Files whose bytes do not change are hard links of the old ones: same inode, same mtime.
+- Files the previous run did not produce (by its manifest) are the user's, whatever their names:
+  they are carried over as hard links, untouched, and a file this run would produce where one of them
+  lies is refused.
+- Runs into one directory take turns (`ckast.output.lock`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import json
+import os
+import shutil
+import signal
+import stat
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import attrs
+
+from .lock import DirectoryLock
+from .stamp import STAMP
+
+MANIFEST = "manifest.json"
+
+
+class OutputError(Exception):
+    """The output directory cannot take the run (one line; nothing was changed)."""
+
+
+@attrs.frozen
+class Stage:
+    """Where a run writes: the current tree (`old`, may not exist) and the staging tree (`new`).
+    Picklable, so that rendering processes write their kernels' files themselves."""
+
+    old: str
+    new: str
+
+    def write(self, rel: str, text: str, made_dirs: set[str] | None = None) -> bool:
+        """Stage `text` at `rel`: a hard link of the current file if it holds exactly these bytes
+        (False), else a new file (True). `made_dirs` remembers directories already created."""
+        data = text.encode()
+        new = os.path.join(self.new, rel)
+        parent = os.path.dirname(new)
+        if made_dirs is None or parent not in made_dirs:
+            os.makedirs(parent, exist_ok=True)
+            if made_dirs is not None:
+                made_dirs.add(parent)
+        old = os.path.join(self.old, rel)
+        try:
+            with open(old, "rb") as fh:
+                same = fh.read() == data
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            same = False
+        if same:
+            _carry(old, new)
+            return False
+        fd = os.open(new, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        _checkpoint("write")
+        return True
+
+
+class Transaction:
+    """`with Transaction(out_dir) as tx:` write through `tx.stage`, then `tx.commit(files)`; leaving
+    the block without a commit (an error) leaves the output directory as it was. OSErrors become
+    one-line `OutputError`s."""
+
+    def __init__(self, out_dir: Path, on_wait: Callable[[str], None] | None = None) -> None:
+        self.shown = Path(out_dir)
+        self.out = Path(os.path.realpath(out_dir))
+        self.staging, self.aside = _leftover_paths(self.out)
+        self.lock = DirectoryLock(self.out, on_wait)
+        self.stage = Stage(str(self.out), str(self.staging))
+        self.committed = False
+
+    def __enter__(self) -> Transaction:
+        self._check_target()
+        try:
+            self.lock.__enter__()
+            _remove_leftovers(self.out)
+            os.mkdir(self.staging)
+        except OSError as exc:
+            self.lock.__exit__()
+            raise self._error(exc) from exc
+        return self
+
+    def __exit__(self, typ: type | None, exc: BaseException | None, tb: object) -> None:
+        try:
+            if not self.committed:
+                shutil.rmtree(self.staging, ignore_errors=True)
+        finally:
+            self.lock.__exit__()
+        if isinstance(exc, OSError):
+            raise self._error(exc) from exc
+
+    def previous_files(self) -> set[str]:
+        """The files the previous run produced: its manifest's list, the manifest and the stamp."""
+        try:
+            manifest = json.loads((self.out / MANIFEST).read_text())
+            files = manifest["files"]
+        except (OSError, ValueError, TypeError, KeyError):
+            return {STAMP} if (self.out / STAMP).exists() else set()
+        return {f for f in files if isinstance(f, str)} | {MANIFEST, STAMP}
+
+    def commit(self, produced: set[str]) -> int:
+        """Carry the user's files over into the staging tree, swap it in and delete the old tree.
+        Returns how many files of the previous run this one no longer produces."""
+        previous = self.previous_files()
+        removed = 0
+        seen: set[str] = set()
+        existed = self.out.exists()
+        if existed:
+            for rel, entry in _walk(str(self.out)):
+                seen.add(rel)
+                new = os.path.join(self.staging, rel)
+                if entry.is_dir(follow_symlinks=False):
+                    os.makedirs(new, exist_ok=True)
+                    os.chmod(new, stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode))
+                elif rel in produced:
+                    if rel not in previous:
+                        raise OutputError(f"{self.shown / rel} exists and was not written by ckast; "
+                                          "move it away or choose another output directory")
+                elif rel in previous:
+                    removed += 1
+                else:
+                    _carry(entry.path, new)
+            os.chmod(self.staging, stat.S_IMODE(os.stat(self.out).st_mode))
+        _checkpoint("commit")
+        self._swap(existed)
+        self.committed = True
+        _checkpoint("commit")
+        # The old tree is now at self.staging; files the user added to it during the run move over.
+        for rel, entry in _walk(str(self.staging)) if existed else ():
+            if rel not in seen and not entry.is_dir(follow_symlinks=False) and not os.path.lexists(self.out / rel):
+                os.makedirs(os.path.dirname(os.path.join(self.out, rel)), exist_ok=True)
+                os.rename(entry.path, os.path.join(self.out, rel))
+        shutil.rmtree(self.staging, ignore_errors=True)
+        return removed
+
+    def _swap(self, existed: bool) -> None:
+        if not existed:
+            os.rename(self.staging, self.out)
+            return
+        try:
+            _exchange(str(self.staging), str(self.out))
+        except OSError as exc:
+            if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+                raise
+            # This filesystem cannot exchange two directories: the output directory is briefly absent
+            # (a run that dies here is repaired by the next one, in __enter__).
+            os.rename(self.out, self.aside)
+            os.rename(self.staging, self.out)
+            os.rename(self.aside, self.staging)
+
+    def _check_target(self) -> None:
+        parent = self.out.parent
+        if self.out == parent:
+            raise OutputError(f"{self.shown}: cannot be the root directory")
+        if not parent.is_dir():
+            raise OutputError(f"{self.shown}: parent directory {parent} does not exist")
+        if self.out.exists() and not self.out.is_dir():
+            raise OutputError(f"{self.shown}: exists and is not a directory")
+        if self.out.is_dir() and (not os.access(self.out, os.W_OK) or not os.stat(self.out).st_mode & stat.S_IWUSR):
+            raise OutputError(f"{self.shown}: directory is read-only")
+        if not os.access(parent, os.W_OK):
+            raise OutputError(f"{self.shown}: cannot write beside it in {parent} (read-only)")
+
+    def _error(self, exc: OSError) -> OutputError:
+        where = f" ({exc.filename})" if exc.filename else ""
+        return OutputError(f"{self.shown}: {exc.strerror or exc}{where}; the directory is unchanged")
+
+
+def remove_leftovers(out_dir: Path) -> None:
+    """Delete what a killed run left beside `out_dir`, unless a run is under way there now."""
+    out = Path(os.path.realpath(out_dir))
+    if not any(p.exists() for p in _leftover_paths(out)):
+        return
+    try:
+        with DirectoryLock(out, wait=False):
+            _remove_leftovers(out)
+    except (BlockingIOError, OSError):
+        pass
+
+
+def _leftover_paths(out: Path) -> tuple[Path, Path]:
+    """The staging directory of a run into `out`, and where `_swap` puts the old tree aside."""
+    return out.parent / f".{out.name}.ckast-stage", out.parent / f".{out.name}.ckast-old"
+
+
+def _remove_leftovers(out: Path) -> None:
+    staging, aside = _leftover_paths(out)
+    if aside.exists() and not out.exists():  # a run died between the two renames of _swap
+        os.rename(aside, out)
+    for leftover in (staging, aside):
+        if leftover.exists():
+            shutil.rmtree(leftover)
+
+
+def _walk(root: str, rel: str = "") -> Iterator[tuple[str, os.DirEntry]]:
+    """Every entry under `root` as (relative path, entry), directories before their contents."""
+    with os.scandir(os.path.join(root, rel)) as entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            path = f"{rel}/{entry.name}" if rel else entry.name
+            yield path, entry
+            if entry.is_dir(follow_symlinks=False):
+                yield from _walk(root, path)
+
+
+def _carry(old: str, new: str) -> None:
+    """`new` becomes the same file as `old` (a hard link; a copy with its times where links fail)."""
+    os.makedirs(os.path.dirname(new), exist_ok=True)
+    try:
+        os.link(old, new, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EMLINK, errno.EXDEV):
+            raise
+        shutil.copy2(old, new, follow_symlinks=False)
+
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _exchange(a: str, b: str) -> None:
+    """Swap two paths atomically (Linux `renameat2(RENAME_EXCHANGE)`)."""
+    renameat2 = getattr(_libc, "renameat2", None)
+    if renameat2 is None:
+        raise OSError(errno.ENOSYS, "renameat2 is not available")
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), b)
+
+
+_KILL_AT = os.environ.get("CKAST_TEST_KILL_AT", "")
+_reached: Counter[str] = Counter()
+
+
+def _checkpoint(step: str) -> None:
+    """Test hook for the kill tests: `CKAST_TEST_KILL_AT=<step>:<n>` SIGKILLs this process the n-th
+    time it reaches `step` ("write": a staged file written; "commit": before and after the swap)."""
+    if _KILL_AT:
+        _reached[step] += 1
+        if _KILL_AT == f"{step}:{_reached[step]}":
+            os.kill(os.getpid(), signal.SIGKILL)
