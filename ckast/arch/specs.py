@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
 
 import attrs
+
+from ckast.data_files import load_toml
 
 Triple = tuple[int, int, int]
 
@@ -64,8 +65,7 @@ def _tables(raw: dict) -> Mapping[str, tuple[Triple, ...]]:
     return MappingProxyType({key: _triples(rows) for key, rows in raw.items()})
 
 
-with open(Path(__file__).with_name("archs.toml"), "rb") as _fh:
-    _RAW = tomllib.load(_fh)
+_RAW = load_toml(Path(__file__).with_name("archs.toml"))
 
 DTYPES: Mapping[str, DtypeSpec] = MappingProxyType(
     {name: DtypeSpec(name, **fields) for name, fields in _RAW["dtypes"].items()}

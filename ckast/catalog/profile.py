@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import tomllib
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,6 +23,8 @@ from ckast.nodes import (
     type_of,
 )
 from ckast.nodes.parse import ParseError, parse_type
+
+from ckast.data_files import load_toml
 
 from .names import DEFAULT_PROFILE, PROFILES_DIR, profile_names
 
@@ -84,7 +85,6 @@ class Profile:
 
 
 @functools.cache
-@functools.cache
 def load_profile(name: str = DEFAULT_PROFILE) -> Profile:
     """Load (once per process) the named profile."""
     if name not in profile_names():
@@ -93,8 +93,7 @@ def load_profile(name: str = DEFAULT_PROFILE) -> Profile:
 
 
 def _read(name: str) -> dict[str, Any]:
-    with open(PROFILES_DIR / f"{name}.toml", "rb") as fh:
-        return tomllib.load(fh)
+    return load_toml(PROFILES_DIR / f"{name}.toml")
 
 
 def _merged(name: str) -> dict[str, Any]:

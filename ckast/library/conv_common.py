@@ -4,12 +4,12 @@ object of one candidate."""
 from __future__ import annotations
 
 import functools
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from ckast.arch.rules import CONV_VARIANTS, DEPTHWISE
 from ckast.config.knobs import CONV, DATATYPES
+from ckast.data_files import load_toml
 
 from .selection import Candidate, Selection, SelectionError
 
@@ -25,8 +25,7 @@ Triple = tuple[int, int, int]
 @functools.cache
 def data(name: str) -> dict[str, Any]:
     """A packaged rule-set data file (`data/<name>.toml`), read once per process."""
-    with open(DATA / f"{name}.toml", "rb") as fh:
-        return tomllib.load(fh)
+    return load_toml(DATA / f"{name}.toml")
 
 
 def axes(selection: Selection) -> tuple[tuple[str, ...], tuple[int, ...], tuple[str, ...]]:

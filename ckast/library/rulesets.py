@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import importlib
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
+
+from ckast.data_files import load_toml
 
 from .selection import Candidate, Selection
 
@@ -36,7 +37,7 @@ def _conv_full(s: Selection) -> list[Candidate]:
     return _module("conv_full").candidates(s)
 
 
-_PRESELECTED = tomllib.loads(Path(__file__).with_name("data").joinpath("gemm_preselected.toml").read_text())["sets"]
+_PRESELECTED = load_toml(Path(__file__).with_name("data") / "gemm_preselected.toml")["sets"]
 
 RULE_SETS: dict[str, RuleSet] = {r.name: r for r in (
     RuleSet("default", "grouped_conv", "CK's hand-curated conv set: 10 tiles, compv3/compv4 forward, compv3/mem "

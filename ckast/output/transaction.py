@@ -14,7 +14,6 @@ point changes nothing there (the next run deletes its staging directory).
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import json
 import os
@@ -234,12 +233,13 @@ def _carry(old: str, new: str) -> None:
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
-_libc = ctypes.CDLL(None, use_errno=True)
 
 
 def _exchange(a: str, b: str) -> None:
     """Swap two paths atomically (Linux `renameat2(RENAME_EXCHANGE)`)."""
-    renameat2 = getattr(_libc, "renameat2", None)
+    import ctypes  # only a run that replaces a tree needs it
+
+    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
     if renameat2 is None:
         raise OSError(errno.ENOSYS, "renameat2 is not available")
     if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) != 0:

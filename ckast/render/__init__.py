@@ -37,8 +37,8 @@ class Renderer:
     def __init__(self, verify: bool = False, cache_path: Path | None = None) -> None:
         self.verify = verify
         self.cache_path = cache_path
-        known, structural = cache.load(cache_path)
-        self._templates: dict[tuple, list[KernelTemplate] | None] = dict(known)  # None: this shape renders in full
+        self._stored, structural = cache.load(cache_path)  # decoded into _templates on first use
+        self._templates: dict[tuple, list[KernelTemplate] | None] = {}  # None: this shape renders in full
         self._structural: dict[tuple[str, str], set[str]] = structural  # knobs that escaped, per (kind, variant)
         self._shapes: dict[tuple[str, str], tuple[list[str], Callable[[Any], tuple]]] = {}
         self._new: dict[tuple, list[KernelTemplate]] = {}  # recorded by this process, not yet saved
@@ -46,7 +46,7 @@ class Renderer:
 
     @property
     def template_count(self) -> int:
-        return sum(len(ts) for ts in self._templates.values() if ts)
+        return sum(len(ts) for ts in self._templates.values() if ts) + sum(map(len, self._stored.values()))
 
     def take_new(self) -> tuple[dict[tuple, list[KernelTemplate]], dict[tuple[str, str], set[str]]]:
         """What this renderer learned since the last call (to send to the process that saves)."""
@@ -60,7 +60,7 @@ class Renderer:
                 self._structural[variant] |= knobs
                 self._shapes.pop(variant, None)
         for key, templates in new.items():
-            mine = self._templates.setdefault(key, [])
+            mine = self._known(key)
             if mine is not None:
                 mine += [t for t in templates if t not in mine]
             self._new.setdefault(key, []).extend(templates)
@@ -78,7 +78,7 @@ class Renderer:
         while True:
             slotted, shape = self._shape(variant, config)
             key = (profile.name, variant, *shape(config))
-            known = self._templates.get(key, [])
+            known = self._known(key)
             if known is None:
                 self.full += 1
                 return render_kernel(config, profile)
@@ -99,12 +99,18 @@ class Renderer:
             except (ValueError, TypeError):  # refusals (also of a slot value where a node wants a literal)
                 self._templates[key] = None  # the full path renders it, or reports why it cannot
                 continue
-            self._templates.setdefault(key, []).append(template)  # type: ignore[union-attr]
+            known.append(template)
             self._new.setdefault(key, []).append(template)
             self.recorded += 1
             text = template.fill(config, name)
             assert text is not None, "a template's guards hold for the kernel it was recorded from"
             return self._checked(text, config, profile)
+
+    def _known(self, key: tuple) -> list[KernelTemplate] | None:
+        """The templates of shape `key` (a list this renderer adds to), or None if it renders in full."""
+        if key not in self._templates:
+            self._templates[key] = [cache.template(t) for t in self._stored.pop(key, ())]
+        return self._templates[key]
 
     def _shape(self, variant: tuple[str, str], config: Any) -> tuple[list[str], Callable[[Any], tuple]]:
         """The knobs slotted for `variant` (its int knobs that never escaped) and a function giving a

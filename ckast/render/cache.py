@@ -15,32 +15,34 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ckast.data_files import cache_root
 from ckast.nodes.marks import Form, OrderGuard, WidthGuard
 
 from .templates import KernelTemplate
 
 Key = tuple
 Shapes = dict[Key, list[KernelTemplate]]
+Stored = dict[Key, list[dict]]
+"""Templates as read from the file, decoded by `template` when their shape is met (a run that meets a
+few shapes does not pay for decoding all of them)."""
 
 
 def cache_file() -> Path | None:
     """This ckast build's template file, or None when caching is off."""
     from ckast.output.stamp import generator_digest
 
-    root = os.environ.get("CKAST_CACHE_DIR")
-    if root == "off":
-        return None
-    base = Path(root) if root else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ckast" / "templates"
-    return base / f"{generator_digest()[:32]}.json"
+    root = cache_root()
+    return None if root is None else root / "templates" / f"{generator_digest()[:32]}.json"
 
 
-def load(path: Path | None) -> tuple[Shapes, dict[tuple[str, str], set[str]]]:
-    """(templates by shape key, structural knobs by (kind, variant)) from `path`; empty if unreadable."""
+def load(path: Path | None) -> tuple[Stored, dict[tuple[str, str], set[str]]]:
+    """(stored templates by shape key, structural knobs by (kind, variant)) from `path`; empty if
+    unreadable."""
     if path is None:
         return {}, {}
     try:
         data = json.loads(path.read_text())
-        shapes = {_tuple(json.loads(k)): [_template(t) for t in ts] for k, ts in data["templates"].items()}
+        shapes = {_tuple(json.loads(k)): ts for k, ts in data["templates"].items()}
         structural = {(kind, variant): set(knobs) for kind, variant, knobs in data["structural"]}
     except (OSError, ValueError, KeyError, TypeError):
         return {}, {}
@@ -55,10 +57,10 @@ def save(path: Path | None, shapes: Mapping[Key, list[KernelTemplate]],
     merged, old_structural = load(path)
     for key, templates in shapes.items():
         known = merged.setdefault(key, [])
-        known += [t for t in templates if t not in known]
+        known += [plain for plain in (json.loads(json.dumps(_plain(t))) for t in templates) if plain not in known]
     knobs = {v: old_structural.get(v, set()) | structural.get(v, set()) for v in {*old_structural, *structural}}
     data = {
-        "templates": {json.dumps(list(k)): [_plain(t) for t in ts] for k, ts in sorted(merged.items(), key=repr)},
+        "templates": {json.dumps(list(k)): ts for k, ts in sorted(merged.items(), key=repr)},
         "structural": sorted([kind, variant, sorted(s)] for (kind, variant), s in knobs.items()),
     }
     try:
@@ -77,7 +79,8 @@ def _plain(t: KernelTemplate) -> dict[str, Any]:
             "entry_points": [[_form(f), _form(a)] for f, a in t.entry_points]}
 
 
-def _template(d: Mapping[str, Any]) -> KernelTemplate:
+def template(d: Mapping[str, Any]) -> KernelTemplate:
+    """A stored template, decoded."""
     guards = tuple(WidthGuard(g[1], tuple(g[2]), g[3], g[4]) if g[0] == "w" else OrderGuard(tuple(g[1]))
                    for g in d["guards"])
     return KernelTemplate(_tuple(d["slots"]), guards, tuple(Form(*_tuple(f)) for f in d["files"]),

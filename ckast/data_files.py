@@ -1,0 +1,46 @@
+"""Packaged TOML data (arch specs, API profiles, rule-set tables), parsed once per content.
+
+`tomllib` takes tens of milliseconds for the larger files, on every start of the command line. The
+parsed tables are kept as JSON under the cache directory, named by a digest of the file's bytes, so a
+changed file is parsed again and a stale entry is never read. `cache_root()` is also where the
+template cache lives (`ckast.render.cache`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+
+def cache_root() -> Path | None:
+    """`$CKAST_CACHE_DIR`, else `$XDG_CACHE_HOME/ckast` or `~/.cache/ckast`; None when it is `off`."""
+    root = os.environ.get("CKAST_CACHE_DIR")
+    if root == "off":
+        return None
+    return Path(root) if root else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ckast"
+
+
+def load_toml(path: Path) -> dict[str, Any]:
+    """The tables of the TOML file at `path`."""
+    data = path.read_bytes()
+    root = cache_root()
+    if root is None:
+        return tomllib.loads(data.decode())
+    kept = root / "toml" / f"{hashlib.sha256(data).hexdigest()[:32]}.json"
+    try:
+        return json.loads(kept.read_bytes())
+    except (OSError, ValueError):
+        pass
+    tables = tomllib.loads(data.decode())
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        tmp = kept.with_name(f".{kept.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(tables))
+        os.replace(tmp, kept)
+    except OSError:
+        pass  # a cache never fails a run
+    return tables
