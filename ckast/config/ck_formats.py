@@ -46,7 +46,6 @@ with more than one value, so a refusal points at the values in the file.
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import warnings
 from collections.abc import Mapping, Sequence
@@ -57,10 +56,10 @@ import attrs
 from ckast.arch import DTYPES
 from ckast.arch.rules import CONV_VARIANTS
 
-from .errors import ConfigError, ConfigIssue
+from .errors import ConfigError, ConfigIssue, key_path, plain, shown
 
 MAX_KERNELS = 100_000
-"""Largest product a CK config may expand to."""
+"""Most kernels a config file may hold (a CK config: expand to); more are refused by rule `config.max_kernels`."""
 
 _TILE = dict(zip((f"{p}_{d}" for p in ("tile", "warp", "warp_tile") for d in "mnk"),
                  (128, 128, 32, 2, 2, 1, 32, 32, 16)))
@@ -126,7 +125,7 @@ def expand(data: Any) -> list[tuple[str, dict[str, Any]]] | None:
         return None
     issues: list[ConfigIssue] = []
     allowed = (*fmt.top, *fmt.sections)
-    issues += [ConfigIssue(k, f"unknown top-level key of {fmt.name}; allowed: {', '.join(allowed)}")
+    issues += [ConfigIssue(key_path("", k), f"unknown top-level key of {fmt.name}; allowed: {', '.join(allowed)}")
                for k in data if not _comment(k) and k not in allowed]
     axes = [*_targets(data, issues), *_section_axes(fmt, data, issues)]
     variants = (_leaf(data.get("variants", [fmt.variant]), "variants", issues) if fmt is GENERATOR
@@ -142,7 +141,7 @@ def expand(data: Any) -> list[tuple[str, dict[str, Any]]] | None:
         sizes = [f"{a.label} {len(a.values)}" for a in axes if len(a.values) > 1]
         sizes += [f"variants {len(variants)}"] if len(variants) > 1 else []
         raise ConfigError([ConfigIssue("", f"expands to {total} kernels ({' x '.join(sizes)}), "
-                                           f"over the limit of {MAX_KERNELS}")])
+                                           f"over the limit of {MAX_KERNELS}", "config.max_kernels")])
     kernels = [kernel for variant, v_axes in per_variant
                for kernel in _product(fmt, {**base, "variant": variant, **_layout(fmt, data, variant)}, v_axes,
                                       f"variants={_show(variant)}" if len(variants) > 1 else None)]
@@ -175,7 +174,8 @@ def _comment(key: Any) -> bool:
 
 
 def _show(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
+    """A value in a kernel's path: a plain name as it is, anything else as (shortened) JSON."""
+    return value if plain(value) else shown(value)
 
 
 def _detect(data: Any) -> _Format | None:
@@ -207,7 +207,7 @@ def _leaf(leaf: Any, path: str, issues: list[ConfigIssue]) -> Sequence[Any]:
             return []
     elif keys in ({"min", "max"}, {"min", "max", "step"}):
         bad = [k for k in sorted(keys) if not isinstance(leaf[k], int) or isinstance(leaf[k], bool)]
-        issues += [ConfigIssue(f"{path}.{k}", f"{json.dumps(leaf[k])} is not an integer") for k in bad]
+        issues += [ConfigIssue(f"{path}.{k}", f"{shown(leaf[k])} is not an integer") for k in bad]
         if bad:
             return []
         step = leaf.get("step", 1)
@@ -231,7 +231,7 @@ def _section_axes(fmt: _Format, data: Mapping[str, Any], issues: list[ConfigIssu
         if not isinstance(given, dict):
             issues.append(ConfigIssue(section, "must be an object"))
             continue
-        issues += [ConfigIssue(f"{section}.{k}", f"unknown key; allowed: {', '.join(defaults)}")
+        issues += [ConfigIssue(key_path(section, k), f"unknown key; allowed: {', '.join(defaults)}")
                    for k in given if not _comment(k) and k not in defaults]
         for key, default in defaults.items():
             label = f"{section}.{key}"
@@ -257,7 +257,7 @@ def _datatype(fmt: _Format, value: Any, issues: list[ConfigIssue]) -> dict[str, 
     with exactly those types (omitted ones take CK's defaults: fp16, accumulator fp32)."""
     if not isinstance(value, dict):
         return {"datatype": value}
-    issues += [ConfigIssue(f"datatype.{k}", f"unknown key; allowed: {', '.join(fmt.roles)}")
+    issues += [ConfigIssue(key_path("datatype", k), f"unknown key; allowed: {', '.join(fmt.roles)}")
                for k in value if not _comment(k) and k not in fmt.roles]
     types = tuple(value.get(role, "fp32" if role == "acc" else "fp16") for role in fmt.roles)
     table = {_types(fmt, name): name for name in DTYPES}
@@ -277,10 +277,10 @@ def _types(fmt: _Format, name: str) -> tuple[str, str, str, str]:
 
 
 def _layout(fmt: _Format, data: Mapping[str, Any], variant: Any) -> dict[str, Any]:
-    """`layout`; CK's 4-letter GEMM layout "rcrr" is A/B/C plus the D layout, which only multi_d uses."""
+    """`layout`; CK's 4-letter GEMM layout "rcrr" is A/B/C plus the D layout (r or c), which only multi_d uses."""
     if "layout" not in data:
         return {}
     layout = data["layout"]
-    if fmt.kind == "gemm" and isinstance(layout, str) and len(layout) == 4:
+    if fmt.kind == "gemm" and isinstance(layout, str) and len(layout) == 4 and layout[3] in ("r", "c"):
         return {"layout": layout[:3], **({"d_layout": layout[3]} if variant == "multi_d" else {})}
     return {"layout": layout}

@@ -14,7 +14,8 @@ import attrs
 from ckast.arch import check_config
 
 from . import ck_formats
-from .errors import ConfigError, ConfigIssue
+from .errors import SHOWN_MAX, ConfigError, ConfigIssue, key_path, shown
+from .json_file import read_json
 from .kernel import KernelConfig, knobs_for
 from .knobs import KNOB_NAMES, KNOBS, Config, Knob
 
@@ -40,20 +41,6 @@ def load_file(path: Path, defaults: Mapping[str, Any] | None = None) -> list[Loa
         raise ConfigError(exc.issues, str(path)) from None
 
 
-def read_json(path: Path) -> Any:
-    """The parsed JSON of a config file (ConfigError naming the file if unreadable or not JSON)."""
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError([ConfigIssue("", f"cannot read config file: {exc.strerror}")], source) from exc
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        issue = ConfigIssue("", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
-        raise ConfigError([issue], source) from exc
-
-
 def kernel_objects(data: Any) -> list[tuple[str, Any]]:
     """(JSON path, kernel object) of every kernel in one of the three config forms or CK's formats."""
     expanded = ck_formats.expand(data)
@@ -62,7 +49,7 @@ def kernel_objects(data: Any) -> list[tuple[str, Any]]:
     if isinstance(data, dict) and "kernels" in data:
         extra = sorted(set(data) - {"kernels"})
         if extra:
-            raise ConfigError([ConfigIssue(extra[0], "unknown top-level key; expected only 'kernels'")])
+            raise ConfigError([ConfigIssue(key_path("", extra[0]), "unknown top-level key; expected only 'kernels'")])
         items, prefix = data["kernels"], "kernels"
         if not isinstance(items, list):
             raise ConfigError([ConfigIssue("kernels", "must be a list of kernel objects")])
@@ -74,6 +61,9 @@ def kernel_objects(data: Any) -> list[tuple[str, Any]]:
         raise ConfigError([ConfigIssue("", "expected a kernel object, a list of them, or {\"kernels\": [...]}")])
     if not items:
         raise ConfigError([ConfigIssue(prefix or "", "no kernels in the config")])
+    if len(items) > ck_formats.MAX_KERNELS:
+        raise ConfigError([ConfigIssue(prefix or "", f"holds {len(items)} kernels, over the limit of "
+                                                     f"{ck_formats.MAX_KERNELS}", "config.max_kernels")])
     return [("" if prefix is None else f"{prefix}[{i}]", item) for i, item in enumerate(items)]
 
 
@@ -89,10 +79,6 @@ def load_data(data: Any, defaults: Mapping[str, Any] | None = None) -> list[Load
     if issues:
         raise ConfigError(issues)
     return loaded
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
 
 
 def _allowed(values: tuple[Any, ...]) -> str:
@@ -144,30 +130,30 @@ def resolve_kernel(obj: Any, path: str, defaults: Mapping[str, Any] | None = Non
     issues = [] if _KNOWN.issuperset(obj) else [_unknown(path, key) for key in sorted(obj.keys() - _KNOWN)]
     if "kind" not in obj:
         required = f"is required; allowed: {_allowed(_KIND.choices)}"  # type: ignore[arg-type]
-        return Resolved(None, (*issues, ConfigIssue(_join(path, "kind"), required)))
+        return Resolved(None, (*issues, ConfigIssue(key_path(path, "kind"), required)))
     resolved: dict[str, Any] = {}
     problems: dict[str, str] = {}
     for knob in (_KIND, _VARIANT):
         _resolve((knob,), obj, defaults, resolved, problems)
         if problems:
-            return Resolved(None, (*issues, ConfigIssue(_join(path, knob.name), problems[knob.name])))
+            return Resolved(None, (*issues, ConfigIssue(key_path(path, knob.name), problems[knob.name])))
     scope = _scope(resolved["kind"], resolved["variant"])
     if not scope.refusals.keys().isdisjoint(obj):
         problems = {name: scope.refusals[name] for name in obj.keys() & scope.refusals.keys()}
     _resolve(scope.knobs, obj, defaults, resolved, problems)
     if problems:
-        issues += [ConfigIssue(_join(path, name), problems[name]) for name in KNOB_NAMES if name in problems]
+        issues += [ConfigIssue(key_path(path, name), problems[name]) for name in KNOB_NAMES if name in problems]
     if issues:
         return Resolved(None, tuple(issues))
     config = KernelConfig(**resolved)
     violations = check_config(config)
-    return Resolved(config, tuple(ConfigIssue(_join(path, v.field), v.detail, v.rule.id) for v in violations))
+    return Resolved(config, tuple(ConfigIssue(key_path(path, v.field), v.detail, v.rule.id) for v in violations))
 
 
-def _unknown(path: str, key: Any) -> ConfigIssue:
-    close = difflib.get_close_matches(str(key), KNOB_NAMES, n=1)
+def _unknown(path: str, key: str) -> ConfigIssue:
+    close = difflib.get_close_matches(key, KNOB_NAMES, n=1) if len(key) <= SHOWN_MAX else []
     hint = f"; did you mean {close[0]!r}?" if close else ""
-    return ConfigIssue(_join(path, str(key)), f"unknown knob{hint}")
+    return ConfigIssue(key_path(path, key), f"unknown knob{hint}")
 
 
 @attrs.frozen
@@ -221,10 +207,10 @@ def _resolve(knobs: tuple[Knob, ...], obj: Mapping[str, Any], defaults: Mapping[
 
 def _check(knob: Knob, value: Any, resolved: Config) -> str | None:
     if not _type_ok(value, knob.type):
-        return f"{json.dumps(value)} is not {_TYPE_WORDS[knob.type]}"
+        return f"{shown(value)} is not {_TYPE_WORDS[knob.type]}"
     if knob.minimum is not None and value < knob.minimum:
         return f"{value} is below the minimum {knob.minimum}"
     choices = knob.choices_for(resolved)
     if choices is not None and value not in choices:
-        return f"{json.dumps(value)} is not allowed; allowed: {_allowed(choices)}"
+        return f"{shown(value)} is not allowed; allowed: {_allowed(choices)}"
     return None
