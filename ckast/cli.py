@@ -304,6 +304,10 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
     kernels = library.kernels()
     counts = {"proposed": len(library.entries), "refused": len(library.refused),
               "merged": len(library.with_status("merged"))}
+    if not kernels and configs:  # the user's own configs, all refused: bad input, reported as emit does
+        issues = [i for e in library.refused for i in e.issues]
+        click.echo("\n".join(ConfigError(issues).lines()), err=True)
+        sys.exit(EXIT_BAD_INPUT)
     if not kernels:
         click.echo(f"nothing to generate ({_counts(counts)}); see `ckast list --rejected`", err=True)
         sys.exit(1)

@@ -121,14 +121,15 @@ def test_hostile_keys_are_refused_with_a_quoted_path(tmp_path, payload):
 @pytest.mark.parametrize("payload", ["newline", "homoglyph", "very_long"])
 def test_library_commands_list_hostile_values_as_refusals(tmp_path, payload):
     """`list`/`generate --config` count knob refusals instead of failing: the refusals `list --rejected` prints
-    are as bounded as emit's, and `generate` writes nothing when every candidate is refused."""
+    are as bounded as emit's; `generate` refuses a file whose every candidate is refused as emit does."""
     cfg = write(tmp_path, [{"kind": "gemm", "pipeline": PAYLOADS[payload]("compv3")}])
     listed = run("list", "--config", str(cfg), "--rejected")
     assert listed.exit_code == 0 and "is not allowed; allowed: " in listed.output
     assert all(len(line) <= LINE_MAX and line.isascii() and line.isprintable() for line in listed.output.splitlines())
     out = tmp_path / "lib"
     generated = run("generate", "--config", str(cfg), "-o", str(out), "-j", "1")
-    assert generated.exit_code == 1 and "nothing to generate" in generated.stderr  # the CLI's choice for "all refused"
+    assert generated.exit_code == 2 and generated.stderr.count("\n") == 1  # every config refused: bad input
+    assert "pipeline: " in generated.stderr and "is not allowed; allowed: " in generated.stderr
     assert not out.exists()
 
 
