@@ -22,7 +22,7 @@ from ckast.lower import conv_registration
 from ckast.lower.identity import WRAPPER_DIR, EntryPoint, wrapper_path
 from ckast.lower.registration import Registered, registration_header
 from ckast.nodes.format import clang_format
-from ckast.output import Transaction, write_tree
+from ckast.output import CMAKE_FILE, Transaction, kernels_cmake, write_tree
 from ckast.render import Renderer, shared
 from ckast.variants import conv, conv_wrapper
 
@@ -104,7 +104,12 @@ def write_outputs(kernels: Sequence[EmittedKernel], out: Path | Transaction, *, 
     this one did not are gone; the run's `stamp` (key, summary) lets a rerun with the same key skip
     everything. Kernel files whose text is None were staged by a rendering process; `done` says
     which changed."""
-    files = [f for k in kernels for f in k.files if f[1] is not None] + run_files(kernels, chunk_size)
+    per_run = run_files(kernels, chunk_size)
+    paths = [path for k in kernels for path, _ in k.files] + [path for path, _ in per_run]
+    cmake = kernels_cmake([p for k in kernels for p, _ in k.files if p.endswith(".cpp")],
+                          [p for p, _ in per_run if p.endswith(".cpp")], [p for p in paths if p.endswith(".hpp")],
+                          [k.arch for k in kernels])
+    files = [f for k in kernels for f in k.files if f[1] is not None] + per_run + [(CMAKE_FILE, cmake)]
     manifest = {
         "kernels": [
             {"name": k.name, "header": k.header, "entry_points": [e.as_dict() for e in k.entry_points],
@@ -113,8 +118,10 @@ def write_outputs(kernels: Sequence[EmittedKernel], out: Path | Transaction, *, 
         ],
         **({"run": dict(run)} if run else {}),
     }
-    transform = (lambda path, text: clang_format(text, assume_filename=path)) if format else None
+    def transform(path: str, text: str) -> str:
+        return clang_format(text, assume_filename=path) if path.endswith((".hpp", ".cpp")) else text
+
     if not isinstance(out, Transaction):
         with Transaction(out) as tx:
-            return write_tree(files, manifest, tx, transform, stamp, done or {})
-    return write_tree(files, manifest, out, transform, stamp, done or {})
+            return write_tree(files, manifest, tx, transform if format else None, stamp, done or {})
+    return write_tree(files, manifest, out, transform if format else None, stamp, done or {})

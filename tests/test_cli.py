@@ -57,16 +57,16 @@ def test_emit_writes_only_changes_and_removes_stale(tmp_path):
     assert run("emit", "--config", str(EXAMPLES / "gemm_standard.json"), "-o", str(out)).exit_code == 0
     manifest = json.loads((out / "manifest.json").read_text())
     files = manifest["files"]
-    assert len(manifest["kernels"]) == 2 and len(files) == 2 * 3 + 1
+    assert len(manifest["kernels"]) == 2 and len(files) == 2 * 3 + 2  # + registration, ckast_kernels.cmake
     assert set(output_tree(out)) == {*files, "manifest.json"}
     mtimes = {f: os.stat(out / f).st_mtime_ns for f in files}
     again = run("emit", "--config", str(EXAMPLES / "gemm_standard.json"), "-o", str(out))
-    assert "0 files written, 7 unchanged, 0 removed" in again.output
+    assert "0 files written, 8 unchanged, 0 removed" in again.output
     assert {f: os.stat(out / f).st_mtime_ns for f in files} == mtimes
     one = tmp_path / "one.json"
     one.write_text(json.dumps([json.loads((EXAMPLES / "gemm_standard.json").read_text())["kernels"][0]]))
     third = run("emit", "--config", str(one), "-o", str(out))
-    assert "1 files written, 3 unchanged, 3 removed" in third.output  # the registration header changed
+    assert "2 files written, 3 unchanged, 3 removed" in third.output  # the registration and the CMake list changed
     kept = json.loads((out / "manifest.json").read_text())
     assert len(kept["kernels"]) == 1 and set(kept["files"]) < set(files)
     assert set(output_tree(out)) == {*kept["files"], "manifest.json"}
