@@ -158,8 +158,11 @@ def _fail(exc: Exception) -> NoReturn:
 @click.option("--arch", default="gfx942", show_default=True, help="Offload architecture.")
 @click.option("--codegen", is_flag=True, help="Run the full backend (-O3 -S) instead of -fsyntax-only.")
 @click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(1), help="Parallel compiles.")
+@click.option("--ninja", "ninja_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the checks as a Ninja build file (run it with ninja -f FILE) instead of compiling.")
+@click.option("--launcher", default="", help="With --ninja: command each compile runs through (e.g. ccache).")
 def check(headers: tuple[Path, ...], more: tuple[Path, ...], ck_include: Path | None, arch: str,
-          codegen: bool, jobs: int) -> None:
+          codegen: bool, jobs: int, ninja_file: Path | None, launcher: str) -> None:
     """Compile emitted headers device-only against real CK Tile; print PASS/FAIL, time, peak memory."""
     from ckast.check import Toolchain, ToolchainError, check_headers
     from ckast.output import entry_points_for
@@ -168,7 +171,15 @@ def check(headers: tuple[Path, ...], more: tuple[Path, ...], ck_include: Path | 
         toolchain = Toolchain.discover(ck_include=ck_include, arch=arch)
     except ToolchainError as exc:
         click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
+        sys.exit(1)
+
+    if ninja_file is not None:
+        from ckast.check.ninja import write_ninja
+
+        outputs = write_ninja([*headers, *more], toolchain, entry_points_for, ninja_file,
+                              mode="codegen" if codegen else "syntax", launcher=launcher)
+        click.echo(f"{ninja_file}: {len(outputs)} checks; run: ninja -f {ninja_file} -j {jobs}")
+        return
 
     def report(result) -> None:
         click.echo(result.line())
@@ -194,7 +205,7 @@ def jit(paths: tuple[Path, ...], ck_api: str | None) -> None:
     """
     import time
 
-    from ckast.testing import JitError, jit_header, profile_of
+    from ckast.testing import JitError, JitUnavailable, jit_header, profile_of
 
     failed = 0
     for path in paths:
@@ -202,6 +213,9 @@ def jit(paths: tuple[Path, ...], ck_api: str | None) -> None:
         start = time.perf_counter()
         try:
             jit_header(path, profile)
+        except JitUnavailable as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
         except JitError as exc:
             failed += 1
             click.echo(f"FAIL {path} [{profile}]")
