@@ -29,11 +29,11 @@ from ckast import nodes as n
 from ckast.catalog import DEFAULT_PROFILE, load_profile, profile_names
 from ckast.output import MANIFEST, load_manifest
 from ckast.hostmodel.conformance import IS_SAME
-from ckast.hostmodel.jit import JitError, Unit as _Unit, session
+from ckast.hostmodel.jit import JitError, JitUnavailable, Unit as _Unit, session
 from ckast.hostmodel.model import tag
 
-__all__ = ["ConvProblem", "Event", "JitError", "LaunchError", "Unit", "clear_log", "jit_files", "jit_header",
-           "log", "profile_of", "same", "tag"]
+__all__ = ["ConvProblem", "Event", "JitError", "JitUnavailable", "LaunchError", "Unit", "clear_log", "jit_files",
+           "jit_header", "log", "profile_of", "same", "tag"]
 
 _LAUNCHER = re.compile(r"namespace\s+(\w+)\s*\{\s*struct\s+Launcher\b")
 _counter = itertools.count()

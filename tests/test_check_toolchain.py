@@ -5,6 +5,7 @@ trees, a fake wheel and a fake compiler script.
 """
 
 import os
+import shutil
 import stat
 import sys
 import zipfile
@@ -21,6 +22,7 @@ from ckast.check.toolchain import (
     fetch_aiter_ck,
     find_ck_include,
     find_clang,
+    find_hip,
 )
 
 # --------------------------------------------------------------------------- helpers
@@ -29,6 +31,12 @@ from ckast.check.toolchain import (
 def make_ck_tree(root: Path) -> Path:
     (root / "ck_tile").mkdir(parents=True)
     (root / "ck_tile" / "core.hpp").write_text("#pragma once\n")
+    return root
+
+
+def make_hip_tree(root: Path) -> Path:
+    (root / tc.HIP_RUNTIME).parent.mkdir(parents=True)
+    (root / tc.HIP_RUNTIME).write_text("#pragma once\n")
     return root
 
 
@@ -328,12 +336,46 @@ def test_find_clang_missing_gives_install_hint(tmp_path, clang_env):
         find_clang(str(tmp_path / "nope"))
 
 
-def test_discover_builds_toolchain(tmp_path, clang_env):
+def test_discover_builds_toolchain(tmp_path, clang_env, monkeypatch):
     clang = make_fake_clang(clang_env)
     ck = make_ck_tree(tmp_path / "ck")
+    hip = make_hip_tree(tmp_path / "hip")
+    monkeypatch.setenv("HIP_PATH", str(hip))
     toolchain = Toolchain.discover(ck_include=ck, arch="gfx90a")
     assert toolchain == Toolchain(clang=clang, resource_dir=Path("/fake/resource"),
-                                  ck_include=ck, arch="gfx90a")
+                                  ck_include=ck, arch="gfx90a", hip=hip)
+    assert f"--hip-path={hip}" in toolchain.command(Path("a.cpp"), "syntax", [], None)
+
+
+@pytest.fixture
+def hip_env(tmp_path, monkeypatch):
+    """No HIP_PATH or ROCM_PATH; ROCm and system roots redirected into tmp_path."""
+    for var in ("HIP_PATH", "ROCM_PATH"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(tc, "ROCM_ROOT", tmp_path / "rocm")
+    monkeypatch.setattr(tc, "SYSTEM_ROOT", tmp_path / "usr")
+    return tmp_path
+
+
+def test_find_hip_order(hip_env, monkeypatch):
+    system, rocm = make_hip_tree(hip_env / "usr"), make_hip_tree(hip_env / "rocm")
+    assert find_hip() == rocm
+    monkeypatch.setenv("ROCM_PATH", str(make_hip_tree(hip_env / "rocm-env")))
+    assert find_hip() == hip_env / "rocm-env"
+    monkeypatch.setenv("HIP_PATH", str(make_hip_tree(hip_env / "hip-env")))
+    assert find_hip() == hip_env / "hip-env"
+    shutil.rmtree(rocm)
+    monkeypatch.delenv("HIP_PATH")
+    monkeypatch.delenv("ROCM_PATH")
+    assert find_hip() == system
+
+
+def test_find_hip_missing_gives_install_hint(hip_env, monkeypatch):
+    with pytest.raises(ToolchainError, match="no HIP headers .*apt-get install libamdhip64-dev"):
+        find_hip()
+    monkeypatch.setenv("HIP_PATH", str(hip_env))
+    with pytest.raises(ToolchainError, match=f"HIP_PATH {hip_env} has no include/hip/hip_runtime.h"):
+        find_hip()
 
 
 def test_command_syntax_and_codegen():

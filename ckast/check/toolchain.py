@@ -25,6 +25,10 @@ INSTALL_HINT = "install it with: apt-get install clang-19 lld-19 libamdhip64-dev
 
 ROCM_ROOT = Path("/opt/rocm")
 """ROCm install probed for ``include/ck_tile`` (module-level so tests can redirect it)."""
+SYSTEM_ROOT = Path("/usr")
+"""Where distributions install HIP (Debian's libamdhip64-dev: ``/usr/include/hip``)."""
+HIP_HINT = "install them with: apt-get install libamdhip64-dev (or set HIP_PATH to a HIP install)"
+HIP_RUNTIME = Path("include", "hip", "hip_runtime.h")
 
 AITER_VERSION = "0.1.7.post2.dev18"
 AITER_SPEC = f"amd-aiter=={AITER_VERSION}"
@@ -89,6 +93,23 @@ def _resource_dir(clang: Path) -> Path:
     return Path(out)
 
 
+def find_hip() -> Path:
+    """Return the HIP install to compile against (the root of ``include/hip/hip_runtime.h``).
+
+    Order: ``$HIP_PATH``, ``$ROCM_PATH`` (clang's own variables), ``ROCM_ROOT``, ``SYSTEM_ROOT``.
+    """
+    for var in ("HIP_PATH", "ROCM_PATH"):
+        root = os.environ.get(var)
+        if root:
+            if not (Path(root) / HIP_RUNTIME).is_file():
+                raise ToolchainError(f"{var} {root} has no {HIP_RUNTIME}; {HIP_HINT}")
+            return Path(root)
+    for root in (ROCM_ROOT, SYSTEM_ROOT):
+        if (root / HIP_RUNTIME).is_file():
+            return root
+    raise ToolchainError(f"no HIP headers ({HIP_RUNTIME} under {ROCM_ROOT} or {SYSTEM_ROOT}); {HIP_HINT}")
+
+
 def _is_ck_include(path: Path) -> bool:
     return (path / "ck_tile" / "core.hpp").is_file()
 
@@ -143,9 +164,11 @@ def download_aiter_wheel(dest: Path) -> Path:
     proc = subprocess.run(cmd, capture_output=True, text=True)
     wheels = sorted(dest.glob("*.whl"))
     if proc.returncode != 0 or not wheels:
-        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
+        lines = (proc.stdout + proc.stderr).strip().splitlines()
+        reason = lines[-1].removeprefix("ERROR: ") if lines else f"pip exited with status {proc.returncode}"
         raise ToolchainError(
-            f"could not download {AITER_SPEC} (set CK_TILE_INCLUDE to a CK include tree instead):\n{tail}"
+            f"could not download {AITER_SPEC} ({reason}); pass --ck-include DIR or set CK_TILE_INCLUDE "
+            "to a CK include tree"
         )
     return wheels[0]
 
@@ -193,12 +216,14 @@ def fetch_aiter_ck(cache_root: Path | None = None) -> Path:
 
 @frozen
 class Toolchain:
-    """A clang and a CK include tree, for device-only compiles for one GPU arch."""
+    """A clang, a CK include tree and a HIP install, for device-only compiles for one GPU arch."""
 
     clang: Path
     resource_dir: Path
     ck_include: Path
     arch: str = "gfx942"
+    hip: Path | None = None
+    """The HIP install clang is told to use (None: clang's own search)."""
 
     @classmethod
     def discover(
@@ -208,13 +233,15 @@ class Toolchain:
         arch: str = "gfx942",
         download: bool = True,
     ) -> "Toolchain":
-        """Find clang (:func:`find_clang`) and the CK tree (:func:`find_ck_include`)."""
+        """Find clang (:func:`find_clang`), HIP (:func:`find_hip`) and the CK tree (:func:`find_ck_include`)."""
         exe = find_clang(clang)
+        hip = find_hip()
         return cls(
             clang=exe,
             resource_dir=_resource_dir(exe),
             ck_include=find_ck_include(ck_include, download=download),
             arch=arch,
+            hip=hip,
         )
 
     def command(
@@ -240,6 +267,7 @@ class Toolchain:
             "-x", "hip",
             "-std=c++20",
             f"--offload-arch={self.arch}",
+            *([f"--hip-path={self.hip}"] if self.hip is not None else []),
             "--cuda-device-only",
             "-nogpulib",
             f"-I{self.resource_dir}",

@@ -38,6 +38,21 @@ class JitError(RuntimeError):
     """C++ that Cling refused (the message carries its diagnostics) or an include a unit cannot satisfy."""
 
 
+class JitUnavailable(JitError):
+    """cppyy, the JIT itself, does not load (the message is one line: what to install)."""
+
+
+def _cppyy():
+    """The cppyy module, or JitUnavailable if it does not import (not installed, or its backend fails)."""
+    try:
+        import cppyy
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise JitUnavailable(f"cppyy does not load ({type(exc).__name__}: {first}); "
+                             "install it with: pip install cppyy") from None
+    return cppyy
+
+
 @attrs.define(eq=False)
 class Unit:
     """One JIT-compiled unit: its files, compiled inside `namespace <profile namespace>::<name>`."""
@@ -60,7 +75,7 @@ class Unit:
 
     def lookup(self, name: str):
         """A name the unit's namespace declares, as cppyy sees it (e.g. a function defined by `define`)."""
-        import cppyy
+        cppyy = _cppyy()
 
         outer, inner = self.namespace
         return getattr(getattr(getattr(cppyy.gbl, outer), inner), name)
@@ -79,7 +94,7 @@ class Session:
     def cppdef(self, source: str, staged: Mapping[str, Path] = MappingProxyType({}), hide: Sequence[str] = ()) -> None:
         """Compile `source` at global scope. Diagnostics name the originals of staged files and leave
         out the namespace prefixes `hide` (so they read `ck_tile::...`, as with real CK)."""
-        import cppyy
+        cppyy = _cppyy()
 
         self.start()
         try:
@@ -96,7 +111,7 @@ class Session:
         """Put the model's include directories on Cling's path and compile the prelude (once)."""
         if self._started:
             return
-        import cppyy
+        cppyy = _cppyy()
 
         self._started = True
         for path in (INCLUDE_DIR, ROOT, self.stage):
@@ -141,13 +156,13 @@ class Session:
         return Unit(self, profile, name, sources.files)
 
     def log_text(self) -> str:
-        import cppyy
+        cppyy = _cppyy()
 
         self.start()
         return str(cppyy.gbl.ckast_hostmodel.log_text())
 
     def clear_log(self) -> None:
-        import cppyy
+        cppyy = _cppyy()
 
         self.start()
         cppyy.gbl.ckast_hostmodel.log_clear()
