@@ -55,4 +55,5 @@ def test_ninja_runs_each_check_once_and_again_only_when_its_header_changes(tmp_p
     assert ninja() == []
     (headers / "b.hpp").write_text("// b, changed\n")
     assert [Path(p).name for p in ninja()] == ["1-b.cpp"]
+    assert (tmp_path / "check.ninja.tus" / ".ninja_log").is_file() and not Path(".ninja_log").exists()
     assert 'ckast::a::Launcher::launch(args, stream)' in (tmp_path / "check.ninja.tus" / "0-a.cpp").read_text()
