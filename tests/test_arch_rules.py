@@ -13,6 +13,8 @@ INVALID = {
     "tile.minimum": {"tile_m": 8, "warp_m": 1, "warp_tile_m": 4, "warp_n": 1, "warp_tile_n": 64},
     "tile.divisible": {"tile_m": 96},
     "waves.supported": {"warp_m": 4, "warp_n": 4, "tile_m": 256, "tile_n": 256, "tile_k": 32},
+    "waves.groups": {"layout": "rrr", "num_wave_groups": 2},
+    "int.index_t": {"num_wave_groups": 2**31},
     "warp_tile.supported": {"warp_tile_k": 64},
     "lds.capacity": {"tile_k": 256},
     "trait.combination": {"scheduler": "interwave"},

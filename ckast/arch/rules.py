@@ -198,6 +198,9 @@ WAVES = ("warp_m", "warp_n", "warp_k")
 WARP_TILE = ("warp_tile_m", "warp_tile_n", "warp_tile_k")
 GEOMETRY = (*TILE, *WAVES, *WARP_TILE)
 VECTORS = ("vector_size_a", "vector_size_b", "vector_size_c")
+TRANSPOSED = {"bwd_data": ("b",), "bwd_weight": ("a", "b")}
+"""Operands whose GEMM layout makes CK's default policy transpose them from registers into LDS
+(A column-major, B row-major): bwd_data's B, bwd_weight's A and B."""
 
 
 def _triple(config: Any, prefix: str) -> tuple[int, int, int]:
@@ -214,6 +217,23 @@ def _list(triples) -> str:
 
 def waves_per_block(config: Any) -> int:
     return config.warp_m * config.warp_n * config.warp_k
+
+
+# --- integer range ---------------------------------------------------------------------------------
+
+INDEX_MAX = 2**31 - 1
+"""The largest value of CK's `index_t` (int32), the type of every integer knob in the emitted C++."""
+INT_KNOBS = (*GEOMETRY, "num_wave_groups", *VECTORS, "num_groups_to_merge", "tile_h", "tile_w", "filt", "str_h",
+             "str_w", "pad_h", "pad_w", "nbatch", "sub_h", "sub_w", "in_vec", "out_vec")
+"""The integer knobs whose values no choice list bounds (None where a knob does not apply)."""
+
+
+@rule("int.index_t", f"integer knobs fit CK's index_t (at most {INDEX_MAX})", kinds=BOTH, reads=INT_KNOBS)
+def _index_t(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    for name in INT_KNOBS:
+        value = getattr(c, name)
+        if value is not None and abs(value) > INDEX_MAX:
+            yield name, f"{value} does not fit CK's index_t (32-bit int)"
 
 
 # --- GEMM tile geometry ----------------------------------------------------------------------------
@@ -255,6 +275,19 @@ def _waves(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     waves = _triple(c, "warp")
     if waves not in arch.waves:
         yield "warp_m", f"waves {_x(waves)} are not supported on {arch.name}; supported: {_list(arch.waves)}"
+
+
+@rule("waves.groups", "num_wave_groups divides the block's waves, and is 1 where CK transposes an operand through LDS "
+      "(its wave-group tile distributions do not transpose)", needs=("tile.positive",), kinds=BOTH, variants=TILED,
+      reads=("variant", "layout", *WAVES, "num_wave_groups"))
+def _wave_groups(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    waves = waves_per_block(c)
+    transposes = c.variant in TRANSPOSED or c.variant in GEMM_VARIANTS and c.layout[:2] != "rc"
+    if waves % c.num_wave_groups:
+        yield "num_wave_groups", f"{c.num_wave_groups} does not divide the {waves} waves of a block"
+    elif c.num_wave_groups > 1 and transposes:
+        yield "num_wave_groups", (f"{c.num_wave_groups}: {c.variant} with layout {c.layout} transposes an operand "
+                                  "through LDS, which CK cannot do in wave groups")
 
 
 @rule("warp_tile.supported", "the warp tile is in the arch's table for the data types (no table: unsupported)",
@@ -544,11 +577,6 @@ def _compv6_loads(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     for x, tile in (("a", c.tile_m), ("b", c.tile_n)):
         if _per_thread(c, arch, tile) < getattr(c, f"vector_size_{x}"):
             yield f"vector_size_{x}", f"compv6 needs tile x tile_k / (threads x vector) >= 1 for {x.upper()}"
-
-
-TRANSPOSED = {"bwd_data": ("b",), "bwd_weight": ("a", "b")}
-"""Operands whose GEMM layout makes CK's default policy transpose them from registers into LDS
-(A column-major, B row-major): bwd_data's B, bwd_weight's A and B."""
 
 
 def _shuffle_vector(extent: int, share: int, size: int) -> int:
