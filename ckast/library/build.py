@@ -10,7 +10,7 @@ import attrs
 
 from ckast.config import ConfigIssue, LoadedKernel, resolve_kernel
 from ckast.lower.identity import kernel_name
-from ckast.variants.conv_wrapper import key_of
+from ckast.variants import registry_key
 
 from . import config_files
 from .rulesets import RULE_SETS
@@ -19,6 +19,9 @@ from .selection import Candidate, Selection, SelectionError
 ACCEPTED, REFUSED, MERGED = "accepted", "refused", "merged"
 KEY_RULE = "registry.key_unique"
 KEY_RULE_REASON = "CK's dispatcher registry tells every kernel of a library apart by its key"
+KEY_GAPS = {"gemm": ("KernelKey", "split_k"),
+            "grouped_conv": ("GroupedConvKernelKey", "two_stage, explicit_gemm, double_smem_buffer or lds_policy")}
+"""Per kind: CK's registry key type and the knobs it holds no field for."""
 
 
 @attrs.frozen
@@ -137,13 +140,13 @@ def _sort_out(candidates: Iterable[Candidate], validate: Validator) -> Iterable[
         if name in names:
             yield Entry(cand, MERGED, config, merged_into=name)
             continue
-        if config.kind == "grouped_conv":
-            key = key_of(config)
-            if key in keys:
-                yield Entry(cand, REFUSED, config, (ConfigIssue(cand.origin, (
-                    f"CK's GroupedConvKernelKey cannot tell it from {keys[key]} (the key holds no two_stage, "
-                    "explicit_gemm, double_smem_buffer or lds_policy); its registry would keep only one"), KEY_RULE),))
-                continue
-            keys[key] = name
+        key = registry_key(config)
+        if key in keys:
+            key_type, missing = KEY_GAPS[config.kind]
+            yield Entry(cand, REFUSED, config, (ConfigIssue(cand.origin, (
+                f"CK's {key_type} cannot tell it from {keys[key]} (the key holds no {missing}); "
+                "its registry would keep only one"), KEY_RULE),))
+            continue
+        keys[key] = name
         names[name] = cand.origin
         yield Entry(cand, ACCEPTED, config)

@@ -80,6 +80,12 @@ def wrapper_header(config, profile: Profile, kernel_header: str) -> n.File:
     return module.wrapper_header(config, profile, kernel_header)
 
 
+def registry_key(config) -> tuple:
+    """The kernel's CK registry key (`KernelKey` or `GroupedConvKernelKey`) as a hashable value."""
+    module = gemm_wrapper if config.kind == "gemm" else conv_wrapper
+    return module.key_of(config)
+
+
 def unit_source(kernel_header: str) -> n.File:
     """`<name>.cpp`: the one-line translation unit that compiles the kernel header on its own."""
     return n.File([], includes=[n.Header(kernel_header)], preamble=LICENSE, pragma_once=False)

@@ -22,6 +22,11 @@ from ckast.lower.identity import kernel_name
 ids = n.ident
 
 
+def block_size(config) -> int:
+    """Threads per block: waves x the arch's warp size (64 on CDNA, 32 on WMMA archs)."""
+    return waves_per_block(config) * arch_spec(config.arch).warp_size
+
+
 @attrs.frozen
 class KernelContext:
     """What every construct of one kernel reads: the config, its profile and arch, and derived facts."""
@@ -37,8 +42,7 @@ class KernelContext:
 
     @property
     def block_size(self) -> int:
-        """Threads per block: waves x the arch's warp size (64 on CDNA, 32 on WMMA archs)."""
-        return waves_per_block(self.c) * self.arch.warp_size
+        return block_size(self.c)
 
     @property
     def index_t(self) -> n.Type:

@@ -9,12 +9,15 @@ on the include path next to CK's.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ckast import nodes as n
 from ckast.arch import DTYPES
 from ckast.catalog import Profile
 from ckast.lower.cxx import LICENSE
 from ckast.lower.identity import LAUNCHER, NAMESPACE
 
+from .common import block_size
 from .gemm import Gemm, ids
 
 DISPATCHER_DTYPES = {"fp16": "FP16", "bf16": "BF16", "fp32": "FP32", "fp8": "FP8", "bf8": "BF8", "int8": "INT8",
@@ -36,54 +39,74 @@ def assign(path: str, value: n.Expr) -> n.Stmt:
     return n.ExprStmt(n.BinOp("=", target, value))
 
 
-def _triple(*values: int) -> n.Expr:
-    return n.BraceInit(None, [n.IntLit(v) for v in values])
+KEY_ENUMS = {
+    **dict.fromkeys(("signature.dtype_a", "signature.dtype_b", "signature.dtype_c", "signature.dtype_acc"),
+                    "DispatcherDataType"),
+    **dict.fromkeys(("signature.layout_a", "signature.layout_b", "signature.layout_c"), "DispatcherLayout"),
+    "algorithm.pipeline": "DispatcherPipeline", "algorithm.scheduler": "DispatcherScheduler",
+    "algorithm.epilogue": "DispatcherEpilogue",
+}
+"""Key fields whose value is an enumerator name of the catalog enum named here."""
+
+
+def gemm_key(c) -> dict[str, Any]:
+    """CK's GEMM `KernelKey` field -> value (str, int, bool, an (m, n, k) tuple; a `KEY_ENUMS` field
+    holds an enumerator name): every config field that changes the kernel's behaviour but `split_k`
+    (`SPLIT_K_FIELD`; a library refuses two kernels that differ only there, rule registry.key_unique)."""
+    spec = DTYPES[c.datatype]
+    layout_a, layout_b, layout_c = (DISPATCHER_LAYOUTS[x] for x in c.layout)
+    return {
+        "signature.dtype_a": DISPATCHER_DTYPES[c.datatype],
+        "signature.dtype_b": DISPATCHER_DTYPES[c.datatype],
+        "signature.dtype_c": DISPATCHER_DTYPES[spec.output],
+        "signature.dtype_acc": DISPATCHER_DTYPES[spec.acc],
+        "signature.layout_a": layout_a,
+        "signature.layout_b": layout_b,
+        "signature.layout_c": layout_c,
+        "signature.transpose_a": False,
+        "signature.transpose_b": False,
+        "signature.grouped": False,
+        "signature.split_k": SPLIT_K_FIELD,
+        "signature.elementwise_op": c.elementwise_op or "PassThrough",
+        "signature.num_d_tensors": c.num_d_tensors or 0,
+        "signature.structured_sparsity": False,
+        "algorithm.tile_shape": (c.tile_m, c.tile_n, c.tile_k),
+        "algorithm.wave_shape": (c.warp_m, c.warp_n, c.warp_k),
+        "algorithm.warp_tile_shape": (c.warp_tile_m, c.warp_tile_n, c.warp_tile_k),
+        "algorithm.pipeline": DISPATCHER_PIPELINES[c.pipeline],
+        "algorithm.scheduler": DISPATCHER_SCHEDULERS[c.scheduler],
+        "algorithm.epilogue": DISPATCHER_EPILOGUES[c.epilogue],
+        "algorithm.block_size": block_size(c),
+        "algorithm.double_buffer": c.double_smem_buffer,
+        "algorithm.persistent": c.persistent,
+        "algorithm.preshuffle": c.variant == "preshuffle",
+        "algorithm.transpose_c": False,
+        "algorithm.num_wave_groups": c.num_wave_groups,
+        "algorithm.pad_m": c.pad_m,
+        "algorithm.pad_n": c.pad_n,
+        "algorithm.pad_k": c.pad_k,
+        "gfx_arch": c.arch,
+    }
+
+
+def key_of(config) -> tuple:
+    """The registry key of a GEMM config as a hashable value (for uniqueness checks)."""
+    return tuple(gemm_key(config).items())
+
+
+def _literal(profile: Profile, field: str, value: Any) -> n.Expr:
+    if field in KEY_ENUMS:
+        return profile.enum_value(KEY_ENUMS[field], value)
+    if isinstance(value, bool):
+        return n.BoolLit(value)
+    if isinstance(value, tuple):
+        return n.BraceInit(None, [n.IntLit(v) for v in value])
+    return n.StrLit(value) if isinstance(value, str) else n.IntLit(value)
 
 
 def key_fields(g: Gemm) -> list[tuple[str, n.Expr]]:
     """(KernelKey field, value) for every field of CK's GEMM kernel key."""
-    c, p = g.c, g.p
-    spec = DTYPES[c.datatype]
-
-    def ev(enum: str, value: str) -> n.Expr:
-        return p.enum_value(enum, value)
-
-    def dtype(key: str) -> n.Expr:
-        return ev("DispatcherDataType", DISPATCHER_DTYPES[key])
-
-    layout_a, layout_b, layout_c = (ev("DispatcherLayout", DISPATCHER_LAYOUTS[x]) for x in c.layout)
-    return [
-        ("signature.dtype_a", dtype(c.datatype)),
-        ("signature.dtype_b", dtype(c.datatype)),
-        ("signature.dtype_c", dtype(spec.output)),
-        ("signature.dtype_acc", dtype(spec.acc)),
-        ("signature.layout_a", layout_a),
-        ("signature.layout_b", layout_b),
-        ("signature.layout_c", layout_c),
-        ("signature.transpose_a", n.BoolLit(False)),
-        ("signature.transpose_b", n.BoolLit(False)),
-        ("signature.grouped", n.BoolLit(False)),
-        ("signature.split_k", n.IntLit(SPLIT_K_FIELD)),
-        ("signature.elementwise_op", n.StrLit(c.elementwise_op or "PassThrough")),
-        ("signature.num_d_tensors", n.IntLit(c.num_d_tensors or 0)),
-        ("signature.structured_sparsity", n.BoolLit(False)),
-        ("algorithm.tile_shape", _triple(c.tile_m, c.tile_n, c.tile_k)),
-        ("algorithm.wave_shape", _triple(c.warp_m, c.warp_n, c.warp_k)),
-        ("algorithm.warp_tile_shape", _triple(c.warp_tile_m, c.warp_tile_n, c.warp_tile_k)),
-        ("algorithm.pipeline", ev("DispatcherPipeline", DISPATCHER_PIPELINES[c.pipeline])),
-        ("algorithm.scheduler", ev("DispatcherScheduler", DISPATCHER_SCHEDULERS[c.scheduler])),
-        ("algorithm.epilogue", ev("DispatcherEpilogue", DISPATCHER_EPILOGUES[c.epilogue])),
-        ("algorithm.block_size", n.IntLit(g.block_size)),
-        ("algorithm.double_buffer", n.BoolLit(c.double_smem_buffer)),
-        ("algorithm.persistent", n.BoolLit(c.persistent)),
-        ("algorithm.preshuffle", n.BoolLit(c.variant == "preshuffle")),
-        ("algorithm.transpose_c", n.BoolLit(False)),
-        ("algorithm.num_wave_groups", n.IntLit(c.num_wave_groups)),
-        ("algorithm.pad_m", n.BoolLit(c.pad_m)),
-        ("algorithm.pad_n", n.BoolLit(c.pad_n)),
-        ("algorithm.pad_k", n.BoolLit(c.pad_k)),
-        ("gfx_arch", n.StrLit(c.arch)),
-    ]
+    return [(field, _literal(g.p, field, value)) for field, value in gemm_key(g.c).items()]
 
 
 def wrapper_header(config, profile: Profile, kernel_header: str) -> n.File:
