@@ -24,7 +24,7 @@ from ckast.lower.registration import Registered, registration_header
 from ckast.nodes.format import clang_format
 from ckast.output import CMAKE_FILE, Transaction, kernels_cmake, write_tree
 from ckast.render import Renderer, shared
-from ckast.variants import conv, conv_wrapper
+from ckast.variants import KEY_GAPS, KEY_RULE, conv, registry_key
 
 REGISTRATION = f"{WRAPPER_DIR}/register_all_kernels.hpp"
 CHUNK_SIZE = 25
@@ -63,15 +63,14 @@ def render(kernels: Sequence[LoadedKernel], renderer: Renderer | None = None, sa
             issues.append(ConfigIssue(item.path, f"name {text.name} already names a different kernel (hash collision)"))
             continue
         out[text.name] = EmittedKernel(text.name, text.header, text.entry_points, knobs, c.arch, text.files)
-        if c.kind == "grouped_conv":
-            keyed.setdefault(conv_wrapper.key_of(c), []).append((item.path, text.name))
+        keyed.setdefault(registry_key(c), []).append((item.path, c.kind, text.name))
     for users in keyed.values():
-        names = sorted({name for _, name in users})
+        names = sorted({name for _, _, name in users})
         if len(names) > 1:
+            key_type, missing = KEY_GAPS[users[-1][1]]
             issues.append(ConfigIssue(users[-1][0], (
-                f"kernels {', '.join(names)} differ only in fields CK's GroupedConvKernelKey does not hold "
-                "(two_stage, explicit_gemm, double_smem_buffer, lds_policy); its registry would keep one of them"),
-                "registry.key_unique"))
+                f"kernels {', '.join(names)} differ only in fields CK's {key_type} does not hold ({missing}); "
+                "its registry would keep one of them"), KEY_RULE))
     if save:
         renderer.save()
     if issues:

@@ -98,3 +98,13 @@ def test_every_bundled_example_emits(tmp_path, example):
     assert result.exit_code == 0, result.output
     kernels = json.loads((EXAMPLES / example).read_text())["kernels"]
     assert len(json.loads((tmp_path / "manifest.json").read_text())["kernels"]) == len(kernels)
+
+
+def test_emit_refuses_two_kernels_that_one_registry_key_cannot_tell_apart(tmp_path):
+    base = {"kind": "gemm", "variant": "standard", "datatype": "fp16", "layout": "rcr"}
+    cfg = tmp_path / "pair.json"
+    cfg.write_text(json.dumps({"kernels": [base, {**base, "split_k": False}]}))
+    result = run("emit", "--config", str(cfg), "-o", str(tmp_path / "out"))
+    assert result.exit_code == 2 and not (tmp_path / "out").exists()
+    assert "kernels[1]: " in result.output and "KernelKey does not hold (split_k)" in result.output
+    assert "[rule registry.key_unique]" in result.output

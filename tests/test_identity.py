@@ -183,10 +183,6 @@ def test_check_finds_a_registry_key_clash() -> None:
 
 FIXED = ("kind", "variant", "ck_api")
 """Knobs not flipped: they choose the kernel family or the profile, whose code is compared apart."""
-UNMERGED_STREAMK = pytest.mark.xfail(strict=True, reason=(
-    "bwd_weight without streamk_enabled accepts streamk_reduction=linear and streamk_persistent=true: a new "
-    "name (and in one library a registry.key_unique refusal) for the same code; config resolution should "
-    "reset both to their defaults there"))
 
 
 def flips(config) -> Iterator[tuple[str, dict]]:
@@ -202,9 +198,8 @@ def flips(config) -> Iterator[tuple[str, dict]]:
 
 
 @pytest.mark.parametrize(("selection", "stride"), [
-    *(pytest.param(Selection("default", "gfx942", api, ("fp16",), (2,), variants), 1, marks=marks)
-      for api in profile_names()
-      for variants, marks in ((("forward", "bwd_data"), ()), (("bwd_weight",), UNMERGED_STREAMK))),
+    *(pytest.param(Selection("default", "gfx942", api, ("fp16",), (2,), variants), 1)
+      for api in profile_names() for variants in (("forward", "bwd_data"), ("bwd_weight",))),
     pytest.param(Selection("tests", "gfx942", "ck-2026.06", variants=("forward", "forward_depthwise", "bwd_data"),
                            builder_conf=BUILDER_CONFIGS), 1),
     *(pytest.param(Selection("gemm-default", arch, "ck-2026.06", ("fp16",)), 200) for arch in ("gfx942", "gfx1201")),

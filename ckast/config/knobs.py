@@ -68,12 +68,19 @@ class Knob:
     minimum: int | None = None
     kinds: tuple[str, ...] | None = None
     variants: tuple[str, ...] | None = None
+    inert: Callable[[Config], bool] | None = None
+    """Where this holds the knob changes nothing in the kernel: a given value is checked and then
+    replaced by the default, so configs that differ only there are one kernel (one name)."""
 
     def default_for(self, resolved: Config) -> Any:
         return self.default(resolved) if callable(self.default) else self.default
 
     def choices_for(self, resolved: Config) -> tuple[Any, ...] | None:
         return self.choices(resolved) if callable(self.choices) else self.choices
+
+
+def _streamk_off(c: Config) -> bool:
+    return not c["streamk_enabled"]
 
 
 def _by_kind(table: Mapping[str, Any]) -> Callable[[Config], Any]:
@@ -147,8 +154,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("explicit_gemm", bool, default=False, variants=CONV_VARIANTS),
     Knob("two_stage", bool, default=False, variants=("bwd_weight",)),
     Knob("streamk_enabled", bool, default=False, variants=("bwd_weight",)),
-    Knob("streamk_reduction", str, default="tree", choices=STREAMK_REDUCTIONS, variants=("bwd_weight",)),
-    Knob("streamk_persistent", bool, default=False, variants=("bwd_weight",)),
+    Knob("streamk_reduction", str, default="tree", choices=STREAMK_REDUCTIONS, variants=("bwd_weight",),
+         inert=_streamk_off),
+    Knob("streamk_persistent", bool, default=False, variants=("bwd_weight",), inert=_streamk_off),
     *(Knob(name, int, default=default, minimum=minimum, variants=(DEPTHWISE,))
       for name, default, minimum in (
           ("tile_h", 8, 1), ("tile_w", 8, 1), ("filt", 3, 1), ("str_h", 1, 1), ("str_w", 1, 1),

@@ -10,20 +10,13 @@ import attrs
 
 from ckast.config import ConfigIssue, LoadedKernel, resolve_kernel
 from ckast.lower.identity import kernel_name
-from ckast.variants import registry_key
+from ckast.variants import KEY_GAPS, KEY_RULE, registry_key
 
 from . import config_files
 from .rulesets import RULE_SETS
 from .selection import Candidate, Selection, SelectionError
 
 ACCEPTED, REFUSED, MERGED = "accepted", "refused", "merged"
-KEY_RULE = "registry.key_unique"
-KEY_RULE_REASON = "CK's dispatcher registry tells every kernel of a library apart by its key"
-KEY_GAPS = {"gemm": ("KernelKey", "split_k"),
-            "grouped_conv": ("GroupedConvKernelKey", "two_stage, explicit_gemm, double_smem_buffer or lds_policy")}
-"""Per kind: CK's registry key type and the knobs it holds no field for."""
-
-
 @attrs.frozen
 class Entry:
     """One candidate and what became of it. `config` is set whenever every knob resolved (so a

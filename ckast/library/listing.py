@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from .build import ACCEPTED, KEY_RULE, KEY_RULE_REASON, MERGED, REFUSED, Library, group_of
+from ckast.variants import KEY_RULE, KEY_RULE_REASON
+
+from .build import ACCEPTED, MERGED, REFUSED, Library, group_of
 
 STATUSES = (ACCEPTED, MERGED, REFUSED)
 

@@ -80,6 +80,13 @@ def wrapper_header(config, profile: Profile, kernel_header: str) -> n.File:
     return module.wrapper_header(config, profile, kernel_header)
 
 
+KEY_RULE = "registry.key_unique"
+KEY_RULE_REASON = "CK's dispatcher registry tells every kernel of a library apart by its key"
+KEY_GAPS = {"gemm": ("KernelKey", "split_k"),
+            "grouped_conv": ("GroupedConvKernelKey", "two_stage, explicit_gemm, double_smem_buffer or lds_policy")}
+"""Per kind: CK's registry key type and the knobs it holds no field for."""
+
+
 def registry_key(config) -> tuple:
     """The kernel's CK registry key (`KernelKey` or `GroupedConvKernelKey`) as a hashable value."""
     module = gemm_wrapper if config.kind == "gemm" else conv_wrapper
