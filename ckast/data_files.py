@@ -36,11 +36,17 @@ def load_toml(path: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         pass
     tables = tomllib.loads(data.decode())
-    try:
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        tmp = kept.with_name(f".{kept.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(tables))
-        os.replace(tmp, kept)
-    except OSError:
-        pass  # a cache never fails a run
+    keep_json(kept, tables)
     return tables
+
+
+def keep_json(path: Path, data: Any) -> None:
+    """Write `data` as JSON to the cache file `path`, replaced in one rename; best effort (a cache
+    never fails a run)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
+    except OSError:
+        pass

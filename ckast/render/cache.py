@@ -10,12 +10,11 @@ race only costs a recording later.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ckast.data_files import cache_root
+from ckast.data_files import cache_root, keep_json
 from ckast.nodes.marks import Form, OrderGuard, WidthGuard
 
 from .templates import KernelTemplate
@@ -63,13 +62,7 @@ def save(path: Path | None, shapes: Mapping[Key, list[KernelTemplate]],
         "templates": {json.dumps(list(k)): ts for k, ts in sorted(merged.items(), key=repr)},
         "structural": sorted([kind, variant, sorted(s)] for (kind, variant), s in knobs.items()),
     }
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data))
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    keep_json(path, data)
 
 
 def _plain(t: KernelTemplate) -> dict[str, Any]:
