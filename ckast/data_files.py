@@ -16,12 +16,17 @@ from pathlib import Path
 from typing import Any
 
 
+def user_cache_dir() -> Path:
+    """`$XDG_CACHE_HOME/ckast` or `~/.cache/ckast` (also where `ckast check` keeps CK's headers)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ckast"
+
+
 def cache_root() -> Path | None:
-    """`$CKAST_CACHE_DIR`, else `$XDG_CACHE_HOME/ckast` or `~/.cache/ckast`; None when it is `off`."""
+    """Where computed data is kept: `$CKAST_CACHE_DIR`, else `user_cache_dir()`; None when it is `off`."""
     root = os.environ.get("CKAST_CACHE_DIR")
     if root == "off":
         return None
-    return Path(root) if root else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ckast"
+    return Path(root) if root else user_cache_dir()
 
 
 def load_toml(path: Path) -> dict[str, Any]:

@@ -17,6 +17,8 @@ from typing import Literal
 
 from attrs import frozen
 
+from ckast.data_files import user_cache_dir
+
 Mode = Literal["syntax", "codegen"]
 MODES: tuple[Mode, ...] = ("syntax", "codegen")
 
@@ -145,15 +147,9 @@ def find_ck_include(explicit: Path | None = None, *, download: bool = True) -> P
     return fetch_aiter_ck()
 
 
-def default_cache_root() -> Path:
-    """``${XDG_CACHE_HOME:-~/.cache}/ckast``."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "ckast"
-
-
 def aiter_ck_dir(cache_root: Path | None = None) -> Path:
     """Where :func:`fetch_aiter_ck` puts the CK include tree."""
-    root = default_cache_root() if cache_root is None else Path(cache_root)
+    root = user_cache_dir() if cache_root is None else Path(cache_root)
     return root / f"ck-aiter-{AITER_VERSION}" / "include"
 
 
