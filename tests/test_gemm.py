@@ -159,7 +159,8 @@ ALTERNATIVES = [
     {"tile_n": 64}, {"tile_k": 32}, {"warp_m": 1}, {"warp_n": 1}, {"warp_tile_k": 8},
     {"warp_tile_m": 16, "warp_tile_n": 16, "warp_tile_k": 32}, {"pipeline": "mem"},
     {"pipeline": "mem", "scheduler": "interwave"}, {"epilogue": "default"}, {"pad_m": True}, {"pad_n": True},
-    {"pad_k": True}, {"persistent": True}, {"split_k": False}, {"double_smem_buffer": True}, {"num_wave_groups": 2},
+    {"pad_k": True}, {"persistent": True}, {"split_k": False}, {"pipeline": "compv4", "double_smem_buffer": True},
+    {"num_wave_groups": 2},
 ]
 
 

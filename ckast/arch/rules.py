@@ -463,7 +463,7 @@ def _split_k_epilogue(c: Any, arch: ArchSpec) -> Iterator[Finding]:
       kinds=BOTH, variants=TILED, reads=("pipeline", "double_smem_buffer"))
 def _lds_buffering(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     lds = PIPELINES[c.pipeline].lds
-    if lds != "either" and c.double_smem_buffer != (lds == "double"):
+    if c.double_smem_buffer != (lds == "double"):
         yield "double_smem_buffer", (f"{str(c.double_smem_buffer).lower()}, but {c.pipeline} "
                                      f"{'always' if lds == 'double' else 'never'} double-buffers LDS")
 

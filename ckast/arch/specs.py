@@ -26,7 +26,7 @@ class PipelineSpec:
     name: str
     cls: str
     base: str
-    lds: str  # "double", "single" or "either"
+    lds: str  # "double" or "single"
     lds_buffers: int = 1
     conv_policy: bool = False
     load_waves: int | None = None
