@@ -22,7 +22,7 @@ from ckast import testing
 from ckast.arch import ARCH_NAMES
 from ckast.arch.rules import INT_KNOBS
 from ckast.check import Toolchain, check_headers, compile_one
-from ckast.config import KNOBS, ConfigError, kernel_objects, load_data
+from ckast.config import KNOBS, ConfigError, as_dict, kernel_objects, load_data
 from ckast.emit import EmittedKernel, render, run_files, write_outputs
 from ckast.lower.identity import WRAPPER_DIR
 from ckast.output import entry_points_for
@@ -35,11 +35,13 @@ OLD = "ck-2025.11"
 COMPILE_SEED = 20261123
 """The fixed seed of the real-compile sample; each run adds one new seed ($CKAST_FUZZ_SEED replays one)."""
 COMPILES_PER_SEED = 2
+KNOB = {k.name: k for k in KNOBS}
 
 
 def kernels_of(data: Any, defaults: dict[str, Any]) -> list[EmittedKernel] | None:
     """The rendered kernels of a config, or None if it is refused, every problem naming a rule or a field
-    (a path below its kernel's own); an accepted kernel holds every knob value its object gives, unchanged."""
+    (a path below its kernel's own); an accepted kernel holds every knob value its object gives, unchanged
+    (an inert knob's value: its default)."""
     try:
         loaded = load_data(data, defaults)
         kernels = render(loaded, save=False)
@@ -53,9 +55,9 @@ def kernels_of(data: Any, defaults: dict[str, Any]) -> list[EmittedKernel] | Non
         return None
     objects = dict(kernel_objects(data))
     for kernel in loaded:
-        given_ = objects[kernel.path]
-        changed = {k: v for k, v in given_.items() if (getattr(kernel.config, k), type(getattr(kernel.config, k)))
-                   != (v, type(v))}
+        knobs = as_dict(kernel.config)
+        changed = {k: v for k, v in objects[kernel.path].items() if (knobs[k], type(knobs[k])) != (v, type(v))
+                   and not (KNOB[k].inert and KNOB[k].inert(knobs) and knobs[k] == KNOB[k].default_for(knobs))}
         assert not changed, f"{kernel.path}: accepted with values it does not hold: {changed}"
     return kernels
 
