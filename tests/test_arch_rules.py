@@ -114,6 +114,25 @@ def test_every_rule_has_an_invalid_case_and_a_reason():
     assert all(r.reason and "\n" not in r.reason for r in RULES)
 
 
+COMPILE_FAILURES = [
+    ("int.index_t", dict(CONV, num_groups_to_merge=2**31)),
+    ("waves.groups", dict(BASE, num_wave_groups=3)),
+    ("waves.groups", dict(BASE, layout="crr", num_wave_groups=2)),
+    ("waves.groups", dict(CONV, variant="bwd_data", num_wave_groups=2)),
+    ("pipeline.lds_buffering", dict(BASE, pipeline="compv5", double_smem_buffer=True)),
+    ("pipeline.lds_buffering", dict(CONV, double_smem_buffer=True)),
+    ("trait.combination", dict(BASE, scheduler="default")),
+    ("trait.combination", dict(CONV, pipeline="mem", scheduler="default")),
+    ("conv.backward_pipeline", dict(CONV, variant="bwd_data", pipeline="compv4")),
+]
+"""Configs once accepted that failed to compile against the wheel's CK (found by tests/test_fuzz.py)."""
+
+
+@pytest.mark.parametrize(("rule_id", "data"), COMPILE_FAILURES)
+def test_configs_that_did_not_compile_are_refused_by_their_rule(rule_id, data):
+    assert rule_id in refused_conv(data)
+
+
 @pytest.mark.parametrize("profile", ["ck-2025.11", "ck-2026.06"])
 def test_the_default_configs_pass_every_rule(profile):
     for variant in ("standard", "preshuffle", "multi_d"):

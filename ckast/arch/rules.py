@@ -531,11 +531,15 @@ def _conv_lds_policy(c: Any, arch: ArchSpec) -> Iterator[Finding]:
         yield "lds_policy", f"{c.pipeline} keeps its own LDS policy; the conv policy fits {takes}"
 
 
-@_conv("conv.backward_pipeline", "the backward conv directions do not run the compv5 pipeline",
-       variants=("bwd_data", "bwd_weight"), reads=("pipeline", "variant"))
+@_conv("conv.backward_pipeline", "the backward conv directions do not run the compv5 pipeline, nor bwd_data one that "
+       "double-buffers LDS (its kernel's two-buffer path does not compile)", variants=("bwd_data", "bwd_weight"),
+       reads=("pipeline", "variant"))
 def _backward_pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.pipeline in BACKWARD_EXCLUDED_PIPELINES:
         yield "pipeline", f"{c.pipeline} is not available for {c.variant}"
+    elif c.variant == "bwd_data" and PIPELINES[c.pipeline].lds == "double":
+        yield "pipeline", (f"{c.pipeline} double-buffers LDS; CK's bwd_data kernel reads a tile window length its "
+                           "window type lacks on that path (found by compiling)")
 
 
 @_conv("conv.vector_width", "each vector is a power-of-two number of elements of at most 32 bytes (one LDS access)",

@@ -3,7 +3,7 @@
 Knob names are CK's flat names. Defaults follow CK's dispatcher generators: GEMM takes the
 128x128x64 / 2x2x1 / 32x32x16 compv3 cshuffle intrawave instance without padding; grouped conv
 takes the generator's single-kernel defaults (compv4, all pads on, vectors 4/8/8, double LDS
-buffer exactly when the pipeline needs it, 2-D).
+buffer exactly when the pipeline needs it, 2-D), except compv3 for bwd_data (rule conv.backward_pipeline).
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def _default_lds_policy(c: Config) -> str:
 
 def _default_pipeline(c: Config) -> str:
     if c["kind"] == CONV:
-        return "compv4"
+        return "compv3" if c["variant"] == "bwd_data" else "compv4"
     return "preshufflev2" if c["variant"] == "preshuffle" else "compv3"
 
 
