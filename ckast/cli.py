@@ -89,14 +89,19 @@ def main() -> None:
 @click.option("--format/--no-format", "run_format", default=False, help="Also run the pinned clang-format.")
 @click.option("--chunk-size", type=click.IntRange(min=1), default=25, show_default=True,
               help="Grouped-conv kernels per registration translation unit.")
+@click.option("--ck-include", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="CK include tree the kernels are for: its API profile (see `ckast api detect`) becomes the "
+                   "default ck_api, and every kernel's ck_api must be it.")
 def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str | None, run_format: bool,
-         chunk_size: int) -> None:
+         chunk_size: int, ck_include: Path | None) -> None:
     """Validate CONFIG (and MORE config files) and write the kernels of all of them as one run into OUTPUT.
 
     Invalid input: one line per problem on stderr, exit status 2, nothing written.
     """
     from ckast.output import stamp
 
+    if ck_include is not None:
+        ck_api = _tree_profile(ck_include, ck_api)
     paths = (config_path, *more)
     key = stamp.run_key({"command": "emit", "configs": stamp.files_digest(paths), "ck_api": ck_api,
                          "format": run_format, "chunk_size": chunk_size})
@@ -113,9 +118,14 @@ def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str |
     kernels = []
     for path in paths:
         try:
-            kernels += load_file(path, defaults={"ck_api": ck_api} if ck_api else None)
+            loaded = load_file(path, defaults={"ck_api": ck_api} if ck_api else None)
         except ConfigError as exc:
             problems += exc.lines()
+            continue
+        kernels += loaded
+        if ck_include is not None:
+            problems += [f"{path}: {k.path}.ck_api: {k.config.ck_api} is not the API profile of --ck-include "
+                         f"{ck_include} ({ck_api})" for k in loaded if k.config.ck_api != ck_api]
     if not problems:
         try:
             emitted = render(kernels)
@@ -137,6 +147,17 @@ def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str |
         f"{len(emitted)} kernels -> {out_dir}: {stats['written']} files written, "
         f"{stats['unchanged']} unchanged, {stats['removed']} removed"
     )
+
+
+def _tree_profile(ck_include: Path, requested: str | None) -> str:
+    """The API profile of the CK tree (`requested` must match it). None matching is bad input (exit 2, the
+    mismatch table on stderr); a missing clang, HIP or libclang exits 1."""
+    from ckast.api import ProfileMismatch, profile_for_tree
+
+    try:
+        return _api_run(lambda: profile_for_tree(ck_include, requested))
+    except ProfileMismatch as exc:
+        _bad_input(str(exc).splitlines())
 
 
 def _wait_message(message: str) -> None:
@@ -283,7 +304,11 @@ def _bad_input(lines: list[str]) -> None:
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Rendering processes (default: cores).")
 @click.option("--chunk-size", type=click.IntRange(min=1), default=25, show_default=True,
               help="Grouped-conv kernels per registration translation unit.")
-def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, out_dir, jobs, chunk_size):
+@click.option("--ck-include", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="CK include tree the library is for: its API profile (see `ckast api detect`) replaces the "
+                   "default --ck-api; a --ck-api given must match it.")
+def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, out_dir, jobs, chunk_size,
+             ck_include):
     """Write a whole kernel library: every accepted config of a rule set (or of --config files).
 
     Per kernel a header, a one-line TU and a dispatcher wrapper; per run the registration and
@@ -302,6 +327,9 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
     from ckast.output.stamp import up_to_date
 
     start = time.perf_counter()
+    if ck_include is not None:
+        given = click.get_current_context().get_parameter_source("ck_api") == click.core.ParameterSource.COMMANDLINE
+        ck_api = _tree_profile(ck_include, ck_api if given else None)
     selection = _selection(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs)
     key = selection.run_key(chunk_size)
     last = up_to_date(out_dir, key)
@@ -423,3 +451,106 @@ def explain(target, rule_set, arch, datatypes, ndims, variants, ck_api, builder_
         if graph is None:
             _bad_input(["--dot: the config is refused, so it has no graph"])
         dot_file.write_text(ex.dot(graph, kernel_name(config)))
+
+
+@main.group()
+def api() -> None:
+    """Check API profiles against a CK include tree, detect a tree's profile, diff and draft profiles.
+
+    PROFILE is a packaged profile name or the path of a profile file (*.toml). Mismatches exit 1;
+    a missing clang, HIP or libclang exits 1 with one line; an unknown profile exits 2.
+    """
+
+
+_CK_INCLUDE = click.option("--ck-include", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+                           help="CK include root (the directory holding ck_tile/).")
+
+
+def _api_run(run: Callable[[], Any]) -> Any:
+    """`run()`, with an unknown profile as bad input (exit 2) and a missing tool or tree as exit 1."""
+    from ckast.api import ApiUnavailable
+    from ckast.catalog import CatalogError
+    from ckast.check import ToolchainError
+
+    try:
+        return run()
+    except CatalogError as exc:
+        _bad_input([f"error: {exc}"])
+    except (ApiUnavailable, ToolchainError) as exc:
+        _fail(exc)
+
+
+@api.command("check")
+@_CK_INCLUDE
+@click.option("--ck-api", cls=_LazyDefaultOption, default=_default_profile, show_default=True,
+              help="Profile to check: a packaged name or a profile file.")
+def api_check(ck_include: Path, ck_api: str) -> None:
+    """Compare every CK Tile entry of a profile with the tree's declarations (one libclang parse, cached):
+    header, include, parameter count, order, names, kinds and defaults, enumerators, absent entries."""
+    from ckast import api as a
+
+    def run():
+        catalog = a.load_catalog(a.profile_ref(ck_api))
+        parsed = a.declarations(ck_include, [catalog])
+        return a.report(catalog, parsed.declarations), parsed
+
+    found, parsed = _api_run(run)
+    click.echo("\n".join(found.lines(ck_include)))
+    click.echo(f"ckast: {parsed.timing()}", err=True)
+    sys.exit(1 if found.rows else 0)
+
+
+@api.command("detect")
+@_CK_INCLUDE
+def api_detect(ck_include: Path) -> None:
+    """Which packaged profile the tree matches, or the closest with its mismatches (exit 1)."""
+    from ckast import api as a
+
+    reports = _api_run(lambda: a.detect(ck_include))
+    if not reports[0].rows:
+        click.echo(f"{ck_include}: {reports[0].profile}")
+        return
+    click.echo(f"no CK API profile matches {ck_include}; the closest:")
+    click.echo("\n".join(reports[0].lines(ck_include)))
+    for other in reports[1:]:
+        click.echo(other.summary(ck_include))
+    sys.exit(1)
+
+
+@api.command("diff")
+@click.argument("profile_a")
+@click.argument("profile_b")
+def api_diff(profile_a: str, profile_b: str) -> None:
+    """The drift from PROFILE_A to PROFILE_B: entries added and removed, names, headers, parameters,
+    enumerators and feature flags."""
+    from ckast import api as a
+
+    lines = _api_run(lambda: a.diff_lines(a.load_catalog(a.profile_ref(profile_a)),
+                                          a.load_catalog(a.profile_ref(profile_b))))
+    click.echo("\n".join(lines))
+
+
+@api.command("new")
+@click.argument("name")
+@_CK_INCLUDE
+@click.option("--from", "base", required=True, type=_LazyChoice(_profile_names),
+              help="Packaged profile the draft is a delta on.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Draft file (default: the packaged profiles directory, NAME.toml).")
+def api_new(name: str, ck_include: Path, base: str, output: Path | None) -> None:
+    """Draft profile NAME for the tree as a delta on --from: matching entries are inherited, the others
+    written from the tree's declarations and listed for review. Check it with `ckast api check --ck-api FILE`."""
+    from ckast import api as a
+    from ckast.catalog.names import PROFILES_DIR
+
+    path = output or PROFILES_DIR / f"{name}.toml"
+    if path.exists():
+        _bad_input([f"error: {path} exists; a draft never replaces a profile"])
+
+    def run():
+        catalog = a.load_catalog(base)
+        return a.draft(name, catalog, a.declarations(ck_include, [catalog]).declarations, ck_include)
+
+    written = _api_run(run)
+    path.write_text(written.text)
+    click.echo("\n".join(a.review_lines(written, path, base)))

@@ -21,10 +21,13 @@ if TYPE_CHECKING:
         FeatureAbsent,
         Profile,
         load_profile,
+        load_profile_file,
         profile_names,
+        profile_tables,
     )
 
-__all__ = ["DEFAULT_PROFILE", "CatalogError", "FeatureAbsent", "Profile", "load_profile", "profile_names"]
+__all__ = ["DEFAULT_PROFILE", "CatalogError", "FeatureAbsent", "Profile", "load_profile", "load_profile_file",
+           "profile_names", "profile_tables"]
 _SOURCE = {**dict.fromkeys(__all__, "profile"), "DEFAULT_PROFILE": "names", "profile_names": "names"}
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -92,17 +93,37 @@ def load_profile(name: str = DEFAULT_PROFILE) -> Profile:
     return _Builder(name, _merged(name)).build()
 
 
+def load_profile_file(path: Path) -> Profile:
+    """The profile in the TOML file at `path` (e.g. a draft of `ckast api new` under review); its base, if
+    any, is a packaged profile."""
+    data = profile_tables(path)
+    return _Builder(data["profile"]["name"], data).build()
+
+
+def profile_tables(ref: str | Path) -> dict[str, Any]:
+    """The raw tables of a packaged profile (by name) or of a profile file, with its base folded in."""
+    if isinstance(ref, Path):
+        return _folded(load_toml(ref))
+    if ref not in profile_names():
+        raise CatalogError(f"unknown CK API profile {ref!r}; known: {', '.join(profile_names())}")
+    return _merged(ref)
+
+
 def _read(name: str) -> dict[str, Any]:
     return load_toml(PROFILES_DIR / f"{name}.toml")
 
 
 def _merged(name: str) -> dict[str, Any]:
     """The raw tables of `name` with its base profile's entries folded in."""
-    data = _read(name)
+    return _folded(_read(name))
+
+
+def _folded(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` with the entries of its base profile (if it names one) folded in."""
     base_name = data.get("profile", {}).get("base")
     if base_name is None:
         return data
-    base = _merged(base_name)
+    base = profile_tables(base_name)
     absent = data.get("absent", {})
     merged: dict[str, Any] = {"profile": data["profile"], "absent": absent}
     for table in _ENTITY_TABLES:

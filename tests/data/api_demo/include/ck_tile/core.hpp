@@ -1,0 +1,2 @@
+#pragma once
+#include "ck_tile/core/numeric.hpp"
