@@ -51,6 +51,15 @@ def test_detect_and_emit_pick_ck_2025_11(ck, tmp_path):
     run = CliRunner().invoke(main, ["emit", "--config", config, "-o", str(tmp_path / "new"), "--ck-api", "ck-2026.06",
                                     "--ck-include", str(ck)])
     assert run.exit_code == 2 and run.stderr.startswith(f"ck-2026.06 against {ck}: 123 entries checked")
+    run = CliRunner().invoke(main, ["emit", "--config", str(ROOT / "examples" / "conv_ck2026.json"), "-o",
+                                    str(tmp_path / "new"), "--ck-include", str(ck)])
+    assert run.exit_code == 2
+    assert run.stderr.splitlines()[0].endswith(f"kernels[0].ck_api: ck-2026.06 is not the API profile of --ck-include "
+                                               f"{ck} (ck-2025.11)")
+    run = CliRunner().invoke(main, ["generate", "--rule-set", "tiny", "--arch", "gfx942", "--datatype", "fp16",
+                                    "--ndim", "2", "-o", str(tmp_path / "lib"), "--ck-include", str(ck)])
+    assert run.exit_code == 0, run.output
+    assert '"ck_api": "ck-2025.11"' in (tmp_path / "lib" / "manifest.json").read_text()
 
 
 def test_draft_from_ck_2026_06_matches_the_wheels_ck_tile(ck, tmp_path):
