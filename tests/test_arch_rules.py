@@ -50,6 +50,7 @@ CONV_INVALID = {
     "profile.conv_pipeline": dict(CONV, pipeline="compv6"),
     "conv.lds_policy": dict(CONV, **NEW, pipeline="compv4", lds_policy="conv"),
     "conv.backward_pipeline": dict(CONV, variant="bwd_data", pipeline="compv5"),
+    "conv.groups_to_merge": dict(CONV, num_groups_to_merge=256),
     "conv.vector_width": dict(CONV, vector_size_a=6),
     "conv.vector_c": dict(CONV, tile_m=64, tile_n=20, warp_m=1, warp_n=1, warp_tile_m=64, warp_tile_n=4),
     "conv.vector_per_thread": dict(CONV, tile_m=96, warp_m=1, warp_n=4, vector_size_a=16),
@@ -124,6 +125,7 @@ COMPILE_FAILURES = [
     ("trait.combination", dict(BASE, scheduler="default")),
     ("trait.combination", dict(CONV, pipeline="mem", scheduler="default")),
     ("conv.backward_pipeline", dict(CONV, variant="bwd_data", pipeline="compv4")),
+    ("conv.groups_to_merge", dict(CONV, num_groups_to_merge=256)),
 ]
 """Configs once accepted that failed to compile against the wheel's CK (found by tests/test_fuzz.py)."""
 

@@ -542,6 +542,18 @@ def _backward_pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
                            "window type lacks on that path (found by compiling)")
 
 
+MAX_GROUPS_TO_MERGE = 64
+
+
+@_conv("conv.groups_to_merge", f"forward and bwd_weight merge a power-of-two number of groups, at most "
+       f"{MAX_GROUPS_TO_MERGE} (CK's XOR transform of merged groups static_asserts it)",
+       variants=("forward", "bwd_weight"), reads=("num_groups_to_merge",))
+def _groups_to_merge(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    n = c.num_groups_to_merge
+    if n > MAX_GROUPS_TO_MERGE or n & (n - 1):
+        yield "num_groups_to_merge", f"{n} is not a power of two up to {MAX_GROUPS_TO_MERGE}"
+
+
 @_conv("conv.vector_width", "each vector is a power-of-two number of elements of at most 32 bytes (one LDS access)",
        reads=("datatype", *VECTORS))
 def _vector_width(c: Any, arch: ArchSpec) -> Iterator[Finding]:
