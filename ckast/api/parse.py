@@ -22,7 +22,7 @@ import attrs
 
 from ckast import nodes as n
 from ckast.check.toolchain import Toolchain
-from ckast.data_files import cache_root
+from ckast.data_files import cache_root, keep_json
 
 from .model import Declarations, EnumInfo, NameInfo, ParamInfo, TemplateInfo, Where, normalize
 
@@ -280,11 +280,4 @@ def _load(path: Path, root: Path) -> Declarations | None:
 
 
 def _store(path: Path, root: Path, files: set[str], decls: Declarations) -> None:
-    data = {"files": {f: _stat(root / f) for f in sorted(files)}, "declarations": decls.to_json()}
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data))
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a cache never fails a run
+    keep_json(path, {"files": {f: _stat(root / f) for f in sorted(files)}, "declarations": decls.to_json()})
