@@ -141,9 +141,14 @@ def targets(toolchain: Toolchain, tmp_path: Path) -> tuple[str, ...]:
 
 
 def sample(seed_: int, archs: tuple[str, ...]) -> list[EmittedKernel]:
-    """COMPILES_PER_SEED kernels chosen with `seed_` among those accepted of 200 ck-2025.11 configs drawn with it."""
-    draws = lambda f: seed(seed_)(given(configs(hostile_rate=0, profiles=(OLD,), archs=archs))(f))  # noqa: E731
-    accepted = fuzz(200, draws, phases=[Phase.generate])
+    """COMPILES_PER_SEED kernels chosen with `seed_` among those accepted of ck-2025.11 configs drawn with it,
+    200 at a time (from `seed_`, then `seed_ + 1`, ...) until enough are accepted."""
+    accepted: dict[str, EmittedKernel] = {}
+    for round_ in range(10):
+        draws = lambda f: seed(seed_ + round_)(given(configs(hostile_rate=0, profiles=(OLD,), archs=archs))(f))  # noqa: E731
+        accepted |= fuzz(200, draws, phases=[Phase.generate])
+        if len(accepted) >= COMPILES_PER_SEED:
+            break
     return random.Random(seed_).sample(list(accepted.values()), COMPILES_PER_SEED)
 
 
