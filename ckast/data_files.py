@@ -3,7 +3,8 @@
 `tomllib` takes tens of milliseconds for the larger files, on every start of the command line. The
 parsed tables are kept as JSON under the cache directory, named by a digest of the file's bytes, so a
 changed file is parsed again and a stale entry is never read. `cache_root()` is also where the
-template cache lives (`ckast.render.cache`).
+template cache lives (`ckast.render.cache`); `file_states`/`unchanged` tell whether the files a cache
+entry or a run stamp recorded are still as they were.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import hashlib
 import json
 import os
 import tomllib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -55,3 +57,22 @@ def keep_json(path: Path, data: Any) -> None:
         os.replace(tmp, path)
     except OSError:
         pass
+
+
+def file_states(root: Path | str, paths: Iterable[str]) -> dict[str, list[int] | None]:
+    """[size, mtime] of each of `paths` under `root` (None for a missing one): what a cache entry or a
+    run stamp records of the files it was made from or made, to tell later whether they changed."""
+    states: dict[str, list[int] | None] = {}
+    for path in sorted(paths):
+        try:
+            st = os.stat(os.path.join(root, path))
+        except OSError:
+            states[path] = None
+        else:
+            states[path] = [st.st_size, st.st_mtime_ns]
+    return states
+
+
+def unchanged(root: Path | str, recorded: Mapping[str, Any]) -> bool:
+    """Whether the files `file_states` recorded under `root` (read back from JSON) are still as they were."""
+    return file_states(root, recorded) == dict(recorded)

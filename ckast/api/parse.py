@@ -22,7 +22,7 @@ import attrs
 
 from ckast import nodes as n
 from ckast.check.toolchain import Toolchain
-from ckast.data_files import cache_root, keep_json
+from ckast.data_files import cache_root, file_states, keep_json, unchanged
 
 from .model import Declarations, EnumInfo, NameInfo, ParamInfo, TemplateInfo, Where, normalize
 
@@ -79,7 +79,7 @@ def parse_tree(toolchain: Toolchain, umbrellas: Iterable[str]) -> tuple[Declarat
     umbrellas = sorted(set(umbrellas))
     args = [*toolchain.command(Path(TU_NAME), "syntax", (), None)[1:], f"-resource-dir={toolchain.resource_dir}"]
     lib = library_path(ci)
-    key = json.dumps([str(root), umbrellas, args, lib, _stat(Path(lib))])
+    key = json.dumps([str(root), umbrellas, args, lib, file_states(Path(lib).parent, [Path(lib).name])])
     path = _cache_file(key)
     cached = _load(path, root) if path else None
     if cached is not None:
@@ -256,14 +256,6 @@ def _rel(root: Path, name: str) -> str:
     return name[len(str(root)) + 1:] if name.startswith(f"{root}{os.sep}") else name
 
 
-def _stat(path: Path) -> list[int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return [st.st_mtime_ns, st.st_size]
-
-
 def _cache_file(key: str) -> Path | None:
     root = cache_root()
     return None if root is None else root / "api" / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
@@ -274,10 +266,10 @@ def _load(path: Path, root: Path) -> Declarations | None:
         data = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return None
-    if any(_stat(root / f) != st for f, st in data["files"].items()):
+    if not unchanged(root, data["files"]):
         return None
     return Declarations.from_json(data["declarations"])
 
 
 def _store(path: Path, root: Path, files: set[str], decls: Declarations) -> None:
-    keep_json(path, {"files": {f: _stat(root / f) for f in sorted(files)}, "declarations": decls.to_json()})
+    keep_json(path, {"files": file_states(root, files), "declarations": decls.to_json()})

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from ckast.data_files import file_states, unchanged
 
 STAMP = ".ckast-stamp.json"
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -55,26 +56,15 @@ def up_to_date(out_dir: Path, key: str) -> dict | None:
         stamp = json.loads((Path(out_dir) / STAMP).read_text())
     except (OSError, ValueError):
         return None
-    if not isinstance(stamp, dict) or stamp.get("key") != key:
+    if not isinstance(stamp, dict) or stamp.get("key") != key or not unchanged(out_dir, stamp.get("files", {})):
         return None
-    for path, (size, mtime) in stamp.get("files", {}).items():
-        try:
-            st = os.stat(os.path.join(out_dir, path))
-        except OSError:
-            return None
-        if st.st_size != size or st.st_mtime_ns != mtime:
-            return None
     return stamp.get("summary")
 
 
 def write_stamp(out_dir: Path, key: str, paths: Iterable[str], summary: Mapping[str, Any]) -> None:
     """Record the run: its key, `summary` (what to report when a rerun finds the tree up to date),
     and the size and time of each of `paths` (relative to `out_dir`, the manifest included)."""
-    files = {}
-    for path in sorted(paths):
-        st = os.stat(os.path.join(out_dir, path))
-        files[path] = [st.st_size, st.st_mtime_ns]
+    files = file_states(out_dir, paths)
+    # Written into the run's staging tree, which becomes visible whole (`ckast.output.transaction`).
     text = json.dumps({"key": key, "summary": dict(summary), "files": files}, sort_keys=True)
-    tmp = Path(out_dir) / f"{STAMP}.tmp"
-    tmp.write_text(text)
-    os.replace(tmp, Path(out_dir) / STAMP)
+    (Path(out_dir) / STAMP).write_text(text)
