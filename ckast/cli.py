@@ -132,9 +132,7 @@ def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str |
         except ConfigError as exc:
             problems += ConfigError(exc.issues, ", ".join(map(str, paths))).lines()
     if problems:
-        for line in problems:
-            click.echo(line, err=True)
-        sys.exit(EXIT_BAD_INPUT)
+        _bad_input(problems)
     from ckast.output import OutputError, Transaction
 
     try:
@@ -292,7 +290,8 @@ def _library(*options):
     return _build(_selection(*options))
 
 
-def _bad_input(lines: list[str]) -> None:
+def _bad_input(lines: list[str]) -> NoReturn:
+    """Problems with the input: one line each, exit 2 (nothing written)."""
     for line in lines:
         click.echo(line, err=True)
     sys.exit(EXIT_BAD_INPUT)
@@ -347,9 +346,7 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
     counts = {"proposed": len(library.entries), "refused": len(library.refused),
               "merged": len(library.with_status("merged"))}
     if not kernels and configs:  # the user's own configs, all refused: bad input, reported as emit does
-        issues = [i for e in library.refused for i in e.issues]
-        click.echo("\n".join(ConfigError(issues).lines()), err=True)
-        sys.exit(EXIT_BAD_INPUT)
+        _bad_input(ConfigError([i for e in library.refused for i in e.issues]).lines())
     if not kernels:
         click.echo(f"nothing to generate ({_counts(counts)}); see `ckast list --rejected`", err=True)
         sys.exit(1)

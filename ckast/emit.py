@@ -10,6 +10,7 @@ include-all headers and chunked registration (`ckast.lower.conv_registration`), 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -98,11 +99,10 @@ def write_outputs(kernels: Sequence[EmittedKernel], out: Path | Transaction, *, 
                   stamp: tuple[str, Mapping[str, Any]] | None = None,
                   done: Mapping[str, bool] | None = None) -> dict[str, int]:
     """Write every kernel's files, the run's aggregates and the manifest into `out` (a directory, or
-    the transaction of a run that has already staged some files) and commit (`run` describes
-    how the run was made, e.g. a rule set selection) and commit; files an earlier run generated and
-    this one did not are gone; the run's `stamp` (key, summary) lets a rerun with the same key skip
-    everything. Kernel files whose text is None were staged by a rendering process; `done` says
-    which changed."""
+    the transaction of a run that has already staged some files) and commit. `run` describes how the
+    run was made (e.g. a rule set selection); files an earlier run generated and this one did not are
+    gone; the run's `stamp` (key, summary) lets a rerun with the same key skip everything. Kernel files
+    whose text is None were staged by a rendering process; `done` says which changed."""
     per_run = run_files(kernels, chunk_size)
     paths = [path for k in kernels for path, _ in k.files] + [path for path, _ in per_run]
     cmake = kernels_cmake([p for k in kernels for p, _ in k.files if p.endswith(".cpp")],
@@ -117,10 +117,10 @@ def write_outputs(kernels: Sequence[EmittedKernel], out: Path | Transaction, *, 
         ],
         **({"run": dict(run)} if run else {}),
     }
-    def transform(path: str, text: str) -> str:
+
+    def formatted(path: str, text: str) -> str:
         return clang_format(text, assume_filename=path) if path.endswith((".hpp", ".cpp")) else text
 
-    if not isinstance(out, Transaction):
-        with Transaction(out) as tx:
-            return write_tree(files, manifest, tx, transform if format else None, stamp, done or {})
-    return write_tree(files, manifest, out, transform if format else None, stamp, done or {})
+    transform = formatted if format else None
+    with nullcontext(out) if isinstance(out, Transaction) else Transaction(out) as tx:
+        return write_tree(files, manifest, tx, transform, stamp, done)

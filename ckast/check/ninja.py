@@ -47,17 +47,19 @@ def write_ninja(headers: Sequence[Path], toolchain: Toolchain, entry_points: Cal
     outputs = []
     for i, header in enumerate(resolved):
         tu = tus / f"{i}-{header.stem}.cpp"
-        text = wrapper_tu(header.name, entry_points(header))
-        if not tu.is_file() or tu.read_text() != text:
-            tu.write_text(text)
+        _write_if_changed(tu, wrapper_tu(header.name, entry_points(header)))
         out = tu.with_suffix(suffix)
         outputs.append(out)
         lines += [f"build {_path(out)}: check {_path(tu)}", f"  header = {_escape(str(header))}"]
     lines += ["", "build all: phony " + " ".join(_path(o) for o in outputs), "default all"]
-    text = "\n".join(lines) + "\n"
-    if not ninja_file.is_file() or ninja_file.read_text() != text:
-        ninja_file.write_text(text)
+    _write_if_changed(ninja_file, "\n".join(lines) + "\n")
     return outputs
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    """Keep an unchanged file's mtime, so Ninja reruns nothing for it."""
+    if not path.is_file() or path.read_text() != text:
+        path.write_text(text)
 
 
 def _arg(arg: str) -> str:

@@ -75,6 +75,10 @@ class Knob:
     def default_for(self, resolved: Config) -> Any:
         return self.default(resolved) if callable(self.default) else self.default
 
+    def held(self, value: Any, resolved: Config) -> Any:
+        """What a config holds for a given (valid) `value`: the default where the knob is inert."""
+        return self.default_for(resolved) if self.inert is not None and self.inert(resolved) else value
+
     def choices_for(self, resolved: Config) -> tuple[Any, ...] | None:
         return self.choices(resolved) if callable(self.choices) else self.choices
 

@@ -194,7 +194,7 @@ def _resolve(knobs: tuple[Knob, ...], obj: Mapping[str, Any], defaults: Mapping[
             if value.__class__ is knob.type and (knob.minimum is None or value >= knob.minimum):
                 choices = knob.choices(resolved) if callable(knob.choices) else knob.choices
                 if choices is None or value in choices:
-                    resolved[name] = value if knob.inert is None or not knob.inert(resolved) else knob.default_for(resolved)
+                    resolved[name] = value if knob.inert is None else knob.held(value, resolved)
                     continue
             problem = _check(knob, value, resolved)
         except KeyError:
@@ -202,7 +202,7 @@ def _resolve(knobs: tuple[Knob, ...], obj: Mapping[str, Any], defaults: Mapping[
         if problem:
             problems[name] = problem
         else:
-            resolved[name] = value if knob.inert is None or not knob.inert(resolved) else knob.default_for(resolved)
+            resolved[name] = value if knob.inert is None else knob.held(value, resolved)
 
 
 def _check(knob: Knob, value: Any, resolved: Config) -> str | None:

@@ -181,7 +181,8 @@ class Transaction:
 
     def _error(self, exc: OSError) -> OutputError:
         where = f" ({exc.filename})" if exc.filename else ""
-        return OutputError(f"{self.shown}: {exc.strerror or exc}{where}; the directory is unchanged")
+        state = "the new tree is in place" if self.committed else "the directory is unchanged"
+        return OutputError(f"{self.shown}: {exc.strerror or exc}{where}; {state}")
 
 
 def remove_leftovers(out_dir: Path) -> None:
