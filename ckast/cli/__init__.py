@@ -1,0 +1,31 @@
+"""The `ckast` command line: one module per command group, each importing what it runs inside its
+commands, so that starting the CLI imports click and nothing else of weight."""
+
+from __future__ import annotations
+
+import warnings
+
+import click
+
+from . import api, check, emit, library
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from ckast import __version__
+
+    click.echo(f"ckast, version {__version__}", color=ctx.color)
+    ctx.exit()
+
+
+@click.group()
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and exit.")
+def main() -> None:
+    """Generate CK Tile kernel-instance C++ from kernel configs."""
+    warnings.formatwarning = lambda message, *_args, **_kw: f"warning: {message}\n"
+
+
+for command in (emit.emit, check.check, check.jit, library.generate, library.list_, library.explain, api.api):
+    main.add_command(command)

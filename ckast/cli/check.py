@@ -1,0 +1,89 @@
+"""`ckast check` (real compiles against CK Tile) and `ckast jit` (in-process, against the host model)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .common import LazyChoice, profile_names
+
+
+@click.command()
+@click.option("--compile", "headers", required=True, multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="Emitted header to compile (repeatable).")
+@click.argument("more", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.option("--ck-include", type=click.Path(path_type=Path), default=None,
+              help="CK include root (default: $CK_TILE_INCLUDE, ROCm, or the amd-aiter wheel's CK, downloaded once).")
+@click.option("--arch", default="gfx942", show_default=True, help="Offload architecture.")
+@click.option("--codegen", is_flag=True, help="Run the full backend (-O3 -S) instead of -fsyntax-only.")
+@click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(1), help="Parallel compiles.")
+@click.option("--ninja", "ninja_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the checks as a Ninja build file (run it with ninja -f FILE) instead of compiling.")
+@click.option("--launcher", default="", help="With --ninja: command each compile runs through (e.g. ccache).")
+def check(headers: tuple[Path, ...], more: tuple[Path, ...], ck_include: Path | None, arch: str,
+          codegen: bool, jobs: int, ninja_file: Path | None, launcher: str) -> None:
+    """Compile emitted headers device-only against real CK Tile; print PASS/FAIL, time, peak memory."""
+    from ckast.check import Toolchain, ToolchainError, check_headers
+    from ckast.output import entry_points_for
+
+    try:
+        toolchain = Toolchain.discover(ck_include=ck_include, arch=arch)
+    except ToolchainError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+
+    if ninja_file is not None:
+        from ckast.check.ninja import write_ninja
+
+        outputs = write_ninja([*headers, *more], toolchain, entry_points_for, ninja_file,
+                              mode="codegen" if codegen else "syntax", launcher=launcher)
+        click.echo(f"{ninja_file}: {len(outputs)} checks; run: ninja -f {ninja_file} -j {jobs}")
+        return
+
+    def report(result) -> None:
+        click.echo(result.line())
+        for error in result.errors:
+            click.echo(f"    {error}")
+
+    results = check_headers([*headers, *more], toolchain, entry_points_for,
+                            mode="codegen" if codegen else "syntax", parallel=jobs, on_result=report)
+    failed = sum(not r.passed for r in results)
+    click.echo(f"{len(results) - failed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--ck-api", type=LazyChoice(profile_names), default=None,
+              help="CK API profile (default: each file's manifest entry, a _<profile>.hpp suffix, or ck-2025.11).")
+def jit(paths: tuple[Path, ...], ck_api: str | None) -> None:
+    """JIT-compile emitted files in-process (cppyy) against ckast's host model of CK Tile.
+
+    One line per file (PASS with the time, or FAIL followed by the compiler's diagnostics); exit status 1
+    if any failed.
+    """
+    import time
+
+    from ckast.testing import JitError, JitUnavailable, jit_header, profile_of
+
+    failed = 0
+    for path in paths:
+        profile = ck_api or profile_of(path)
+        start = time.perf_counter()
+        try:
+            jit_header(path, profile)
+        except JitUnavailable as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+        except JitError as exc:
+            failed += 1
+            click.echo(f"FAIL {path} [{profile}]")
+            for line in str(exc).splitlines():
+                click.echo(f"    {line}")
+            continue
+        click.echo(f"PASS {path} [{profile}] {(time.perf_counter() - start) * 1e3:.0f} ms")
+    click.echo(f"{len(paths) - failed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+

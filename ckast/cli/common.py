@@ -1,0 +1,154 @@
+"""What the commands share: lazily loaded option choices, the selection options, and how a command
+reports bad input (exit 2) or a failure that is not the input's (exit 1)."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+EXIT_BAD_INPUT = 2
+
+# Defining the command line imports nothing but click: the names the options offer (rule sets, archs,
+# API profiles) and ckast's version are loaded when a command, its --help or --version needs them, and each
+# command imports what it runs inside its body.
+
+
+class LazyChoice(click.Choice):
+    """click.Choice (same validation, messages, help and completion) whose choices are loaded on first use."""
+
+    def __init__(self, load: Callable[[], Iterable[str]]) -> None:
+        # click.Choice.__init__ would store the choices; `choices` is computed on first use instead.
+        self._load = load
+        self.case_sensitive = True
+
+    @functools.cached_property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+        return tuple(self._load())
+
+
+class LazyDefaultOption(click.Option):
+    """An option whose default is a function (importing where the value lives), shown by --help as the value
+    itself, like a plain default, instead of click's "(dynamic)"."""
+
+    def get_default(self, ctx: click.Context, call: bool = True) -> Any:
+        return super().get_default(ctx, call=True)
+
+
+def rule_set_names() -> tuple[str, ...]:
+    from ckast.library import rule_set_names
+
+    return rule_set_names()
+
+
+def arch_names() -> tuple[str, ...]:
+    from ckast.arch import ARCH_NAMES
+
+    return ARCH_NAMES
+
+
+def profile_names() -> tuple[str, ...]:
+    from ckast.catalog import profile_names
+
+    return profile_names()
+
+
+def default_profile() -> str:
+    from ckast.catalog import DEFAULT_PROFILE
+
+    return DEFAULT_PROFILE
+
+
+def tree_profile(ck_include: Path, requested: str | None) -> str:
+    """The API profile of the CK tree (`requested` must match it). None matching is bad input (exit 2, the
+    mismatch table on stderr); a missing clang, HIP or libclang exits 1."""
+    from ckast.api import ProfileMismatch, profile_for_tree
+
+    try:
+        return api_run(lambda: profile_for_tree(ck_include, requested))
+    except ProfileMismatch as exc:
+        bad_input(str(exc).splitlines())
+
+
+def wait_message(message: str) -> None:
+    click.echo(f"ckast: {message}", err=True)
+
+
+def fail(exc: Exception) -> NoReturn:
+    """A problem that is not the input's (the output directory, the environment): one line, exit 1."""
+    click.echo(f"ckast: {exc}", err=True)
+    sys.exit(1)
+
+
+def selection_options(f):
+    """--rule-set, --arch, --datatype, --ndim, --variant, --ck-api and --builder-conf."""
+    for option in reversed((
+        click.option("--rule-set", type=LazyChoice(rule_set_names), help="Named rule set of the library."),
+        click.option("--arch", type=LazyChoice(arch_names), help="Target architecture of the library."),
+        click.option("--datatype", "datatypes", multiple=True, help="Only these datatypes (repeatable; default: all)."),
+        click.option("--ndim", "ndims", multiple=True, type=int, help="Only these spatial ranks (repeatable; default: 2 and 3)."),
+        click.option("--variant", "variants", multiple=True, help="Only these variants (repeatable; default: all)."),
+        click.option("--ck-api", cls=LazyDefaultOption, type=LazyChoice(profile_names), default=default_profile,
+                     show_default=True, help="CK API profile the library is built for."),
+        click.option("--builder-conf", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+                     help="Directory of CK Builder instance .conf files (rule sets profiler and tests)."),
+        click.option("--config", "configs", multiple=True, type=click.Path(path_type=Path),
+                     help="Take the candidates from a config file (ckast's or CK's formats) instead of a rule set "
+                          "(repeatable)."),
+    )):
+        f = option(f)
+    return f
+
+
+def make_selection(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs):
+    """The library request of the selection options, or exit 2 if it lacks a rule set or an arch."""
+    from ckast.library.selection import Selection
+
+    if not configs and (not rule_set or not arch):
+        bad_input(["a library needs --rule-set and --arch (or --config FILE)"])
+    return Selection(rule_set or "", arch or "", ck_api, tuple(datatypes), tuple(ndims), tuple(variants),
+                     builder_conf, tuple(configs))
+
+
+def build_library(selection):
+    """Build the selected library, or exit 2 naming what is wrong with the selection."""
+    from ckast.library import SelectionError, build
+
+    try:
+        return build(selection)
+    except SelectionError as exc:
+        bad_input(str(exc).splitlines())
+
+
+def load_library(*options):
+    return build_library(make_selection(*options))
+
+
+def bad_input(lines: list[str]) -> NoReturn:
+    """Problems with the input: one line each, exit 2 (nothing written)."""
+    for line in lines:
+        click.echo(line, err=True)
+    sys.exit(EXIT_BAD_INPUT)
+
+
+def counts_line(counts) -> str:
+    return f"{counts['proposed']} proposed, {counts['refused']} refused, {counts['merged']} merged"
+
+
+def api_run(run: Callable[[], Any]) -> Any:
+    """`run()`, with an unknown profile as bad input (exit 2) and a missing tool or tree as exit 1."""
+    from ckast.api import ApiUnavailable
+    from ckast.catalog import CatalogError
+    from ckast.check import ToolchainError
+
+    try:
+        return run()
+    except CatalogError as exc:
+        bad_input([f"error: {exc}"])
+    except (ApiUnavailable, ToolchainError) as exc:
+        fail(exc)
+

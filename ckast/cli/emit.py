@@ -1,0 +1,77 @@
+"""`ckast emit`: config files -> one run of kernels in an output directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import LazyChoice, bad_input, fail, profile_names, tree_profile, wait_message
+
+
+@click.command()
+@click.option("--config", "config_path", required=True, type=click.Path(path_type=Path), help="JSON kernel config.")
+@click.argument("more", nargs=-1, type=click.Path(path_type=Path))
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory.")
+@click.option("--ck-api", type=LazyChoice(profile_names), default=None,
+              help="CK API profile for kernels whose config does not set ck_api.")
+@click.option("--format/--no-format", "run_format", default=False, help="Also run the pinned clang-format.")
+@click.option("--chunk-size", type=click.IntRange(min=1), default=25, show_default=True,
+              help="Grouped-conv kernels per registration translation unit.")
+@click.option("--ck-include", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="CK include tree the kernels are for: its API profile (see `ckast api detect`) becomes the "
+                   "default ck_api, and every kernel's ck_api must be it.")
+def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str | None, run_format: bool,
+         chunk_size: int, ck_include: Path | None) -> None:
+    """Validate CONFIG (and MORE config files) and write the kernels of all of them as one run into OUTPUT.
+
+    Invalid input: one line per problem on stderr, exit status 2, nothing written.
+    """
+    from ckast.output import stamp
+
+    if ck_include is not None:
+        ck_api = tree_profile(ck_include, ck_api)
+    paths = (config_path, *more)
+    key = stamp.run_key({"command": "emit", "configs": stamp.files_digest(paths), "ck_api": ck_api,
+                         "format": run_format, "chunk_size": chunk_size})
+    last = stamp.up_to_date(out_dir, key)
+    if last is not None:
+        click.echo(f"{last['kernels']} kernels -> {out_dir}: 0 files written, {last['files']} unchanged, 0 removed "
+                   "(up to date)")
+        return
+
+    from ckast.config import ConfigError, load_file
+    from ckast.emit import render, write_outputs
+
+    problems: list[str] = []
+    kernels = []
+    for path in paths:
+        try:
+            loaded = load_file(path, defaults={"ck_api": ck_api} if ck_api else None)
+        except ConfigError as exc:
+            problems += exc.lines()
+            continue
+        kernels += loaded
+        if ck_include is not None:
+            problems += [f"{path}: {k.path}.ck_api: {k.config.ck_api} is not the API profile of --ck-include "
+                         f"{ck_include} ({ck_api})" for k in loaded if k.config.ck_api != ck_api]
+    if not problems:
+        try:
+            emitted = render(kernels)
+        except ConfigError as exc:
+            problems += ConfigError(exc.issues, ", ".join(map(str, paths))).lines()
+    if problems:
+        bad_input(problems)
+    from ckast.output import OutputError, Transaction
+
+    try:
+        with Transaction(out_dir, on_wait=wait_message) as tx:
+            stats = write_outputs(emitted, tx, format=run_format, chunk_size=chunk_size,
+                                  stamp=(key, {"kernels": len(emitted)}))
+    except OutputError as exc:
+        fail(exc)
+    click.echo(
+        f"{len(emitted)} kernels -> {out_dir}: {stats['written']} files written, "
+        f"{stats['unchanged']} unchanged, {stats['removed']} removed"
+    )
+

@@ -1,0 +1,162 @@
+"""Library commands: `ckast generate`, `ckast list` and `ckast explain`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .common import (bad_input, build_library, counts_line, fail, load_library, make_selection, selection_options,
+                     tree_profile, wait_message)
+
+
+@click.command()
+@selection_options
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Rendering processes (default: cores).")
+@click.option("--chunk-size", type=click.IntRange(min=1), default=25, show_default=True,
+              help="Grouped-conv kernels per registration translation unit.")
+@click.option("--ck-include", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="CK include tree the library is for: its API profile (see `ckast api detect`) replaces the "
+                   "default --ck-api; a --ck-api given must match it.")
+def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, out_dir, jobs, chunk_size,
+             ck_include):
+    """Write a whole kernel library: every accepted config of a rule set (or of --config files).
+
+    Per kernel a header, a one-line TU and a dispatcher wrapper; per run the registration and
+    manifest.json. Files are written only when they change; files of an earlier run into the same
+    directory that this run does not produce are removed. Output is byte-identical for every -j.
+    Refused configs are counted here and listed by `ckast list --rejected` with the same options.
+
+    \b
+    Examples:
+      ckast generate --rule-set tiny --arch gfx942 -o lib/
+      ckast generate --rule-set full --arch gfx942 --datatype fp16 --ndim 2 -o lib/ -j 2
+      ckast generate --config examples/ck/gemm_default_config.json -o lib/
+    """
+    import time
+
+    from ckast.output.stamp import up_to_date
+
+    start = time.perf_counter()
+    if ck_include is not None:
+        given = click.get_current_context().get_parameter_source("ck_api") == click.core.ParameterSource.COMMANDLINE
+        ck_api = tree_profile(ck_include, ck_api if given else None)
+    selection = make_selection(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs)
+    key = selection.run_key(chunk_size)
+    last = up_to_date(out_dir, key)
+    if last is not None:
+        click.echo(f"{last['kernels']} kernels ({counts_line(last)}) -> {out_dir}: 0 files written, {last['files']} "
+                   f"unchanged, 0 removed in {time.perf_counter() - start:.1f} s (up to date)")
+        return
+
+    from ckast.config import ConfigError
+    from ckast.emit import write_outputs
+    from ckast.library.generate import default_jobs, render_into
+
+    library = build_library(selection)
+    kernels = library.kernels()
+    counts = {"proposed": len(library.entries), "refused": len(library.refused),
+              "merged": len(library.with_status("merged"))}
+    if not kernels and configs:  # the user's own configs, all refused: bad input, reported as emit does
+        bad_input(ConfigError([i for e in library.refused for i in e.issues]).lines())
+    if not kernels:
+        click.echo(f"nothing to generate ({counts_line(counts)}); see `ckast list --rejected`", err=True)
+        sys.exit(1)
+    from ckast.output import OutputError, Transaction
+
+    try:
+        with Transaction(out_dir, on_wait=wait_message) as tx:
+            if sys.stderr.isatty():
+                with click.progressbar(length=len(kernels), label="rendering", file=sys.stderr) as bar:
+                    emitted, done = render_into(kernels, tx.stage, jobs or default_jobs(), progress=bar.update)
+            else:
+                emitted, done = render_into(kernels, tx.stage, jobs or default_jobs())
+            stats = write_outputs(emitted, tx, chunk_size=chunk_size, run=selection.as_dict(),
+                                  stamp=(key, {"kernels": len(emitted), **counts}), done=done)
+    except ConfigError as exc:
+        click.echo("\n".join(exc.lines()), err=True)
+        sys.exit(1)
+    except OutputError as exc:
+        fail(exc)
+    click.echo(f"{len(emitted)} kernels ({counts_line(counts)}) -> {out_dir}: {stats['written']} files written, "
+               f"{stats['unchanged']} unchanged, {stats['removed']} removed in {time.perf_counter() - start:.1f} s")
+
+
+@click.command("list")
+@selection_options
+@click.option("--names", is_flag=True, help="Print the accepted kernel names, one per line.")
+@click.option("--rejected", is_flag=True, help="Print every refused config with its rule ids, grouped by rule.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (counts, and names or rejected when asked).")
+def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, names, rejected, as_json):
+    """What a rule set yields for a selection: counts per variant, datatype and rank.
+
+    \b
+    Examples:
+      ckast list --rule-set full --arch gfx942 --datatype fp16 --ndim 2
+      ckast list --rule-set full --arch gfx942 --ck-api ck-2025.11 --rejected
+      ckast list --rule-set tiny --arch gfx942 --names
+    """
+    import json
+
+    from ckast.library import listing
+
+    library = load_library(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs)
+    if as_json:
+        click.echo(json.dumps(listing.as_json(library, names=names, rejected=rejected), indent=2))
+        return
+    lines = listing.names(library) if names else listing.table(library)
+    if rejected:
+        lines += listing.rejected(library)
+    click.echo("\n".join(lines))
+
+
+@click.command()
+@click.argument("target")
+@selection_options
+@click.option("--dot", "dot_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the kernel's IR graph as Graphviz DOT.")
+def explain(target, rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, dot_file):
+    """Why a config is accepted or refused: every rule with PASS/FAIL/SKIP, and its IR graph.
+
+    TARGET is a config file holding one kernel, or a kernel name from `ckast list --names`
+    (then give the same --rule-set/--arch selection).
+
+    \b
+    Examples:
+      ckast explain examples/gemm_standard.json
+      ckast explain grouped_conv_fp16_nhwgc_forward_gfx942_..._1a2b3c4d5e --rule-set tiny --arch gfx942
+      ckast explain cfg.json --dot graph.dot
+    """
+    from ckast import explain as ex
+    from ckast.config import ConfigError, kernel_objects, read_json, resolve_kernel
+    from ckast.lower.identity import kernel_name
+
+    path = Path(target)
+    if path.is_file():
+        try:
+            objects = kernel_objects(read_json(path))
+        except ConfigError as exc:
+            bad_input(exc.lines())
+        if len(objects) != 1:
+            bad_input([f"{path}: holds {len(objects)} kernels; explain takes one"])
+        where, obj = objects[0]
+        resolved = resolve_kernel(obj, where, {"ck_api": ck_api})
+        if resolved.config is None:
+            bad_input([issue.line(str(path)) for issue in resolved.issues])
+        config, issues, origin = resolved.config, resolved.issues, str(path)
+    else:
+        library = load_library(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs)
+        found = [e for e in library.entries if e.name == target]
+        if not found:
+            bad_input([f"no config of this selection is named {target!r} (see `ckast list --names`)"])
+        config, issues, origin = found[0].config, found[0].issues, found[0].candidate.origin
+    click.echo("\n".join(ex.report(config, issues, origin)))
+    if dot_file:
+        graph = ex.build_graph(config)
+        if graph is None:
+            bad_input(["--dot: the config is refused, so it has no graph"])
+        dot_file.write_text(ex.dot(graph, kernel_name(config)))
+
+

@@ -1,0 +1,218 @@
+"""Problems a kernel is selected for: a GEMM (M, N, K, k_batch) or a grouped convolution.
+
+Datatype and layout come from the library's kernels, not from the problem. A problem is read from
+`key=value` pairs (the command line's `--problem "M=4096,N=4096,K=4096"`, a CSV row, a JSON object)
+by `gemm_problem` / `conv_problem`; a bad one raises `ProblemError` naming the field.
+
+Convolution fields use CK's spellings (those of its heuristics' benchmark tables):
+`N, C, K, G` (C and K per group), input `Di, Hi, Wi`, filter `Z, Y, X`, `stride_{d,h,w}`,
+`dilation_{d,h,w}`, `pad_{d,h,w}` (both sides), or `left_pad_*` / `right_pad_*` for one side. The
+spatial rank is taken from the fields given (W only: 1-D; H and W: 2-D; D, H and W: 3-D), or from
+`ndim`. `direction` is forward (default), bwd_data or bwd_weight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+INT_MAX = 2**31 - 1
+"""Every size is a CK `index_t` (int32)."""
+
+DIRECTIONS = ("forward", "bwd_data", "bwd_weight")
+AXES = ("d", "h", "w")
+"""Spatial axes, outermost first; a 2-D problem has h and w, a 1-D one w."""
+_INPUT = {"d": "Di", "h": "Hi", "w": "Wi"}
+_FILTER = {"d": "Z", "h": "Y", "w": "X"}
+
+
+class ProblemError(ValueError):
+    """A problem that cannot be served: `field` names what is wrong (`where` is e.g. `problems.csv:3`)."""
+
+    def __init__(self, field: str, message: str, where: str = "") -> None:
+        self.field, self.where = field, where
+        super().__init__(f"{where + ': ' if where else ''}{field}: {message}")
+
+
+@attrs.frozen
+class GemmProblem:
+    """C[M, N] = A[M, K] x B[K, N], K split `k_batch` ways."""
+
+    M: int
+    N: int
+    K: int
+    k_batch: int = 1
+
+    kind = "gemm"
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.M * self.N * self.K
+
+
+@attrs.frozen
+class ConvProblem:
+    """A grouped convolution: G groups, N images, C input and K output channels per group; spatial
+    tuples are outermost first (d, h, w), `ndim` entries each."""
+
+    direction: str
+    G: int
+    N: int
+    C: int
+    K: int
+    input: tuple[int, ...]
+    filter: tuple[int, ...]
+    stride: tuple[int, ...]
+    dilation: tuple[int, ...]
+    left_pad: tuple[int, ...]
+    right_pad: tuple[int, ...]
+    k_batch: int = 1
+
+    kind = "grouped_conv"
+
+    @property
+    def ndim(self) -> int:
+        return len(self.filter)
+
+    @property
+    def output(self) -> tuple[int, ...]:
+        """Output lengths, as CK's ConvParam computes them."""
+        return tuple((i + lp + rp - (d * (f - 1) + 1)) // s + 1 for i, f, s, d, lp, rp in
+                     zip(self.input, self.filter, self.stride, self.dilation, self.left_pad, self.right_pad))
+
+    @property
+    def gemm(self) -> tuple[int, int, int]:
+        """The implicit GEMM's (M, N, K) of the forward convolution: N x output volume, K, C x filter volume
+        (per group)."""
+        return self.N * _product(self.output), self.K, self.C * _product(self.filter)
+
+    @property
+    def flops(self) -> int:
+        m, n, k = self.gemm
+        return 2 * self.G * m * n * k
+
+
+Problem = GemmProblem | ConvProblem
+
+
+def gemm_problem(fields: Mapping[str, Any], where: str = "") -> GemmProblem:
+    """A GEMM problem from `M, N, K` and optionally `k_batch` (alias `split_k`)."""
+    fields = _aliased(fields, {"split_k": "k_batch"}, where)
+    _known(fields, {"M", "N", "K", "k_batch"}, where)
+    size = {f: _int(fields, f, where) for f in ("M", "N", "K")}
+    return GemmProblem(**size, k_batch=_int(fields, "k_batch", where, default=1))
+
+
+def conv_problem(fields: Mapping[str, Any], where: str = "") -> ConvProblem:
+    """A grouped-conv problem from CK's spellings (see the module docstring)."""
+    fields = dict(fields)
+    axes = _axes(fields, where)
+    per_axis = {name.format(a) for a in AXES for name in
+                ("stride_{}", "dilation_{}", "pad_{}", "left_pad_{}", "right_pad_{}")}
+    _known(fields, {"direction", "ndim", "G", "N", "C", "K", "k_batch", *_INPUT.values(), *_FILTER.values(), *per_axis},
+           where)
+    direction = str(fields.get("direction", "forward"))
+    if direction not in DIRECTIONS:
+        raise ProblemError("direction", f"{direction!r} is not one of {', '.join(DIRECTIONS)}", where)
+    for a in AXES:
+        if a not in axes:
+            given = [f for f in fields if f.endswith(f"_{a}") or f in (_INPUT[a], _FILTER[a])]
+            if given:
+                raise ProblemError(given[0], f"axis {a} is not in a {len(axes)}-D problem", where)
+        elif f"pad_{a}" in fields and (f"left_pad_{a}" in fields or f"right_pad_{a}" in fields):
+            raise ProblemError(f"pad_{a}", f"give pad_{a} or left_pad_{a}/right_pad_{a}, not both", where)
+
+    def spatial(name: str, default: int | None, minimum: int) -> tuple[int, ...]:
+        return tuple(_int(fields, name.format(a), where, default, minimum) for a in axes)
+
+    def pad(side: str) -> tuple[int, ...]:
+        return tuple(_int(fields, f"{side}_pad_{a}", where, _int(fields, f"pad_{a}", where, 0, 0), 0) for a in axes)
+
+    problem = ConvProblem(
+        direction, *(_int(fields, f, where) for f in ("G", "N", "C", "K")),
+        input=tuple(_int(fields, _INPUT[a], where) for a in axes),
+        filter=tuple(_int(fields, _FILTER[a], where) for a in axes),
+        stride=spatial("stride_{}", 1, 1), dilation=spatial("dilation_{}", 1, 1),
+        left_pad=pad("left"), right_pad=pad("right"), k_batch=_int(fields, "k_batch", where, 1))
+    for a, out in zip(axes, problem.output):
+        if out < 1:
+            raise ProblemError(_INPUT[a], f"the output length along {a} comes out {out} (< 1): the filter with its "
+                                          "dilation does not fit the padded input", where)
+    for name, value in (("N x output", problem.gemm[0]), ("C x filter", problem.gemm[2]),
+                        ("G x N x C x input", problem.G * problem.N * problem.C * _product(problem.input))):
+        if value > INT_MAX:
+            raise ProblemError(name.split()[0], f"{name} is {value}, beyond CK's index_t ({INT_MAX})", where)
+    return problem
+
+
+def parse_pairs(text: str, where: str = "--problem") -> dict[str, str]:
+    """`"M=4096,N=4096,K=4096"` -> {"M": "4096", ...}; a pair without `=` or a repeated key is refused."""
+    pairs: dict[str, str] = {}
+    for item in filter(None, (p.strip() for p in text.split(","))):
+        key, eq, value = (s.strip() for s in item.partition("="))
+        if not eq or not key:
+            raise ProblemError(item, "expected key=value", where)
+        if key in pairs:
+            raise ProblemError(key, "given twice", where)
+        pairs[key] = value
+    return pairs
+
+
+def _axes(fields: Mapping[str, Any], where: str) -> tuple[str, ...]:
+    if "ndim" in fields:
+        ndim = _int(fields, "ndim", where)
+        if ndim > 3:
+            raise ProblemError("ndim", f"{ndim} is not 1, 2 or 3", where)
+        return AXES[3 - ndim:]
+    given = [a for a in AXES if _INPUT[a] in fields or _FILTER[a] in fields]
+    if not given:
+        raise ProblemError("Wi", "missing (a convolution needs its input and filter sizes)", where)
+    return AXES[AXES.index(given[0]):]
+
+
+def _aliased(fields: Mapping[str, Any], aliases: Mapping[str, str], where: str) -> dict[str, Any]:
+    out = dict(fields)
+    for alias, name in aliases.items():
+        if alias in out:
+            if name in out:
+                raise ProblemError(alias, f"give {alias} or {name}, not both", where)
+            out[name] = out.pop(alias)
+    return out
+
+
+def _known(fields: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    for name in fields:
+        if name not in allowed:
+            raise ProblemError(name, f"unknown field; allowed: {', '.join(sorted(allowed))}", where)
+
+
+def _int(fields: Mapping[str, Any], name: str, where: str, default: int | None = None, minimum: int = 1) -> int:
+    """Field `name` as an int in [minimum, INT_MAX]; missing: `default`, or refused when there is none."""
+    value = fields.get(name)
+    if value is None or value == "":
+        if default is None:
+            raise ProblemError(name, "missing", where)
+        return default
+    if isinstance(value, bool):
+        raise ProblemError(name, f"{value!r} is not an integer", where)
+    if isinstance(value, str):
+        try:
+            value = int(value.strip())
+        except ValueError:
+            raise ProblemError(name, f"{value!r} is not an integer", where) from None
+    elif isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int):
+        raise ProblemError(name, f"{value!r} is not an integer", where)
+    if not minimum <= value <= INT_MAX:
+        raise ProblemError(name, f"{value} is out of range [{minimum}, {INT_MAX}]", where)
+    return value
+
+
+def _product(values: tuple[int, ...]) -> int:
+    out = 1
+    for v in values:
+        out *= v
+    return out
