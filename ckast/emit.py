@@ -94,6 +94,16 @@ def run_files(kernels: Sequence[EmittedKernel], chunk_size: int = CHUNK_SIZE) ->
     return [(path, n.to_source(file)) for path, file in files]
 
 
+def tree_files(kernels: Sequence[EmittedKernel], chunk_size: int = CHUNK_SIZE) -> list[tuple[str, str]]:
+    """Every file of a run that no single kernel owns: `run_files` and `ckast_kernels.cmake`."""
+    per_run = run_files(kernels, chunk_size)
+    paths = [path for k in kernels for path, _ in k.files] + [path for path, _ in per_run]
+    cmake = kernels_cmake([p for k in kernels for p, _ in k.files if p.endswith(".cpp")],
+                          [p for p, _ in per_run if p.endswith(".cpp")], [p for p in paths if p.endswith(".hpp")],
+                          [k.arch for k in kernels])
+    return per_run + [(CMAKE_FILE, cmake)]
+
+
 def write_outputs(kernels: Sequence[EmittedKernel], out: Path | Transaction, *, format: bool = False,
                   chunk_size: int = CHUNK_SIZE, run: Mapping[str, Any] | None = None,
                   stamp: tuple[str, Mapping[str, Any]] | None = None,
@@ -103,12 +113,7 @@ def write_outputs(kernels: Sequence[EmittedKernel], out: Path | Transaction, *, 
     run was made (e.g. a rule set selection); files an earlier run generated and this one did not are
     gone; the run's `stamp` (key, summary) lets a rerun with the same key skip everything. Kernel files
     whose text is None were staged by a rendering process; `done` says which changed."""
-    per_run = run_files(kernels, chunk_size)
-    paths = [path for k in kernels for path, _ in k.files] + [path for path, _ in per_run]
-    cmake = kernels_cmake([p for k in kernels for p, _ in k.files if p.endswith(".cpp")],
-                          [p for p, _ in per_run if p.endswith(".cpp")], [p for p in paths if p.endswith(".hpp")],
-                          [k.arch for k in kernels])
-    files = [f for k in kernels for f in k.files if f[1] is not None] + per_run + [(CMAKE_FILE, cmake)]
+    files = [f for k in kernels for f in k.files if f[1] is not None] + tree_files(kernels, chunk_size)
     manifest = {
         "kernels": [
             {"name": k.name, "header": k.header, "entry_points": [e.as_dict() for e in k.entry_points],
