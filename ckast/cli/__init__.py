@@ -7,7 +7,7 @@ import warnings
 
 import click
 
-from . import api, check, emit, library
+from . import api, check, diff, emit, library
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -27,5 +27,6 @@ def main() -> None:
     warnings.formatwarning = lambda message, *_args, **_kw: f"warning: {message}\n"
 
 
-for command in (emit.emit, check.check, check.jit, library.generate, library.list_, library.explain, api.api):
+for command in (emit.emit, check.check, check.jit, library.generate, library.list_, library.explain, diff.diff,
+                api.api):
     main.add_command(command)

@@ -1,0 +1,59 @@
+"""`ckast diff`: review the change between two libraries."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+import click
+
+from .common import selection_options
+
+EXIT_SAME, EXIT_DIFFERENT, EXIT_TROUBLE = 0, 1, 2
+
+
+@click.command("diff")
+@click.argument("old")
+@click.argument("new")
+@selection_options
+@click.option("--chunk-size", type=click.IntRange(min=1), default=25, show_default=True,
+              help="Grouped-conv kernels per registration TU, for sides rendered from a selection.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Rendering processes (default: cores).")
+@click.option("--stat", is_flag=True, help="Counts and the change groups only, no code.")
+@click.option("--json", "as_json", is_flag=True, help="Everything as JSON (one representative diff per way).")
+def diff(old, new, rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, chunk_size, jobs, stat,
+         as_json):
+    """What changed from library OLD to library NEW: kernels added, removed, renamed with identical code,
+    and changed, grouped by their config change (knob: old -> new) and, within a group, by the way their
+    code changed, each way shown by one representative unified diff.
+
+    OLD and NEW are each a generated tree (a directory with manifest.json), a config file, REV:FILE (a
+    config file at a git revision), or key=value changes to the selection options (`ck-api=ck-2026.06`).
+    Exit status: 0 same, 1 different, 2 trouble.
+
+    \b
+    Examples:
+      ckast diff lib_old/ lib_new/
+      ckast diff --rule-set full --arch gfx942 --datatype fp16 --ndim 2 ck-api=ck-2025.11 ck-api=ck-2026.06 --stat
+      ckast diff HEAD~1:configs/gemm.json configs/gemm.json
+    """
+    from ckast.library.generate import default_jobs
+    from ckast.review import Request, SideError, compare, read_side
+    from ckast.review import report
+
+    request = Request(rule_set or "", arch or "", ck_api, tuple(datatypes), tuple(ndims), tuple(variants),
+                      builder_conf, tuple(configs), chunk_size, jobs or default_jobs())
+    try:
+        result = compare(read_side(old, request), read_side(new, request))
+        if as_json:
+            lines = [report.as_json(result)]
+        else:
+            lines = report.stat_lines(result) if stat else report.text_lines(result)
+    except SideError as exc:
+        click.echo(f"ckast diff: {exc}", err=True)
+        sys.exit(EXIT_TROUBLE)
+    except Exception:  # diff's exit status 1 means "different": any other failure must not look like it
+        traceback.print_exc()
+        sys.exit(EXIT_TROUBLE)
+    click.echo("\n".join(lines))
+    sys.exit(EXIT_SAME if result.same else EXIT_DIFFERENT)
