@@ -1,0 +1,170 @@
+"""The two sides of a review: each is a whole library as files, read from an output tree or rendered
+in memory from a selection (a rule set, or config files, possibly as they were at a git revision).
+
+A side argument is read as:
+- a directory holding `manifest.json`: a generated tree;
+- `REV:PATH` where REV is a git revision: the config file PATH as it was at REV (like `git show`);
+- an existing file: a config file (ckast's or CK's formats);
+- `key=value[,key=value...]`: the shared selection options with these changed (`ck-api=ck-2026.06`,
+  `rule-set=full`, `arch=gfx950`, `datatype=fp16`, `ndim=2`, `variant=forward`, `config=FILE`; a
+  key given twice, like `datatype=fp16,datatype=bf16`, lists both).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ckast.output import MANIFEST
+
+class SideError(ValueError):
+    """A side that cannot be read (bad input: exit 2)."""
+
+
+@attrs.frozen
+class Kernel:
+    """One kernel of a side: its name, its config (knob -> value) and its files (path -> text)."""
+
+    name: str
+    config: Mapping[str, Any]
+    files: Mapping[str, str]
+
+
+@attrs.frozen
+class Side:
+    """A whole library: `kernels` by name, and the run's files no kernel owns (registration, CMake)."""
+
+    label: str
+    kernels: Mapping[str, Kernel]
+    run_files: Mapping[str, str]
+
+
+@attrs.frozen
+class Request:
+    """The shared selection options a side starts from (those of `ckast generate`)."""
+
+    rule_set: str = ""
+    arch: str = ""
+    ck_api: str = ""
+    datatypes: tuple[str, ...] = ()
+    ndims: tuple[int, ...] = ()
+    variants: tuple[str, ...] = ()
+    builder_conf: Path | None = None
+    configs: tuple[Path, ...] = ()
+    chunk_size: int = 25
+    jobs: int = 1
+
+
+_KEYS = {"rule-set": "rule_set", "arch": "arch", "ck-api": "ck_api", "datatype": "datatypes", "ndim": "ndims",
+         "variant": "variants", "config": "configs", "builder-conf": "builder_conf"}
+
+
+def read_side(text: str, request: Request) -> Side:
+    """The side named by `text` (see the module docstring); SideError if it cannot be read."""
+    path = Path(text)
+    if path.is_dir():
+        return read_tree(path)
+    if path.is_file():
+        return render_selection(attrs.evolve(request, configs=(path,)), text)
+    if "=" in text:
+        return render_selection(_override(request, text), text)
+    rev, colon, file = text.partition(":")
+    if colon and rev and file:
+        return _at_revision(rev, file, request, text)
+    raise SideError(f"{text}: not a directory, a config file, REV:FILE or key=value selection")
+
+
+def read_tree(root: Path) -> Side:
+    """A generated tree, from its manifest: each kernel's files and config, and the run files."""
+    try:
+        manifest = json.loads((root / MANIFEST).read_text())
+        entries = manifest["kernels"]
+        listed = manifest["files"]
+    except FileNotFoundError:
+        raise SideError(f"{root}: no {MANIFEST} (not a ckast output tree)") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SideError(f"{root}/{MANIFEST}: unreadable manifest ({exc})") from None
+
+    def text(rel: str) -> str:
+        try:
+            return (root / rel).read_text()
+        except OSError as exc:
+            raise SideError(f"{root}: {rel} is listed in the manifest but cannot be read ({exc.strerror})") from None
+
+    kernels = {e["name"]: Kernel(e["name"], e["config"], {p: text(p) for p in e["files"]}) for e in entries}
+    owned = {p for k in kernels.values() for p in k.files}
+    run_files = {p: text(p) for p in listed if p not in owned}  # the manifest does not list itself
+    return Side(str(root), kernels, run_files)
+
+
+def render_selection(request: Request, label: str) -> Side:
+    """Build the selection's library and render it in memory, as `ckast generate` would write it."""
+    from ckast.config import ConfigError
+    from ckast.emit import tree_files
+    from ckast.library import SelectionError, build
+    from ckast.library.generate import render_all
+    from ckast.library.selection import Selection
+
+    if not request.configs and (not request.rule_set or not request.arch):
+        raise SideError(f"{label}: a selection needs a rule set and an arch (--rule-set, --arch) or a config file")
+    selection = Selection(request.rule_set, request.arch, request.ck_api, request.datatypes, request.ndims,
+                          request.variants, request.builder_conf, request.configs)
+    try:
+        library = build(selection)
+        emitted = render_all(library.kernels(), request.jobs)
+    except SelectionError as exc:
+        raise SideError(f"{label}: {exc}") from None
+    except ConfigError as exc:
+        raise SideError("\n".join(exc.lines())) from None
+    kernels = {k.name: Kernel(k.name, k.config, dict(k.files)) for k in emitted}
+    return Side(label, kernels, dict(tree_files(emitted, request.chunk_size)))
+
+
+def _override(request: Request, text: str) -> Request:
+    changes: dict[str, Any] = {}
+    for item in text.split(","):
+        key, eq, value = item.partition("=")
+        field = _KEYS.get(key.strip())
+        if not eq or field is None:
+            raise SideError(f"{text}: {item!r} is not key=value with a key of: {', '.join(_KEYS)}")
+        value = value.strip()
+        if field in ("datatypes", "variants", "ndims", "configs"):
+            item_value: Any = int(value) if field == "ndims" and value.isdigit() else value
+            if field == "ndims" and not isinstance(item_value, int):
+                raise SideError(f"{text}: ndim={value!r} is not an integer")
+            if field == "configs":
+                item_value = Path(value)
+            changes[field] = (*changes.get(field, ()), item_value)
+        elif field == "builder_conf":
+            changes[field] = Path(value)
+        else:
+            changes[field] = value
+    return attrs.evolve(request, **changes)
+
+
+def _at_revision(rev: str, file: str, request: Request, label: str) -> Side:
+    """The config file as it was at git revision `rev` (relative to the current directory, as `git show`
+    reads `REV:./FILE`), rendered like a config file."""
+    try:
+        blob = subprocess.run(["git", "show", f"{rev}:./{file}" if not file.startswith("/") else f"{rev}:{file}"],
+                              capture_output=True, check=True).stdout
+    except FileNotFoundError:
+        raise SideError(f"{label}: git is not installed") from None
+    except subprocess.CalledProcessError as exc:
+        message = exc.stderr.decode(errors="replace").strip().splitlines()
+        raise SideError(f"{label}: {message[-1] if message else 'git show failed'}") from None
+    with tempfile.TemporaryDirectory(prefix="ckast-diff-") as tmp:
+        copy = Path(tmp, label.replace(os.sep, "_"))
+        copy.write_bytes(blob)
+        try:
+            side = render_selection(attrs.evolve(request, configs=(copy,)), label)
+        except SideError as exc:
+            raise SideError(str(exc).replace(str(copy), label)) from None
+    return side
