@@ -74,7 +74,7 @@ def test_text_report_shows_one_diff_per_way(configs):
     assert "-- way 1 of 1: 2 kernels changed as" in text
     ways = text.split("\n-- way ")[1:]  # the ck_api way and the persistent way, each with its diff
     assert len(ways) == 2 and all("\n--- a/" in way for way in ways)
-    assert "== added: 1 kernels" in text and "== removed: 1 kernels" in text
+    assert "== added: 1 kernel\n" in text and "== removed: 1 kernel\n" in text
     # The kernel's own name is written <name> inside a diff: only real changes show.
     hunks = [line for line in text.splitlines()
              if line[:1] in ("+", "-") and not line.startswith(("---", "+++", "-- way"))]
@@ -126,7 +126,7 @@ def test_config_at_git_revision(tmp_path, monkeypatch):
     monkeypatch.chdir(repo)
     out = _diff("HEAD:cfg.json", "cfg.json")
     assert out.exit_code == 1, out.output
-    assert out.output.startswith("old: HEAD:cfg.json (2 kernels)\nnew: cfg.json (1 kernels)")
+    assert out.output.startswith("old: HEAD:cfg.json (2 kernels)\nnew: cfg.json (1 kernel)")
     assert "1 unchanged, 0 changed, 0 renamed (identical code), 0 added, 1 removed" in out.output
     missing = _diff("HEAD:nope.json", "cfg.json")
     assert missing.exit_code == 2 and "HEAD:nope.json" in missing.output
@@ -184,3 +184,11 @@ def test_trees_read_from_their_manifest(tmp_path):
     assert set(kernel.files) == {f"{kernel.name}.hpp", f"{kernel.name}.cpp",
                                  f"dispatcher_wrappers/dispatcher_wrapper_{kernel.name}.hpp"}
     assert "ckast_kernels.cmake" in side.run_files and "manifest.json" not in side.run_files
+
+
+def test_refused_configs_are_counted(tmp_path):
+    refused = _kernel(tile_m=256, tile_n=128, tile_k=64, pipeline="compv4")  # over compv4's LDS budget
+    config = _config(tmp_path / "c.json", [GEMM, refused])
+    out = _diff(str(config), str(config), "--json")
+    assert out.exit_code == 0 and json.loads(out.output)["refused"] == {"old": 1, "new": 1}
+    assert "(1 kernel, 1 config refused)" in _diff(str(config), str(config)).output

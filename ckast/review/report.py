@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from .compare import Group, LibraryDiff, unified_diff
+from .sides import Side
 
 SHOWN_NAMES = 5
 """Kernels named besides a way's representative."""
@@ -15,8 +16,8 @@ def summary(diff: LibraryDiff) -> list[str]:
     c = diff.counts()
     run = diff.run_files
     return [
-        f"old: {diff.old.label} ({c['old']} kernels)",
-        f"new: {diff.new.label} ({c['new']} kernels)",
+        f"old: {diff.old.label} ({_count(c['old'], 'kernel')}{_refused(diff.old)})",
+        f"new: {diff.new.label} ({_count(c['new'], 'kernel')}{_refused(diff.new)})",
         f"{c['unchanged']} unchanged, {c['changed']} changed, {c['renamed']} renamed (identical code), "
         f"{c['added']} added, {c['removed']} removed; run files: {len(run.changed)} changed, {len(run.added)} added, "
         f"{len(run.removed)} removed",
@@ -27,28 +28,26 @@ def stat_lines(diff: LibraryDiff) -> list[str]:
     lines = summary(diff)
     for title, groups in (("changed", diff.changed), ("renamed", diff.renamed)):
         for group in groups:
-            lines.append(f"{title} {group.count:>6}  {_knobs(group)}  ({len(group.ways)} "
-                         f"way{'s' if len(group.ways) != 1 else ''})")
+            lines.append(f"{title} {group.count:>6}  {_knobs(group)}  ({_count(len(group.ways), 'way')})")
     return lines
 
 
 def text_lines(diff: LibraryDiff) -> list[str]:
     lines = summary(diff)
     for group in diff.changed:
-        lines += ["", f"== changed: {_knobs(group)}: {group.count} kernels, {len(group.ways)} "
-                      f"way{'s' if len(group.ways) != 1 else ''}"]
+        lines += ["", f"== changed: {_knobs(group)}: {_count(group.count, 'kernel')}, {_count(len(group.ways), 'way')}"]
         for i, way in enumerate(group.ways, 1):
             old, new = way.pairs[0]
-            lines.append(f"-- way {i} of {len(group.ways)}: {len(way.pairs)} kernel{'s' if len(way.pairs) != 1 else ''} "
-                         f"changed as {old}{'' if old == new else ' -> ' + new} did")
+            lines.append(f"-- way {i} of {len(group.ways)}: {_count(len(way.pairs), 'kernel')} changed as "
+                         f"{old}{'' if old == new else ' -> ' + new} did")
             lines += _others(way.pairs)
             lines += unified_diff(diff.old.kernels[old], diff.new.kernels[new])
     for group in diff.renamed:
-        lines += ["", f"== renamed, identical code: {_knobs(group)}: {group.count} kernels"]
+        lines += ["", f"== renamed, identical code: {_knobs(group)}: {_count(group.count, 'kernel')}"]
         lines += [f"   {old} -> {new}" for way in group.ways for old, new in way.pairs]
     for title, names in (("added", diff.added), ("removed", diff.removed)):
         if names:
-            lines += ["", f"== {title}: {len(names)} kernels"] + [f"   {name}" for name in names]
+            lines += ["", f"== {title}: {_count(len(names), 'kernel')}"] + [f"   {name}" for name in names]
     run = diff.run_files
     if run:
         lines += ["", "== run files"] + [f"   {mark} {p}" for mark, paths in (("M", run.changed), ("A", run.added),
@@ -65,11 +64,19 @@ def as_json(diff: LibraryDiff) -> str:
                          for way in g.ways]}
 
     run = diff.run_files
-    data = {"old": diff.old.label, "new": diff.new.label, "same": diff.same, "counts": diff.counts(),
+    data = {"old": diff.old.label, "new": diff.new.label, "refused": {"old": diff.old.refused, "new": diff.new.refused}, "same": diff.same, "counts": diff.counts(),
             "changed": [group(g, True) for g in diff.changed], "renamed": [group(g, False) for g in diff.renamed],
             "added": list(diff.added), "removed": list(diff.removed),
             "run_files": {"changed": list(run.changed), "added": list(run.added), "removed": list(run.removed)}}
     return json.dumps(data, indent=2, default=str)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _refused(side: Side) -> str:
+    return f", {_count(side.refused, 'config')} refused" if side.refused else ""
 
 
 def _knobs(group: Group) -> str:

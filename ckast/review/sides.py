@@ -39,11 +39,13 @@ class Kernel:
 
 @attrs.frozen
 class Side:
-    """A whole library: `kernels` by name, and the run's files no kernel owns (registration, CMake)."""
+    """A whole library: `kernels` by name, and the run's files no kernel owns (registration, CMake);
+    `refused` counts the configs of a selection that its validation refused (see `ckast list --rejected`)."""
 
     label: str
     kernels: Mapping[str, Kernel]
     run_files: Mapping[str, str]
+    refused: int = 0
 
 
 @attrs.frozen
@@ -124,7 +126,7 @@ def render_selection(request: Request, label: str) -> Side:
     except ConfigError as exc:
         raise SideError("\n".join(exc.lines())) from None
     kernels = {k.name: Kernel(k.name, k.config, dict(k.files)) for k in emitted}
-    return Side(label, kernels, dict(tree_files(emitted, request.chunk_size)))
+    return Side(label, kernels, dict(tree_files(emitted, request.chunk_size)), len(library.refused))
 
 
 def _override(request: Request, text: str) -> Request:
