@@ -5,6 +5,7 @@ single-leaf and many-tree models and the objectives' output transforms; bad mode
 from __future__ import annotations
 
 import gzip
+import re
 
 import numpy as np
 import pytest
@@ -98,21 +99,30 @@ def test_files_plain_and_gzip(tmp_path):
     assert read_model(tmp_path / "m.lgbm").feature_names == ("Column_0", "Column_1", "Column_2", "Column_3", "Column_4")
 
 
+_HEAD = b"tree\nversion=v4\nmax_feature_idx=0\nobjective=regression\nfeature_names=a\n\nTree=0\n"
+_END = b"\n\nend of trees\n"
+
+
 @pytest.mark.parametrize("content, message", [
     (None, "No such file"),
     (b"\x1f\x8b\x08garbage", "corrupt gzip"),
     (b"\xff\xfe not text", "not UTF-8"),
     (b"hello", "not a LightGBM text model"),
-    (b"tree\nobjective=binary sigmoid:1\nfeature_names=a\n\nTree=0\nnum_leaves=1\nleaf_value=0\n", "objective 'binary'"),
-    (b"tree\nfeature_names=a\n\nTree=0\nnum_leaves=2\nsplit_feature=0\nthreshold=1\ndecision_type=2\n"
-     b"left_child=-1\nright_child=-2\nleaf_value=1\n", "do not match its num_leaves"),
-    (b"tree\nfeature_names=a\n\nTree=0\nnum_leaves=2\nsplit_feature=3\nthreshold=1\ndecision_type=2\n"
-     b"left_child=-1\nright_child=-2\nleaf_value=1 2\n", "a feature the model does not name"),
+    (_HEAD.replace(b"objective=regression", b"objective=binary sigmoid:1") + b"num_leaves=1\nleaf_value=0\n"
+     + _END, "objective 'binary'"),
+    (_HEAD + b"num_leaves=1\nleaf_value=0\n", "no 'end of trees' (truncated?)"),
+    (_HEAD.replace(b"max_feature_idx=0\n", b"") + b"num_leaves=1\nleaf_value=0\n" + _END, "no max_feature_idx"),
+    (_HEAD + b"num_leaves=2\nsplit_feature=0\nthreshold=1\ndecision_type=2\nleft_child=-1\nright_child=-2\n"
+     b"leaf_value=1\n" + _END, "tree 0: its arrays do not match its num_leaves"),
+    (_HEAD + b"num_leaves=2\nsplit_feature=3\nthreshold=1\ndecision_type=2\nleft_child=-1\nright_child=-2\n"
+     b"leaf_value=1 2\n" + _END, "tree 0: it splits on a feature the model does not have"),
+    (_HEAD + b"num_leaves=2\nsplit_feature=0\nthreshold=x\ndecision_type=2\nleft_child=-1\nright_child=-2\n"
+     b"leaf_value=1 2\n" + _END, "tree 0: malformed"),
 ])
 def test_bad_model_files(tmp_path, content, message):
     path = tmp_path / "model_tflops.lgbm"
     if content is not None:
         path.write_bytes(content)
-    with pytest.raises(ModelError, match=message) as info:
+    with pytest.raises(ModelError, match=re.escape(message)) as info:
         read_model(path)
     assert str(info.value).startswith(str(path)) and "\n" not in str(info.value)

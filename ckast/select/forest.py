@@ -152,20 +152,31 @@ def read_model(path: Path) -> Forest:
 def parse_model(text: str) -> Forest:
     """A LightGBM text model (`Booster.model_to_string()`, `model.txt`)."""
     header, _, rest = text.partition("\nTree=")
-    if not text.startswith("tree") or not rest:
+    if not text.startswith("tree\n") or not rest:
         raise ModelError("not a LightGBM text model (no 'tree' header or no trees)")
+    rest, ended, _ = rest.partition("\nend of trees")
+    if not ended:
+        raise ModelError("not a complete LightGBM model: no 'end of trees' (truncated?)")
     fields = _fields(header)
+    try:
+        num_features = int(fields["max_feature_idx"]) + 1
+    except (KeyError, ValueError):
+        raise ModelError("not a complete LightGBM model: no max_feature_idx") from None
     if int(fields.get("num_tree_per_iteration", "1")) != 1 or int(fields.get("num_class", "1")) != 1:
         raise ModelError("only single-output models (regression) are supported")
     if fields.get("average_output") is not None:
         raise ModelError("random-forest models (average_output) are not supported")
     names = tuple(fields.get("feature_names", "").split())
+    if len(names) != num_features:
+        raise ModelError(f"feature_names holds {len(names)} names for {num_features} features")
     objective = fields.get("objective", "regression").split()
     transform = _transform(objective)
     trees = []
-    for block in ("Tree=" + rest).split("\nTree=")[0:]:
-        body = block.split("end of trees")[0]
-        trees.append(_tree(_fields(body), len(names)))
+    for number, block in enumerate(("Tree=" + rest).split("\nTree=")):
+        try:
+            trees.append(_tree(_fields(block), num_features))
+        except ModelError as exc:
+            raise ModelError(f"tree {number}: {exc}") from None
     return Forest(names, tuple(trees), " ".join(objective), transform)
 
 
@@ -205,11 +216,11 @@ def _tree(f: dict[str, str], num_features: int) -> Tree:
     except (KeyError, ValueError) as exc:
         if isinstance(exc, ModelError):
             raise
-        raise ModelError(f"a tree is malformed ({exc})") from None
+        raise ModelError(f"malformed ({exc})") from None
     internal = num_leaves - 1
     if len(tree.leaf_value) != num_leaves or any(len(a) != internal for a in (
             tree.split_feature, tree.threshold, tree.decision_type, tree.left, tree.right)):
-        raise ModelError("a tree's arrays do not match its num_leaves")
-    if internal and (tree.split_feature.min() < 0 or tree.split_feature.max() >= max(num_features, 1)):
-        raise ModelError("a tree splits on a feature the model does not name")
+        raise ModelError("its arrays do not match its num_leaves")
+    if internal and (tree.split_feature.min() < 0 or tree.split_feature.max() >= num_features):
+        raise ModelError("it splits on a feature the model does not have")
     return tree
