@@ -26,6 +26,11 @@ AXES = ("d", "h", "w")
 """Spatial axes, outermost first; a 2-D problem has h and w, a 1-D one w."""
 _INPUT = {"d": "Di", "h": "Hi", "w": "Wi"}
 _FILTER = {"d": "Z", "h": "Y", "w": "X"}
+GEMM_FIELDS = ("M", "N", "K", "k_batch")
+CONV_FIELDS = ("direction", "ndim", "G", "N", "C", "K", "k_batch", *_INPUT.values(), *_FILTER.values(),
+               *(name.format(a) for name in ("stride_{}", "dilation_{}", "pad_{}", "left_pad_{}", "right_pad_{}")
+                 for a in AXES))
+"""The fields a GEMM / conv problem is read from (besides `split_k`, GEMM's alias of k_batch)."""
 
 
 class ProblemError(ValueError):
@@ -100,7 +105,7 @@ Problem = GemmProblem | ConvProblem
 def gemm_problem(fields: Mapping[str, Any], where: str = "") -> GemmProblem:
     """A GEMM problem from `M, N, K` and optionally `k_batch` (alias `split_k`)."""
     fields = _aliased(fields, {"split_k": "k_batch"}, where)
-    _known(fields, {"M", "N", "K", "k_batch"}, where)
+    _known(fields, set(GEMM_FIELDS), where)
     size = {f: _int(fields, f, where) for f in ("M", "N", "K")}
     return GemmProblem(**size, k_batch=_int(fields, "k_batch", where, default=1))
 
@@ -109,10 +114,7 @@ def conv_problem(fields: Mapping[str, Any], where: str = "") -> ConvProblem:
     """A grouped-conv problem from CK's spellings (see the module docstring)."""
     fields = dict(fields)
     axes = _axes(fields, where)
-    per_axis = {name.format(a) for a in AXES for name in
-                ("stride_{}", "dilation_{}", "pad_{}", "left_pad_{}", "right_pad_{}")}
-    _known(fields, {"direction", "ndim", "G", "N", "C", "K", "k_batch", *_INPUT.values(), *_FILTER.values(), *per_axis},
-           where)
+    _known(fields, set(CONV_FIELDS), where)
     direction = str(fields.get("direction", "forward"))
     if direction not in DIRECTIONS:
         raise ProblemError("direction", f"{direction!r} is not one of {', '.join(DIRECTIONS)}", where)

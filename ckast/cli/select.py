@@ -1,0 +1,198 @@
+"""`ckast select`: rank a library's kernels for problems; `select train` and `select eval`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import bad_input, fail
+
+_LIBRARY = click.option("--library", "library_dir", type=click.Path(path_type=Path),
+                        help="A generated library (the directory of its manifest.json).")
+_MODEL = click.option("--model", "model_dir", type=click.Path(path_type=Path), default=None,
+                      help="A LightGBM model directory (CK's layout); default: the analytic model.")
+_DATA = click.option("--data", "data", multiple=True, required=True, type=click.Path(path_type=Path),
+                     help="A timing table: .csv, .parquet or .json (repeatable).")
+_SKIP_BAD = click.option("--skip-bad", is_flag=True, help="Count and list bad rows instead of refusing the table.")
+_SHOWN_BAD = 20
+
+
+@click.group("select", invoke_without_command=True)
+@_LIBRARY
+@click.option("--problem", "problem_texts", multiple=True,
+              help='A problem: "M=4096,N=4096,K=4096" or CK\'s conv spellings '
+                   '("G=1,N=32,C=64,K=64,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1[,direction=bwd_data]"; repeatable).')
+@click.option("--problems", "problems_file", type=click.Path(path_type=Path), default=None,
+              help="Many problems: a CSV with a header row, or JSON (a list of objects or {\"problems\": [...]}).")
+@_MODEL
+@click.option("-k", "--top", "top", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Kernels shown per problem.")
+@click.option("--datatype", default=None, help="The kernels' datatype, when the library holds several.")
+@click.option("--layout", default=None, help="The GEMM kernels' layout, when the library holds several.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (per kernel: name, applicable, predicted_tflops).")
+@click.option("--features", "with_features", is_flag=True, help="Add each shown kernel's named feature vector (JSON).")
+@click.option("--why-not", "why_not_names", multiple=True, metavar="NAME",
+              help="Say which applicability condition refuses kernel NAME for each problem (repeatable).")
+@click.pass_context
+def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datatype, layout, as_json, with_features,
+           why_not_names):
+    """Rank a library's applicable kernels for problems, best predicted first.
+
+    Predictions come from the analytic model (roofline, tile and wave quantization, occupancy, split-K
+    and pipeline factors) or from a LightGBM model (--model). Ties are broken by kernel name.
+
+    \b
+    Examples:
+      ckast select --library lib/ --problem "M=4096,N=4096,K=4096"
+      ckast select --library lib/ --problem "G=1,N=32,C=64,K=64,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1" --json
+      ckast select --library lib/ --problems shapes.csv --model model/ -k 3
+      ckast select --library lib/ --problem "..." --why-not grouped_conv_fp16_..._1a2b3c4d5e
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    import json
+
+    from ckast.select.library import LibraryError
+    from ckast.select.lightgbm_model import MissingPackage, ModelError
+    from ckast.select.problem import ProblemError
+    from ckast.select.report import selection
+
+    if library_dir is None:
+        bad_input(["--library: missing (the generated library to select from)"])
+    if not problem_texts and problems_file is None:
+        bad_input(["--problem: missing (give --problem or --problems FILE)"])
+    try:
+        result = selection(library_dir, problem_texts, problems_file, model_dir, top, datatype, layout,
+                           with_features, why_not_names)
+    except (LibraryError, ProblemError, ModelError) as exc:
+        bad_input([str(exc)])
+    except MissingPackage as exc:
+        fail(exc)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        from ckast.select.report import text
+
+        click.echo("\n".join(text(result)))
+
+
+@select.command("train")
+@_DATA
+@_LIBRARY
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path),
+              help="The model directory to write (model_tflops.lgbm, feature_spec.json, cv_metrics.json).")
+@_SKIP_BAD
+@click.option("--trees", type=click.IntRange(min=1), default=400, show_default=True, help="Boosting rounds.")
+@click.option("--folds", type=click.IntRange(min=0), default=5, show_default=True,
+              help="GroupKFold folds for the CV metrics (0: no cross-validation).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=2, show_default=True, help="LightGBM threads.")
+def train(data, library_dir, out_dir, skip_bad, trees, folds, seed, jobs):
+    """Train a LightGBM model (log1p TFLOPS) from timing tables of a library's kernels.
+
+    A table has a kernel column (kernel or kernel_name), the problem's fields (GEMM M, N, K; conv in CK's
+    spellings), tflops or time_ms, and optionally arch and is_valid; CK's benchmark result JSON is read
+    as well. One model per kind, conv direction, datatype and arch.
+
+    \b
+    Example:
+      ckast select train --data timings.csv --library lib/ -o model/
+    """
+    import time
+
+    from ckast.arch.hardware import hardware
+    from ckast.select.evaluate import table
+    from ckast.select.lightgbm_model import MissingPackage
+    from ckast.select.train import TrainError, dataset, train as fit, write_model
+
+    start = time.perf_counter()
+    library, timings = _read(library_dir, data, skip_bad)
+    try:
+        rows = dataset(list(timings.runs), library, hardware)
+        if folds == 1:
+            raise TrainError("--folds: 1 fold cannot cross-validate (give 0 or at least 2)")
+        booster, spec, cv = fit(rows, trees, folds, seed, jobs)
+    except TrainError as exc:
+        bad_input([str(exc)])
+    except MissingPackage as exc:
+        fail(exc)
+    try:
+        write_model(out_dir, booster, spec, cv)
+    except OSError as exc:
+        fail(f"{out_dir}: cannot write the model: {exc.strerror or exc}")
+    click.echo(f"{len(rows.tflops)} runs of {len(rows.problems)} problems ({spec['op_type']}"
+               f"{' ' + spec['direction'] if 'direction' in spec else ''}, {spec['dtype']}, {spec['arch']})"
+               f"{_dropped(timings)}")
+    if cv["folds"]:
+        click.echo(f"{cv['folds']}-fold GroupKFold by problem shape: RMSE {cv['rmse_log1p']:.4f} log1p(TFLOPS); "
+                   f"selection on held-out shapes:")
+        click.echo("\n".join(table({"all": {"all": cv["efficiency"]}, "variant": {}, "shape": {}})))
+    click.echo(f"{trees} trees, {len(spec['feature_names'])} features -> {out_dir} in {time.perf_counter() - start:.1f} s")
+
+
+@select.command("eval")
+@_DATA
+@_LIBRARY
+@_MODEL
+@_SKIP_BAD
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def eval_(data, library_dir, model_dir, skip_bad, as_json):
+    """Selection quality against the oracle on timing tables: mean / P10 / min efficiency (the measured
+    TFLOPS of the predicted best over the best measured), top-1 and top-5 hit rates, per variant and
+    shape family.
+
+    \b
+    Example:
+      ckast select eval --data heldout.csv --library lib/ --model model/
+    """
+    import json
+
+    from ckast.select.evaluate import report, table
+    from ckast.select.library import LibraryError
+    from ckast.select.lightgbm_model import MissingPackage, ModelError
+    from ckast.select.report import evaluation
+
+    library, timings = _read(library_dir, data, skip_bad)
+    try:
+        outcomes, predictor = evaluation(library, timings, model_dir)
+    except (ModelError, LibraryError) as exc:
+        bad_input([str(exc)])
+    except MissingPackage as exc:
+        fail(exc)
+    result = report(outcomes)
+    if as_json:
+        click.echo(json.dumps({"predictor": predictor, "runs": len(timings.runs), "bad_rows": len(timings.bad),
+                               "failed_runs": timings.failed, **result}, indent=2))
+        return
+    click.echo(f"{len(timings.runs)} runs of {len(outcomes)} problems{_dropped(timings)}; predictor: {predictor}")
+    click.echo("\n".join(table(result)))
+
+
+def _read(library_dir, data, skip_bad):
+    """The library and the timing tables, or exit 2 naming the file, row and column."""
+    from ckast.select.library import LibraryError, load_library
+    from ckast.select.lightgbm_model import MissingPackage
+    from ckast.select.timings import TimingError, read_timings
+
+    if library_dir is None:
+        bad_input(["--library: missing (the generated library the timings are of)"])
+    try:
+        library = load_library(library_dir)
+        timings = read_timings(list(data), library, skip_bad)
+    except (LibraryError, TimingError) as exc:
+        bad_input([str(exc)])
+    except MissingPackage as exc:
+        fail(exc)
+    for line in timings.bad[:_SHOWN_BAD]:
+        click.echo(f"skipped: {line}", err=True)
+    if len(timings.bad) > _SHOWN_BAD:
+        click.echo(f"skipped: ... and {len(timings.bad) - _SHOWN_BAD} more bad rows", err=True)
+    return library, timings
+
+
+def _dropped(timings) -> str:
+    parts = [f"{len(timings.bad)} bad rows skipped"] if timings.bad else []
+    if timings.failed:
+        parts.append(f"{timings.failed} failed runs (is_valid false) dropped")
+    return f"; {', '.join(parts)}" if parts else ""

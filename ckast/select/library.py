@@ -1,0 +1,152 @@
+"""A generated library as selection sees it: its manifest's kernel names and configs, split into the
+parts a problem chooses from.
+
+A problem runs on the kernels of its kind and direction (GEMM; conv forward, which includes the
+depthwise kernels, bwd_data or bwd_weight), its spatial rank (conv), one datatype and one layout. The
+part's kernel columns (`KernelTable`) are built once and kept, so ranking many problems costs no
+per-kernel Python work.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import numpy as np
+
+from .problem import ConvProblem, Problem
+
+
+class LibraryError(ValueError):
+    """A library directory that cannot be read, or a selection it cannot serve (bad input, exit 2)."""
+
+
+def direction_of(config: Mapping[str, Any]) -> str:
+    """`gemm`, or the conv direction a kernel serves (depthwise kernels are forward kernels)."""
+    if config["kind"] == "gemm":
+        return "gemm"
+    return "forward" if config["variant"] == "forward_depthwise" else config["variant"]
+
+
+def problem_direction(problem: Problem) -> str:
+    return problem.direction if isinstance(problem, ConvProblem) else "gemm"
+
+
+@attrs.frozen(eq=False, slots=False)
+class Part:
+    """The kernels one problem chooses from: names and configs in manifest order. `memo` keeps what a
+    predictor derives from the kernels alone (built once per part)."""
+
+    names: tuple[str, ...]
+    configs: tuple[Mapping[str, Any], ...]
+    arch: str
+    datatype: str
+    memo: dict[str, Any] = attrs.field(factory=dict, init=False, repr=False)
+
+    @functools.cached_property
+    def table(self):
+        """The part's `KernelTable` (the feature set's kernel columns), built on first use."""
+        from .features import KernelTable
+
+        return KernelTable.of(self.configs)
+
+    @functools.cached_property
+    def name_order(self) -> np.ndarray:
+        """Each kernel's position in name order (breaks ties between equal predictions)."""
+        order = np.empty(len(self.names), dtype=np.int64)
+        order[np.argsort(np.array(self.names, dtype=object), kind="stable")] = np.arange(len(self.names))
+        return order
+
+    @functools.cached_property
+    def index(self) -> dict[str, int]:
+        return {name: i for i, name in enumerate(self.names)}
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+@attrs.frozen(eq=False, slots=False)
+class Library:
+    """A library's kernels (manifest order); `part(problem)` the ones a problem chooses from."""
+
+    path: Path
+    names: tuple[str, ...]
+    configs: tuple[Mapping[str, Any], ...]
+    _parts: dict[tuple, Part] = attrs.field(factory=dict, init=False, repr=False)
+
+    @functools.cached_property
+    def index(self) -> dict[str, int]:
+        return {name: i for i, name in enumerate(self.names)}
+
+    @functools.cached_property
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(sorted({c["kind"] for c in self.configs}))
+
+    def config(self, name: str) -> Mapping[str, Any]:
+        if name not in self.index:
+            raise LibraryError(f"{name}: no kernel of that name in {self.path}")
+        return self.configs[self.index[name]]
+
+    def part(self, problem: Problem, datatype: str | None = None, layout: str | None = None) -> Part:
+        """The kernels `problem` chooses from; LibraryError when there are none or when the datatype or
+        layout is ambiguous (the library holds several and none was given)."""
+        key = (problem.kind, problem_direction(problem), getattr(problem, "ndim", None), datatype, layout)
+        if key not in self._parts:
+            self._parts[key] = self._select(*key)
+        return self._parts[key]
+
+    def _select(self, kind: str, direction: str, ndim: int | None, datatype: str | None, layout: str | None) -> Part:
+        what = f"{direction} {ndim}-D grouped-conv" if kind == "grouped_conv" else "GEMM"
+        chosen = [i for i, c in enumerate(self.configs)
+                  if c["kind"] == kind and direction_of(c) == direction
+                  and (ndim is None or c["ndim_spatial"] == ndim)]
+        if not chosen:
+            raise LibraryError(f"{self.path}: the library holds no {what} kernel")
+        for field, wanted in (("datatype", datatype), ("layout", layout)):
+            held = sorted({self.configs[i][field] for i in chosen})
+            if field == "layout" and kind == "grouped_conv":
+                continue  # a conv layout follows the rank (and depthwise kernels have their own)
+            if wanted is None and len(held) > 1:
+                raise LibraryError(f"--{field}: the library's {what} kernels have {field}s {', '.join(held)}; "
+                                   f"choose one")
+            if wanted is not None:
+                if wanted not in held:
+                    raise LibraryError(f"--{field}: {wanted!r} is not among the {what} kernels' {field}s "
+                                       f"({', '.join(held)})")
+                chosen = [i for i in chosen if self.configs[i][field] == wanted]
+        configs = tuple(self.configs[i] for i in chosen)
+        arches = {c["arch"] for c in configs}
+        if len(arches) > 1:
+            raise LibraryError(f"{self.path}: the {what} kernels are for several archs ({', '.join(sorted(arches))})")
+        return Part(tuple(self.names[i] for i in chosen), configs, arches.pop(), configs[0]["datatype"])
+
+
+def load_library(path: Path) -> Library:
+    """A generated library's kernels from `path/manifest.json`; LibraryError naming what is wrong."""
+    manifest = Path(path) / "manifest.json"
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise LibraryError(f"{manifest}: cannot read the library's manifest: {exc.strerror}") from None
+    except ValueError as exc:
+        raise LibraryError(f"{manifest}: not a ckast manifest ({exc})") from None
+    kernels = data.get("kernels") if isinstance(data, dict) else None
+    if not isinstance(kernels, list) or not kernels:
+        raise LibraryError(f"{manifest}: kernels: no kernel listed (not a library generated by ckast?)")
+    names, configs = _entries(kernels, manifest)
+    return Library(Path(path), names, configs)
+
+
+def _entries(kernels: Sequence[Any], manifest: Path) -> tuple[tuple[str, ...], tuple[Mapping[str, Any], ...]]:
+    names, configs = [], []
+    for i, entry in enumerate(kernels):
+        if (not isinstance(entry, dict) or not isinstance(entry.get("name"), str)
+                or not isinstance(entry.get("config"), dict) or "kind" not in entry["config"]):
+            raise LibraryError(f"{manifest}: kernels[{i}]: expected an object with a name and a config")
+        names.append(entry["name"])
+        configs.append(entry["config"])
+    return tuple(names), tuple(configs)

@@ -1,0 +1,63 @@
+"""Ranking: the applicable kernels of a part for a problem, best predicted first.
+
+Every kernel's prediction comes from one vectorized call of the predictor; the applicable ones are
+ordered by predicted TFLOPS, descending, ties broken by kernel name, so a ranking is deterministic.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+import attrs
+import numpy as np
+
+from .library import Part
+from .problem import Problem
+
+
+class Predictor(Protocol):
+    """Predicted TFLOPS of every kernel of a part for one problem, on hardware `hw`."""
+
+    name: str
+
+    def predict_tflops(self, problem: Problem, part: Part, hw) -> np.ndarray: ...
+
+
+def load_predictor(model_dir: Path | None) -> Predictor:
+    """The LightGBM model of `model_dir`, or the analytic model when none is given (ModelError on a bad
+    model directory)."""
+    if model_dir is None:
+        from .analytic import AnalyticPredictor
+
+        return AnalyticPredictor()
+    from .lightgbm_model import load_model
+
+    return load_model(model_dir)
+
+
+@attrs.frozen
+class Ranking:
+    """A part's kernels for one problem: `tflops` and `applicable` per kernel (part order), `order` the
+    applicable kernels' indices, best first."""
+
+    problem: Problem
+    part: Part
+    tflops: np.ndarray
+    applicable: np.ndarray
+    order: np.ndarray
+
+    def seconds(self, index: int) -> float:
+        """Predicted run time of kernel `index`."""
+        tflops = float(self.tflops[index])
+        return self.problem.flops / (tflops * 1e12) if tflops > 0 else float("inf")
+
+
+def rank(problem: Problem, part: Part, predictor: Predictor, hw) -> Ranking:
+    from .applicability import applicable
+
+    mask = np.asarray(applicable(problem, part.table), dtype=bool)
+    tflops = np.asarray(predictor.predict_tflops(problem, part, hw), dtype=np.float64)
+    candidates = np.flatnonzero(mask)
+    order = candidates[np.lexsort((part.name_order[candidates], -tflops[candidates]))]
+    return Ranking(problem, part, tflops, mask, order)

@@ -1,0 +1,166 @@
+"""What `ckast select` and `ckast select eval` compute and print: rankings for problems (as a JSON-ready
+dict and as text) and predictions for an evaluation."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import numpy as np
+
+from .library import Library, LibraryError, Part, direction_of, load_library
+from .problem import ConvProblem, Problem, ProblemError, conv_problem, gemm_problem, parse_pairs
+from .rank import Predictor, Ranking, load_predictor, rank
+
+
+def read_problems(texts: Sequence[str], path: Path | None) -> list[tuple[str, dict[str, Any]]]:
+    """(label, fields) of every problem given: `--problem` texts, then the rows of a CSV or JSON file."""
+    problems = [(text, parse_pairs(text)) for text in texts]
+    if path is None:
+        return problems
+    if path.suffix.lower() == ".json":
+        from ckast.config import ConfigError, read_json
+
+        try:
+            data = read_json(path)
+        except ConfigError as exc:
+            raise ProblemError("--problems", exc.lines()[0]) from None
+        rows = data.get("problems") if isinstance(data, dict) else data
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            raise ProblemError("problems", "expected a list of objects or {\"problems\": [...]}", str(path))
+        return problems + [(f"{path}: row {n}", row) for n, row in enumerate(rows, start=1)]
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise ProblemError("--problems", f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    return problems + [(f"{path}: row {n}", {k.strip(): v for k, v in row.items() if k and v and v.strip()})
+                       for n, row in enumerate(rows, start=1)]
+
+
+def parse_problem(fields: Mapping[str, Any], kinds: Sequence[str], where: str) -> Problem:
+    """A GEMM or conv problem: the library's kind, or (a library of both) GEMM when the fields name M."""
+    gemm = kinds == ("gemm",) or (len(kinds) > 1 and "M" in fields)
+    return gemm_problem(fields, where) if gemm else conv_problem(fields, where)
+
+
+def problem_fields(problem: Problem) -> dict[str, Any]:
+    return {"kind": problem.kind, **{k: list(v) if isinstance(v, tuple) else v
+                                     for k, v in attrs.asdict(problem, recurse=False).items()}}
+
+
+def describe(predictor: Predictor) -> dict[str, Any]:
+    if predictor.name == "analytic":
+        return {"name": "analytic"}
+    return {"name": predictor.name, "model": str(predictor.path), "trees": predictor.trees}
+
+
+def selection(library_dir: Path, texts: Sequence[str], problems_file: Path | None, model_dir: Path | None, top: int,
+              datatype: str | None, layout: str | None, with_features: bool, why_not: Sequence[str]) -> dict[str, Any]:
+    """The rankings of `ckast select` as a JSON-ready dict (LibraryError, ProblemError, ModelError)."""
+    from ckast.arch.hardware import hardware
+
+    library = load_library(library_dir)
+    for name in why_not:
+        library.config(name)  # an unknown name is refused before any work
+    predictor = load_predictor(model_dir)
+    out = []
+    for label, fields in read_problems(texts, problems_file):
+        problem = parse_problem(fields, library.kinds, label if label.startswith(str(problems_file)) else "--problem")
+        part = library.part(problem, datatype, layout)
+        hw = hardware(part.arch)
+        ranking = rank(problem, part, predictor, hw)
+        shown = ranking.order[:top]
+        entries = [_entry(ranking, i, r) for r, i in enumerate(shown, start=1)]
+        if with_features:
+            from .features import feature_set
+
+            features = feature_set(problem.kind)
+            matrix = features.matrix(problem, part.table, hw)[shown]
+            for entry, row in zip(entries, matrix):
+                entry["features"] = dict(zip(features.names, (float(v) for v in row)))
+        out.append({"problem": label, "fields": problem_fields(problem), "arch": part.arch,
+                    "datatype": part.datatype, "kernels": len(part), "applicable": int(ranking.applicable.sum()),
+                    "top": entries, "why_not": [_why_not(ranking, library, name) for name in why_not]})
+    return {"library": str(library_dir), "predictor": describe(predictor), "problems": out}
+
+
+def _entry(ranking: Ranking, index: int, position: int | None) -> dict[str, Any]:
+    return {"rank": position, "name": ranking.part.names[index], "applicable": bool(ranking.applicable[index]),
+            "predicted_tflops": round(float(ranking.tflops[index]), 4),
+            "predicted_time_us": round(ranking.seconds(index) * 1e6, 4)}
+
+
+def _why_not(ranking: Ranking, library: Library, name: str) -> dict[str, Any]:
+    config = library.config(name)
+    part, problem = ranking.part, ranking.problem
+    if name not in part.index:
+        return {"name": name, "applicable": False, "rank": None, "predicted_tflops": None,
+                "reason": f"not one of the problem's kernels: it is {_kernel_kind(config)}, the problem needs "
+                          f"{_problem_kind(problem, part)}"}
+    i = part.index[name]
+    entry = _entry(ranking, i, int(np.flatnonzero(ranking.order == i)[0]) + 1 if ranking.applicable[i] else None)
+    if ranking.applicable[i]:
+        entry["reason"] = None
+    else:
+        from .applicability import why_not
+
+        entry["reason"] = why_not(problem, config)
+    return entry
+
+
+def _kernel_kind(config: Mapping[str, Any]) -> str:
+    if config["kind"] == "gemm":
+        return f"a {config['datatype']} {config['layout']} GEMM kernel"
+    return f"a {direction_of(config)} {config['ndim_spatial']}-D {config['datatype']} grouped-conv kernel"
+
+
+def _problem_kind(problem: Problem, part: Part) -> str:
+    if isinstance(problem, ConvProblem):
+        return f"a {problem.direction} {problem.ndim}-D {part.datatype} kernel"
+    return f"a {part.datatype} {part.configs[0]['layout']} GEMM kernel"
+
+
+def text(result: Mapping[str, Any]) -> list[str]:
+    """`ckast select`'s text output."""
+    p = result["predictor"]
+    model = "analytic model" if p["name"] == "analytic" else f"LightGBM model {p['model']} ({p['trees']} trees)"
+    lines = []
+    for problem in result["problems"]:
+        kind = "GEMM" if problem["fields"]["kind"] == "gemm" else f"{problem['fields']['direction']} conv"
+        lines.append(f"{problem['problem']} ({kind}, {problem['datatype']}, {problem['arch']}): "
+                     f"{problem['applicable']} of {problem['kernels']} kernels applicable; {model}")
+        if problem["top"]:
+            lines.append(f"  {'rank':>4}  {'TFLOPS':>8}  {'time (us)':>10}  kernel")
+        for e in problem["top"]:
+            lines.append(f"  {e['rank']:>4}  {e['predicted_tflops']:>8.1f}  {e['predicted_time_us']:>10.1f}  {e['name']}")
+        for w in problem["why_not"]:
+            verdict = f"applicable, ranked {w['rank']} of {problem['applicable']}" if w["applicable"] else w["reason"]
+            lines.append(f"  why not {w['name']}: {verdict}")
+    return lines
+
+
+def evaluation(library: Library, timings, model_dir: Path | None) -> tuple[list, str]:
+    """The outcomes of `ckast select eval` and the predictor's description."""
+    from ckast.arch.hardware import hardware
+
+    from .evaluate import evaluate
+
+    predictor = load_predictor(model_dir)
+    order = np.argsort(np.argsort(np.array(library.names, dtype=object), kind="stable"), kind="stable")
+
+    def predict(problem: Problem, indices: list[int]) -> np.ndarray:
+        config = library.configs[indices[0]]
+        part = library.part(problem, config["datatype"], config["layout"] if config["kind"] == "gemm" else None)
+        rows = [part.index.get(library.names[i]) for i in indices]
+        if None in rows:
+            raise LibraryError(f"the runs of problem {problem_fields(problem)} are of kernels of several datatypes, "
+                               "layouts or directions")
+        return predictor.predict_tflops(problem, part, hardware(part.arch))[rows]
+
+    outcomes = evaluate(timings.runs, library, predict, dict(enumerate(order)))
+    name = "analytic model" if model_dir is None else f"LightGBM model {model_dir} ({predictor.trees} trees)"
+    return outcomes, name

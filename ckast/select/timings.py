@@ -1,0 +1,257 @@
+"""Timing tables: measured (problem, kernel) runs, read from CSV, Parquet or JSON and checked against a
+library.
+
+Columns (one row per run; other columns are ignored):
+
+- `kernel` (or `kernel_name`): a kernel of the library, by name.
+- the problem: GEMM `M, N, K` and optionally `k_batch` (CK's `m, n, k, split_k` too); grouped conv in
+  CK's spellings (`G, N, C, K`, `Hi, Wi`, `Y, X`, `stride_h`, `pad_h`, ... see `problem.py`). The spatial
+  rank and, when no `direction` column is given, the direction are the kernel's; a 2-D kernel's row
+  may carry CK's `Di = Z = 1` (and other trivial depth fields).
+- the measurement: `tflops` (or `measured_tflops`), or `time_ms` (or `latency_ms`, `avg_time_ms`); TFLOPS
+  is derived from the problem's FLOPs and the time when only the time is given.
+- optionally `arch` (must be the kernel's) and `is_valid` (rows with false are failed runs, dropped and
+  counted, as CK's benchmark JSON records them).
+
+JSON holds a list of such row objects, `{"rows": [...]}`, or CK's benchmark result file (`metadata`,
+`results[].kernel_config.name`, `results[].benchmarks[]` with `m, n, k, avg_time_ms, tflops, is_valid`),
+whose kernels are found by name or, when CK's names are not the library's, by the knobs their
+`kernel_config` holds. A bad row (missing column, unknown kernel, non-positive measurement, another
+arch) is a `TimingError` naming the file, the row and the column, or, with `skip_bad`, counted and
+listed.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .library import Library, direction_of
+from .problem import AXES, CONV_FIELDS, GEMM_FIELDS, Problem, ProblemError, conv_problem, gemm_problem
+
+KERNEL_COLUMNS = ("kernel", "kernel_name")
+TFLOPS_COLUMNS = ("tflops", "measured_tflops")
+TIME_COLUMNS = ("time_ms", "latency_ms", "avg_time_ms")
+GEMM_ALIASES = {"m": "M", "n": "N", "k": "K", "split_k": "k_batch"}
+_SIZES = {"Di": "d", "Z": "d", "Hi": "h", "Y": "h"}
+_CK_MATCH_KNOBS = ("pipeline", "epilogue", "scheduler", "pad_m", "pad_n", "pad_k", "persistent",
+                   *(f"{p}_{d}" for p in ("tile", "warp", "warp_tile") for d in "mnk"))
+"""The knobs of CK's benchmark `kernel_config` that identify a kernel when its CK name is not the library's."""
+
+
+class TimingError(ValueError):
+    """A timing table or row ckast cannot use: `file: row N: column: message`."""
+
+
+@attrs.frozen
+class Run:
+    """One measured run: the problem, the kernel (library index) and its TFLOPS."""
+
+    problem: Problem
+    kernel: int
+    tflops: float
+    where: str
+
+
+@attrs.frozen
+class Timings:
+    runs: tuple[Run, ...]
+    bad: tuple[str, ...]
+    """The refused rows (with `skip_bad`), one line each."""
+    failed: int
+    """Rows marked is_valid = false (failed runs), dropped."""
+
+
+def read_timings(paths: list[Path], library: Library, skip_bad: bool = False) -> Timings:
+    """Every run of the tables at `paths` (TimingError on the first bad row unless `skip_bad`)."""
+    runs, bad, failed = [], [], 0
+    for path in paths:
+        for where, row in _rows(Path(path), library):
+            if _false(row.get("is_valid")):
+                failed += 1
+                continue
+            try:
+                runs.append(_run(row, where, library))
+            except TimingError as exc:
+                if not skip_bad:
+                    raise
+                bad.append(str(exc))
+    if not runs:
+        raise TimingError(f"{', '.join(map(str, paths))}: no usable run"
+                          + (f" ({len(bad)} bad rows, {failed} failed runs)" if bad or failed else ""))
+    return Timings(tuple(runs), tuple(bad), failed)
+
+
+def _run(row: Mapping[str, Any], where: str, library: Library) -> Run:
+    name = next((row[c] for c in KERNEL_COLUMNS if _given(row.get(c))), None)
+    if name is None:
+        raise TimingError(f"{where}: kernel: missing")
+    if name not in library.index:
+        raise TimingError(f"{where}: kernel: {_short(name)} is not a kernel of the library {library.path}")
+    index = library.index[name]
+    config = library.configs[index]
+    arch = row.get("arch")
+    if _given(arch) and str(arch) != config["arch"]:
+        raise TimingError(f"{where}: arch: {arch} is not the kernel's arch ({config['arch']})")
+    try:
+        problem = _problem(row, config, where)
+    except ProblemError as exc:
+        raise TimingError(str(exc)) from None
+    return Run(problem, index, _tflops(row, problem, where), where)
+
+
+def _problem(row: Mapping[str, Any], config: Mapping[str, Any], where: str) -> Problem:
+    if config["kind"] == "gemm":
+        fields = {GEMM_ALIASES.get(k, k): v for k, v in row.items()
+                  if GEMM_ALIASES.get(k, k) in GEMM_FIELDS and _given(v)}
+        return gemm_problem(fields, where)
+    ndim = config["ndim_spatial"]
+    absent = AXES[:3 - ndim]
+    fields = {k: v for k, v in row.items() if k in CONV_FIELDS and _given(v) and k != "ndim"}
+    for name in list(fields):  # CK's tables fill the axes a lower-rank problem lacks with 1 (sizes) and 0 (pads)
+        axis = _SIZES.get(name) or (name[-1] if name[-2:] in ("_d", "_h") else None)
+        if axis in absent and _number(fields[name]) == (0 if "pad" in name else 1):
+            del fields[name]
+    direction = direction_of(config)
+    if fields.setdefault("direction", direction) != direction:
+        raise ProblemError("direction", f"{fields['direction']} is not the kernel's direction ({direction})", where)
+    return conv_problem({**fields, "ndim": ndim}, where)
+
+
+def _tflops(row: Mapping[str, Any], problem: Problem, where: str) -> float:
+    for columns, to_tflops in ((TFLOPS_COLUMNS, lambda v: v), (TIME_COLUMNS, lambda v: problem.flops / v / 1e9)):
+        column = next((c for c in columns if _given(row.get(c))), None)
+        if column is None:
+            continue
+        value = _number(row[column])
+        if value is None or not math.isfinite(value) or value <= 0:
+            raise TimingError(f"{where}: {column}: {_short(row[column])} is not a positive number")
+        return to_tflops(value)
+    raise TimingError(f"{where}: tflops: missing (give tflops or time_ms)")
+
+
+def _rows(path: Path, library: Library) -> Iterator[tuple[str, dict[str, Any]]]:
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        yield from _csv_rows(path)
+    elif suffix == ".parquet":
+        yield from _parquet_rows(path)
+    elif suffix == ".json":
+        yield from _json_rows(path, library)
+    else:
+        raise TimingError(f"{path}: not a timing table (.csv, .parquet or .json)")
+
+
+def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            if not reader.fieldnames:
+                raise TimingError(f"{path}: empty (expected a header row)")
+            for n, row in enumerate(reader, start=1):
+                if None in row:
+                    raise TimingError(f"{path}: row {n}: more cells than the header has columns")
+                yield f"{path}: row {n}", {k.strip(): (v.strip() if isinstance(v, str) else v) for k, v in row.items()}
+    except OSError as exc:
+        raise TimingError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise TimingError(f"{path}: not UTF-8 text") from None
+    except csv.Error as exc:
+        raise TimingError(f"{path}: not CSV ({exc})") from None
+
+
+def _parquet_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        from .lightgbm_model import MissingPackage
+
+        raise MissingPackage(f"{path}: reading Parquet needs pyarrow: pip install 'ckast[select]'") from None
+    try:
+        table = pq.read_table(path)
+    except OSError as exc:
+        raise TimingError(f"{path}: cannot read: {exc}") from None
+    except Exception as exc:  # pyarrow raises ArrowInvalid and friends for files that are not Parquet
+        raise TimingError(f"{path}: not a Parquet file ({str(exc).splitlines()[0]})") from None
+    columns = table.to_pydict()
+    for n in range(table.num_rows):
+        yield f"{path}: row {n + 1}", {k: v[n] for k, v in columns.items()}
+
+
+def _json_rows(path: Path, library: Library) -> Iterator[tuple[str, dict[str, Any]]]:
+    from ckast.config import ConfigError, read_json
+
+    try:
+        data = read_json(path)
+    except ConfigError as exc:
+        raise TimingError(exc.lines()[0]) from None
+    if isinstance(data, dict) and "results" in data:
+        yield from _ck_benchmark_rows(path, data, library)
+        return
+    rows = data.get("rows") if isinstance(data, dict) else data
+    if not isinstance(rows, list):
+        raise TimingError(f"{path}: expected a list of rows, {{\"rows\": [...]}} or CK's benchmark results")
+    for n, row in enumerate(rows, start=1):
+        if not isinstance(row, dict):
+            raise TimingError(f"{path}: row {n}: expected an object")
+        yield f"{path}: row {n}", row
+
+
+def _ck_benchmark_rows(path: Path, data: Mapping[str, Any], library: Library) -> Iterator[tuple[str, dict]]:
+    """CK's `benchmark_results_<dtype>_<layout>.json` (what its heuristics convert to Parquet)."""
+    results = data["results"]
+    if not isinstance(results, list):
+        raise TimingError(f"{path}: results: expected a list")
+    for i, result in enumerate(results):
+        config = result.get("kernel_config") if isinstance(result, dict) else None
+        benchmarks = result.get("benchmarks") if isinstance(result, dict) else None
+        if not isinstance(config, dict) or not isinstance(benchmarks, list):
+            raise TimingError(f"{path}: results[{i}]: expected kernel_config and benchmarks")
+        name = _ck_kernel(config, library)
+        for j, bench in enumerate(benchmarks):
+            if not isinstance(bench, dict):
+                raise TimingError(f"{path}: results[{i}].benchmarks[{j}]: expected an object")
+            yield f"{path}: results[{i}].benchmarks[{j}]", {"kernel": name, **bench}
+
+
+def _ck_kernel(config: Mapping[str, Any], library: Library) -> Any:
+    """The library's name of a kernel CK's benchmark names `config["name"]`: the name itself, else the one
+    library kernel whose knobs agree with every identifying knob the config holds."""
+    name = config.get("name")
+    if name in library.index:
+        return name
+    knobs = {k: config[k] for k in _CK_MATCH_KNOBS if k in config}
+    if "dtype" in config:
+        knobs["datatype"] = config["dtype"]
+    if "layout" in config:
+        knobs["layout"] = config["layout"]
+    matches = [n for n, c in zip(library.names, library.configs)
+               if c["kind"] == "gemm" and all(c.get(k) == v for k, v in knobs.items())]
+    return matches[0] if len(knobs) > 2 and len(matches) == 1 else name
+
+
+def _given(value: Any) -> bool:
+    return value is not None and value != "" and not (isinstance(value, float) and math.isnan(value))
+
+
+def _false(value: Any) -> bool:
+    return value is False or (isinstance(value, str) and value.strip().lower() in ("false", "0", "no"))
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

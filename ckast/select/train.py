@@ -1,0 +1,177 @@
+"""Training a LightGBM model from a timing table, written as a model directory in CK's layout.
+
+Target log1p(TFLOPS) (as CK's: TFLOPS spans orders of magnitude); features are ckast's feature set of
+the kind, computed from each run's problem and its kernel's config on the library's arch. Quality is
+estimated by GroupKFold cross-validation, the runs of one problem shape never split between training
+and validation folds; the final model is fitted on every run. Training is deterministic for a seed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import numpy as np
+
+from .evaluate import group_runs, outcome, summary
+from .library import Library, direction_of
+from .problem import Problem
+from .timings import Run
+
+DEFAULT_PARAMS: Mapping[str, Any] = {
+    "objective": "regression", "num_leaves": 63, "max_depth": 12, "learning_rate": 0.05, "min_data_in_leaf": 10,
+    "feature_fraction": 0.85, "bagging_fraction": 0.85, "bagging_freq": 1, "lambda_l1": 0.05, "lambda_l2": 0.5,
+    "verbose": -1, "deterministic": True, "force_col_wise": True,
+}
+OP_TYPE = {"gemm": "gemm_universal", "grouped_conv": "grouped_conv"}
+
+
+class TrainError(ValueError):
+    """Runs that cannot make one model (bad input)."""
+
+
+@attrs.frozen
+class Dataset:
+    """Feature rows of the runs (one per problem and kernel), their target and their problem's group."""
+
+    x: np.ndarray
+    tflops: np.ndarray
+    group: np.ndarray
+    name_order: np.ndarray
+    problems: tuple[Problem, ...]
+    kind: str
+    identity: Mapping[str, str]
+    """op_type, dtype, arch (and direction for conv): what the model is for."""
+    hardware: Mapping[str, int]
+    """The figures the features were computed with, recorded as CK records them (`lds_capacity`)."""
+
+
+def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
+    """Feature rows of `runs` (TrainError when they are of several kinds, directions, datatypes or archs)."""
+    from .features import feature_set
+
+    by_problem = group_runs(runs)
+    identity: dict[str, str] | None = None
+    xs, ys, groups, orders, problems = [], [], [], [], []
+    for number, (problem, kernels) in enumerate(sorted(by_problem.items(), key=lambda item: repr(item[0]))):
+        first = library.configs[min(kernels)]
+        part = library.part(problem, first["datatype"], first["layout"] if first["kind"] == "gemm" else None)
+        mine = {"op_type": OP_TYPE[first["kind"]], "dtype": part.datatype, "arch": part.arch}
+        if first["kind"] == "grouped_conv":
+            mine["direction"] = direction_of(first)
+        if identity is None:
+            identity = mine
+        elif mine != identity:
+            field = next(k for k in mine if mine[k] != identity[k])
+            raise TrainError(f"the runs are of {identity[field]} and {mine[field]} kernels ({field}); "
+                             "train one model per kind, direction, datatype and arch")
+        rows = []
+        for index in sorted(kernels):
+            name = library.names[index]
+            if name not in part.index:
+                raise TrainError(f"{name}: not one of the kernels problem {problem} chooses from")
+            rows.append(part.index[name])
+        rows = np.array(rows)
+        xs.append(feature_set(first["kind"]).matrix(problem, part.table, hw_of(part.arch))[rows])
+        ys.append([kernels[i] for i in sorted(kernels)])
+        groups.append(np.full(len(rows), number))
+        orders.append(part.name_order[rows])
+        problems.append(problem)
+    from ckast.arch.hardware import CK_RECORDED, FIGURES
+
+    hw = hw_of(identity["arch"])
+    recorded = {next((ck for ck, ours in CK_RECORDED.items() if ours == name), name): getattr(hw, name)
+                for name in FIGURES}
+    return Dataset(np.vstack(xs), np.concatenate(ys), np.concatenate(groups), np.concatenate(orders),
+                   tuple(problems), library.configs[runs[0].kernel]["kind"], identity, recorded)
+
+
+def group_folds(group: np.ndarray, folds: int) -> np.ndarray:
+    """Fold of every row: whole groups, largest first, each to the fold with the fewest rows so far (the
+    assignment of scikit-learn's GroupKFold)."""
+    ids, counts = np.unique(group, return_counts=True)
+    if len(ids) < folds:
+        raise TrainError(f"--folds {folds}: the runs hold only {len(ids)} problem shapes")
+    load = np.zeros(folds, dtype=np.int64)
+    fold_of = np.empty(len(ids), dtype=np.int64)
+    for g in np.argsort(-counts, kind="stable"):
+        fold_of[g] = int(np.argmin(load))
+        load[fold_of[g]] += counts[g]
+    return fold_of[np.searchsorted(ids, group)]
+
+
+def fit(data: Dataset, rows: np.ndarray, params: Mapping[str, Any], trees: int, names: list[str],
+        categorical: list[int]):
+    from .lightgbm_model import lightgbm_module
+
+    lightgbm = lightgbm_module()
+    train_set = lightgbm.Dataset(data.x[rows], np.log1p(data.tflops[rows]), feature_name=names,
+                                 categorical_feature=categorical, params={"verbose": -1})
+    return lightgbm.train(dict(params), train_set, num_boost_round=trees)
+
+
+def cross_validate(data: Dataset, params: Mapping[str, Any], trees: int, folds: int, names: list[str],
+                   categorical: list[int]) -> dict[str, Any]:
+    """Out-of-fold errors (log1p TFLOPS) and selection efficiency on the held-out problems."""
+    fold = group_folds(data.group, folds)
+    predicted = np.empty(len(data.tflops))
+    for f in range(folds):
+        held = fold == f
+        booster = fit(data, np.flatnonzero(~held), params, trees, names, categorical)
+        predicted[held] = booster.predict(data.x[held], num_threads=params.get("num_threads", 0))
+    err = predicted - np.log1p(data.tflops)
+    outcomes = []
+    for g in np.unique(data.group):
+        rows = data.group == g
+        eff, top1, top5, *_ = outcome(data.tflops[rows], predicted[rows], data.name_order[rows])
+        outcomes.append(_Scored(eff, top1, top5))
+    return {"folds": folds, "rmse_log1p": float(np.sqrt(np.mean(err**2))), "mae_log1p": float(np.mean(np.abs(err))),
+            "efficiency": summary(outcomes)}
+
+
+@attrs.frozen
+class _Scored:
+    efficiency: float
+    top1: bool
+    top5: bool
+
+
+def train(data: Dataset, trees: int, folds: int, seed: int, threads: int) -> tuple[Any, dict[str, Any], dict]:
+    """(booster, feature spec, CV metrics) of a model of `trees` trees on every run."""
+    from .features import feature_set
+
+    features = feature_set(data.kind)
+    names = list(features.names)
+    categorical = [i for i, name in enumerate(names) if name in features.categorical]
+    params = {**DEFAULT_PARAMS, "seed": seed, "num_threads": threads}
+    cv = cross_validate(data, params, trees, folds, names, categorical) if folds > 1 else {"folds": 0}
+    booster = fit(data, np.arange(len(data.tflops)), params, trees, names, categorical)
+    spec = {
+        **data.identity,
+        "feature_names": names,
+        "categorical_features": [names[i] for i in categorical],
+        "categorical_encodings": {names[i]: dict(features.categorical[names[i]]) for i in categorical},
+        "hardware": data.hardware,
+        "targets": ["tflops"],
+        "log_targets": ["tflops"],
+        "params": {**params, "n_estimators": trees},
+        "training": {"rows": int(len(data.tflops)), "problems": len(data.problems)},
+    }
+    return booster, spec, {**cv, "rows": int(len(data.tflops)), "problems": len(data.problems), "trees": trees}
+
+
+def write_model(out_dir: Path, booster, spec: Mapping[str, Any], cv: Mapping[str, Any]) -> None:
+    """`model_tflops.lgbm`, `feature_spec.json` and `cv_metrics.json` into `out_dir` (each file replaced
+    whole; other files left alone). OSError when the directory cannot be written."""
+    from .lightgbm_model import MODEL_FILE, SPEC_FILE
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, text in ((MODEL_FILE, booster.model_to_string()), (SPEC_FILE, json.dumps(spec, indent=2) + "\n"),
+                       ("cv_metrics.json", json.dumps(cv, indent=2) + "\n")):
+        tmp = out_dir / f".{name}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, out_dir / name)

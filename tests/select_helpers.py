@@ -1,0 +1,54 @@
+"""Small libraries for the selection tests, written as `ckast generate` writes their manifest (kernel
+names and configs), without rendering the kernels."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from ckast.config import as_dict
+from ckast.library import build
+from ckast.library.selection import Selection
+from ckast.lower.identity import kernel_name
+
+ROOT = Path(__file__).resolve().parents[1]
+GEMM_TILES = ((256, 256, 64, 2, 2, 32), (256, 128, 64, 2, 2, 32), (128, 128, 64, 2, 2, 32), (128, 128, 32, 2, 2, 32),
+              (128, 64, 64, 2, 2, 32), (64, 64, 64, 2, 2, 32), (64, 32, 64, 2, 2, 16), (32, 64, 64, 1, 2, 16),
+              (16, 64, 64, 1, 4, 16), (64, 16, 64, 4, 1, 16))
+
+
+def entries(selection: Selection) -> list[dict]:
+    return [{"name": kernel_name(k.config), "config": as_dict(k.config)} for k in build(selection).kernels()]
+
+
+def conv_entries(*variants: str, datatype: str = "fp16") -> list[dict]:
+    return entries(Selection("full", "gfx942", "ck-2026.06", (datatype,), (2,), variants, None, ()))
+
+
+def gemm_entries(tmp: Path, datatypes: tuple[str, ...] = ("fp16",)) -> list[dict]:
+    """GEMM kernels of several tiles, pipelines and schedulers (rcr, gfx942, padded)."""
+    configs = [{"kind": "gemm", "datatype": dt, "layout": "rcr", "arch": "gfx942", "ck_api": "ck-2026.06",
+                "tile_m": m, "tile_n": n, "tile_k": k, "warp_m": wm, "warp_n": wn, "warp_k": 1,
+                "warp_tile_m": wt, "warp_tile_n": wt, "warp_tile_k": 16 if wt == 32 else 32,
+                "pipeline": pipeline, "scheduler": "intrawave", "pad_m": True, "pad_n": True, "pad_k": True}
+               for dt in datatypes for (m, n, k, wm, wn, wt) in GEMM_TILES for pipeline in ("compv3", "mem")]
+    path = tmp / f"gemm_{'_'.join(datatypes)}.json"
+    path.write_text(json.dumps(configs))
+    return entries(Selection("", "", "ck-2026.06", (), (), (), None, (path,)))
+
+
+def write_library(directory: Path, kernels: list[dict]) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "manifest.json").write_text(json.dumps({"kernels": kernels}))
+    return directory
+
+
+def synth_module():
+    """tools/synth_timings.py as a module."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import synth_timings
+    finally:
+        sys.path.pop(0)
+    return synth_timings

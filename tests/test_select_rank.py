@@ -1,0 +1,182 @@
+"""`ckast select`: libraries read from their manifest, the analytic model, deterministic rankings of the
+applicable kernels, --json / --features / --why-not, and bad problems refused naming the field."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from ckast.arch.hardware import hardware
+from ckast.cli.select import select
+from ckast.select.analytic import AnalyticPredictor, gemm_view
+from ckast.select.features import feature_set
+from ckast.select.library import LibraryError, load_library
+from ckast.select.problem import conv_problem, gemm_problem, parse_pairs
+from ckast.select.rank import rank
+
+from .select_helpers import conv_entries, gemm_entries, write_library
+
+CONV = "G=1,N=32,C=64,K=64,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1"
+DEPTHWISE = "G=64,N=8,C=1,K=1,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1"
+GEMM = "M=4096,N=4096,K=4096"
+
+
+@pytest.fixture(scope="module")
+def libs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("libs")
+    conv = conv_entries("forward", "forward_depthwise", "bwd_data")
+    gemm = gemm_entries(root)
+    return {"conv": write_library(root / "conv", conv), "gemm": write_library(root / "gemm", gemm),
+            "mixed": write_library(root / "mixed", gemm + conv),
+            "two_dtypes": write_library(root / "two", gemm_entries(root, ("fp16", "bf16")))}
+
+
+def _run(*args: str):
+    result = CliRunner().invoke(select, list(args))
+    return result, result.stdout, result.stderr
+
+
+def _json(*args: str) -> dict:
+    result, out, err = _run(*args, "--json")
+    assert result.exit_code == 0, err
+    return json.loads(out)
+
+
+class ConstantPredictor:
+    name = "constant"
+
+    def predict_tflops(self, problem, part, hw):
+        return np.full(len(part), 7.0)
+
+
+def test_library_parts_follow_kind_direction_and_rank(libs):
+    library = load_library(libs["mixed"])
+    forward = library.part(conv_problem(parse_pairs(CONV)))
+    bwd = library.part(conv_problem(parse_pairs(CONV + ",direction=bwd_data")))
+    gemm = library.part(gemm_problem(parse_pairs(GEMM)))
+    assert {c["variant"] for c in forward.configs} == {"forward", "forward_depthwise"}
+    assert {c["variant"] for c in bwd.configs} == {"bwd_data"}
+    assert {c["kind"] for c in gemm.configs} == {"gemm"}
+    assert len(forward) + len(bwd) + len(gemm) == len(library.names)
+    with pytest.raises(LibraryError, match="no forward 3-D grouped-conv kernel"):
+        library.part(conv_problem(parse_pairs("G=1,N=1,C=8,K=8,Di=4,Hi=4,Wi=4,Z=1,Y=1,X=1")))
+
+
+def test_ties_are_broken_by_name(libs):
+    library = load_library(libs["conv"])
+    problem = conv_problem(parse_pairs(CONV))
+    part = library.part(problem)
+    ranking = rank(problem, part, ConstantPredictor(), hardware("gfx942"))
+    names = [part.names[i] for i in ranking.order]
+    assert names == sorted(names) and 0 < len(names) < len(part)
+    assert all(ranking.applicable[ranking.order])
+
+
+def test_ranking_is_deterministic_and_best_first(libs):
+    args = ("--library", str(libs["conv"]), "--problem", CONV, "-k", "50")
+    first, second = _json(*args), _json(*args)
+    assert first == second
+    top = first["problems"][0]["top"]
+    tflops = [e["predicted_tflops"] for e in top]
+    assert tflops == sorted(tflops, reverse=True) and all(e["applicable"] for e in top)
+    assert [e["rank"] for e in top] == list(range(1, len(top) + 1))
+
+
+def test_analytic_model_charges_padding_and_stays_under_peak(libs):
+    library = load_library(libs["gemm"])
+    hw = hardware("gfx942")
+    model = AnalyticPredictor()
+    exact = gemm_problem({"M": 4096, "N": 4096, "K": 4096})
+    over = gemm_problem({"M": 4096, "N": 4096, "K": 4097})
+    part = library.part(exact)
+    t_exact, t_over = model.predict_tflops(exact, part, hw), model.predict_tflops(over, part, hw)
+    assert (t_exact <= hw.peak_tflops["fp16"]).all() and (t_exact > 0).all()
+    assert (t_over < t_exact).all()  # one more K: a whole padded k-step for every tile
+    tiles = np.array([c["tile_m"] * c["tile_n"] for c in part.configs])
+    skinny = gemm_problem({"M": 16, "N": 4096, "K": 4096})
+    best = part.configs[int(np.argmax(model.predict_tflops(skinny, part, hw)))]
+    assert best["tile_m"] == min(c["tile_m"] for c in part.configs)  # M = 16: the smallest M tile wastes least
+    assert t_exact[np.argmax(tiles)] > t_exact[np.argmin(tiles)]  # large square problem: big tiles win
+
+
+def test_gemm_view_per_direction():
+    fields = "G=2,N=4,C=8,K=16,Hi=10,Wi=10,Y=3,X=3"
+    assert gemm_view(conv_problem(parse_pairs(fields))) == (2, 4 * 8 * 8, 16, 8 * 9)
+    assert gemm_view(conv_problem(parse_pairs(fields + ",direction=bwd_data"))) == (2, 4 * 100, 8, 16 * 9)
+    assert gemm_view(conv_problem(parse_pairs(fields + ",direction=bwd_weight"))) == (2, 16, 8 * 9, 4 * 64)
+
+
+def test_json_features_and_text(libs):
+    data = _json("--library", str(libs["conv"]), "--problem", CONV, "--features", "-k", "2")
+    entry = data["problems"][0]["top"][0]
+    names = feature_set("grouped_conv").names
+    assert list(entry["features"]) == list(names) and entry["features"]["C"] == 64.0
+    assert set(entry) == {"rank", "name", "applicable", "predicted_tflops", "predicted_time_us", "features"}
+    assert data["predictor"] == {"name": "analytic"}
+    result, out, _ = _run("--library", str(libs["conv"]), "--problem", CONV, "-k", "3")
+    lines = out.splitlines()
+    assert result.exit_code == 0 and lines[0].startswith(CONV) and "analytic model" in lines[0]
+    assert len(lines) == 5 and data["problems"][0]["top"][0]["name"] in lines[2]
+
+
+def test_why_not_names_the_condition(libs):
+    library = load_library(libs["conv"])
+    depthwise = next(n for n, c in zip(library.names, library.configs) if c["variant"] == "forward_depthwise")
+    bwd = next(n for n, c in zip(library.names, library.configs) if c["variant"] == "bwd_data")
+    data = _json("--library", str(libs["conv"]), "--problem", CONV, "--why-not", depthwise, "--why-not", bwd)
+    dw, other = data["problems"][0]["why_not"]
+    assert dw["applicable"] is False and dw["reason"].startswith("depthwise.") and "C=64" in dw["reason"]
+    assert other["reason"].startswith("not one of the problem's kernels: it is a bwd_data 2-D fp16")
+    best = data["problems"][0]["top"][0]["name"]
+    ok = _json("--library", str(libs["conv"]), "--problem", CONV, "--why-not", best)["problems"][0]["why_not"][0]
+    assert ok["applicable"] is True and ok["rank"] == 1 and ok["reason"] is None
+    result, _, err = _run("--library", str(libs["conv"]), "--problem", CONV, "--why-not", "no_such_kernel")
+    assert result.exit_code == 2 and "no_such_kernel" in err and len(err.splitlines()) == 1
+
+
+def test_mixed_library_ranks_each_problem_among_its_kind(libs):
+    data = _json("--library", str(libs["mixed"]), "--problem", GEMM, "--problem", DEPTHWISE, "-k", "3")
+    gemm, conv = data["problems"]
+    assert all(e["name"].startswith("gemm_") for e in gemm["top"])
+    assert all("_forward_" in e["name"] for e in conv["top"])
+    assert "forward_depthwise" in conv["top"][0]["name"]  # C = K = 1: the depthwise kernels win
+
+
+@pytest.mark.parametrize("problem, field", [
+    ("M=0,N=8,K=8", "M"),
+    ("M=8,N=8", "K"),
+    ("M=8,N=8,K=8,Q=1", "Q"),
+    ("M=8,N=8,K=8,k_batch=x", "k_batch"),
+    ("M=8,N=8,K=8,M=9", "M"),
+])
+def test_bad_problem_exits_2_naming_the_field(libs, problem, field):
+    result, out, err = _run("--library", str(libs["gemm"]), "--problem", problem)
+    assert result.exit_code == 2 and out == ""
+    assert len(err.splitlines()) == 1 and f"{field}:" in err
+
+
+def test_bad_conv_problem_and_library(libs, tmp_path):
+    result, _, err = _run("--library", str(libs["conv"]), "--problem", "G=1,N=1,C=8,K=8,Hi=2,Wi=2,Y=3,X=3")
+    assert result.exit_code == 2 and err.startswith("--problem: Hi:") and len(err.splitlines()) == 1
+    result, _, err = _run("--library", str(tmp_path), "--problem", GEMM)
+    assert result.exit_code == 2 and "manifest.json" in err and len(err.splitlines()) == 1
+    result, _, err = _run("--library", str(libs["two_dtypes"]), "--problem", GEMM)
+    assert result.exit_code == 2 and err.startswith("--datatype:") and "bf16, fp16" in err
+    assert _json("--library", str(libs["two_dtypes"]), "--problem", GEMM, "--datatype", "bf16")[
+        "problems"][0]["datatype"] == "bf16"
+
+
+def test_problems_file(libs, tmp_path):
+    csv_file = tmp_path / "p.csv"
+    csv_file.write_text("M,N,K,k_batch\n4096,4096,4096,\n16,4096,4096,1\n")
+    data = _json("--library", str(libs["gemm"]), "--problems", str(csv_file))
+    assert [p["fields"]["M"] for p in data["problems"]] == [4096, 16]
+    json_file = tmp_path / "p.json"
+    json_file.write_text(json.dumps({"problems": [{"M": 64, "N": 64, "K": 64}]}))
+    assert len(_json("--library", str(libs["gemm"]), "--problems", str(json_file))["problems"]) == 1
+    csv_file.write_text("M,N,K\n4096,4096,-1\n")
+    result, _, err = _run("--library", str(libs["gemm"]), "--problems", str(csv_file))
+    assert result.exit_code == 2 and err.startswith(f"{csv_file}: row 1: K:")
