@@ -1,0 +1,123 @@
+"""Feature sets: ordered, named feature expressions, evaluated for one problem over a kernel table.
+
+The columns a feature may read:
+- problem (`problem_columns`): GEMM `M, N, K, k_batch`; grouped conv `G, N, C, K` (C and K per
+  group, as `ConvProblem` holds them), `Di Hi Wi`, `Z Y X`, `stride_*`, `dilation_*`,
+  `left_pad_*`, `right_pad_*` for the axes d, h, w (an axis the problem lacks reads as size 1,
+  stride 1, dilation 1, pad 0: a 2-D problem is a 3-D one of depth 1);
+- kernel: every knob of the configs (`KernelTable`) and `dtype_bytes`;
+- hw (`HW_COLUMNS`): the scalar figures of a `Hardware` profile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ckast.arch.hardware import Hardware
+from ckast.select.problem import AXES, ConvProblem, GemmProblem
+
+from .expr import Columns, Expr, Field, Lookup, walk
+from .table import KernelTable
+
+GEMM_PROBLEM_COLUMNS = ("M", "N", "K", "k_batch")
+_SPATIAL = {"input": ("Di", "Hi", "Wi"), "filter": ("Z", "Y", "X")}
+_PER_AXIS = ("stride", "dilation", "left_pad", "right_pad")
+CONV_PROBLEM_COLUMNS = (
+    "G", "N", "C", "K", *_SPATIAL["input"], *_SPATIAL["filter"],
+    *(f"{field}_{axis}" for field in _PER_AXIS for axis in AXES),
+)
+PROBLEM_COLUMNS = {"gemm": GEMM_PROBLEM_COLUMNS, "grouped_conv": CONV_PROBLEM_COLUMNS}
+HW_COLUMNS = (
+    "num_cus", "simds_per_cu", "shader_engines", "max_clock_mhz", "max_waves_per_cu", "wavefront_size",
+    "lds_bytes", "l1_cache_kb", "l2_cache_kb", "l3_cache_kb", "num_xcd",
+)
+
+
+def problem_columns(problem: GemmProblem | ConvProblem) -> dict[str, float]:
+    """The problem's columns (see the module docstring) as floats."""
+    if isinstance(problem, GemmProblem):
+        return {"M": float(problem.M), "N": float(problem.N), "K": float(problem.K),
+                "k_batch": float(problem.k_batch)}
+    out = {name: float(getattr(problem, name)) for name in ("G", "N", "C", "K")}
+    missing = len(AXES) - problem.ndim
+    defaults = {"input": 1, "filter": 1, "stride": 1, "dilation": 1, "left_pad": 0, "right_pad": 0}
+    for field in ("input", "filter", *_PER_AXIS):
+        values = (defaults[field],) * missing + tuple(getattr(problem, field))
+        names = _SPATIAL.get(field) or tuple(f"{field}_{a}" for a in AXES)
+        out.update((name, float(v)) for name, v in zip(names, values))
+    return out
+
+
+def hw_columns(hw: Hardware) -> dict[str, float]:
+    return {name: float(getattr(hw, name)) for name in HW_COLUMNS}
+
+
+@attrs.frozen
+class Feature:
+    """One named feature. `encoding` (categorical features only): CK's code of each kernel value."""
+
+    name: str
+    expr: Expr
+    encoding: Mapping[str, int] | None = None
+
+    @property
+    def kind(self) -> str:
+        return "numeric" if self.encoding is None else "categorical"
+
+
+def categorical(name: str, column: str, encoding: Mapping[str, int], default: int = 0) -> Feature:
+    """A categorical feature: kernel column `column` encoded by `encoding`, `default` for other values."""
+    return Feature(name, Lookup(column, tuple(encoding.items()), default), dict(encoding))
+
+
+@attrs.frozen
+class FeatureSet:
+    """An ordered feature table for problems of `kind` ("gemm" or "grouped_conv")."""
+
+    kind: str
+    features: tuple[Feature, ...]
+
+    def __attrs_post_init__(self) -> None:
+        names = [f.name for f in self.features]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.kind}: duplicate feature names")
+        allowed = {"problem": set(PROBLEM_COLUMNS[self.kind]), "hw": set(HW_COLUMNS)}
+        for f in self.features:
+            for node in walk(f.expr):
+                if isinstance(node, Field) and node.source in allowed and node.name not in allowed[node.source]:
+                    raise ValueError(f"{self.kind} feature {f.name}: no {node.source} column {node.name!r}")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.features)
+
+    @property
+    def categorical(self) -> dict[str, dict[str, int]]:
+        """Categorical feature name -> {kernel value: code}, in feature order."""
+        return {f.name: dict(f.encoding) for f in self.features if f.encoding is not None}
+
+    def kernel_columns(self) -> tuple[str, ...]:
+        """The kernel columns the features read (knob names and derived columns)."""
+        used = (n.name for f in self.features for n in walk(f.expr)
+                if isinstance(n, Lookup) or (isinstance(n, Field) and n.source == "kernel"))
+        return tuple(dict.fromkeys(used))
+
+    def matrix(self, problem: GemmProblem | ConvProblem, kernels: KernelTable, hw: Hardware) -> np.ndarray:
+        """float64 (len(kernels), len(names)): one row per kernel, columns in `names` order."""
+        if problem.kind != self.kind:
+            raise ValueError(f"a {problem.kind} problem given to the {self.kind} feature set")
+        columns = Columns(problem_columns(problem), hw_columns(hw), kernels)
+        out = np.empty((len(kernels), len(self.features)), dtype=np.float64)
+        with np.errstate(all="ignore"):  # CK's guards are where(...) over both branches, as numpy computes them
+            for j, f in enumerate(self.features):
+                out[:, j] = columns.value(f.expr)
+        return out
+
+    def vector(self, problem: GemmProblem | ConvProblem, config: Mapping[str, Any], hw: Hardware) -> np.ndarray:
+        """The features of one kernel config: the row `matrix` gives for it."""
+        return self.matrix(problem, KernelTable.of([config]), hw)[0]
+
