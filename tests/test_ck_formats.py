@@ -9,8 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from ckast.cli import main
-from ckast.config import ConfigError, kernel_objects
+from ckast.config import ConfigError, kernel_objects, load_data
 from ckast.config.ck_formats import MAX_KERNELS, CKFormatWarning, expand
+from ckast.lower.identity import kernel_name
 
 from .conftest import EXAMPLES
 
@@ -133,7 +134,11 @@ def test_conv_kernel_set_maps_to_conv_knobs():
     assert {k["tile_k"] for k in kernels} == {32, 64}
     assert all(k["kind"] == "grouped_conv" and k["variant"] == "forward" and k["ndim_spatial"] == 2
                and k["datatype"] == "fp16" and k["vector_size_a"] == 4 for k in kernels)
-    assert not any(key.startswith(("pad_", "_")) or key in ("block_per_cu", "ndim") for k in kernels for key in k)
+    assert not any(key.startswith("_") or key in ("block_per_cu", "ndim") for k in kernels for key in k)
+    # CK's conv pads are always true, as ckast's conv kernels pad: the loaded configs hold no pad knob
+    assert all(k["pad_m"] is True for k in kernels)
+    with pytest.warns(CKFormatWarning):
+        assert all(loaded.config.pad_m is None for loaded in load_data(json.loads(CONV_EXAMPLE.read_text())))
     data = with_(json.loads(CONV_EXAMPLE.read_text()), ndim=3, datatype={"input": "bf16", "weight": "bf16",
                                                                           "output": "bf16", "acc": "fp32"})
     del data["occupancy_config"]
@@ -146,7 +151,8 @@ def test_conv_pad_false_is_refused_by_ckast(tmp_path):
     data["trait_config"]["pad_m"] = {"values": [False]}
     del data["occupancy_config"]
     cfg, out, result = emit(tmp_path, data)
-    assert result.exit_code == 2 and ").pad_m: does not apply to grouped_conv forward" in result.output
+    assert result.exit_code == 2
+    assert ").pad_m: false: CK's conv traits fix kPadM/N/K = true and ckast's conv kernels always pad" in result.output
     assert not out.exists()
 
 
@@ -224,3 +230,24 @@ def test_cks_unary_elementwise_op_is_refused_by_the_knob_table(tmp_path):
 @pytest.mark.parametrize("data", [{"kind": "gemm"}, [{"kind": "gemm"}], {"kernels": [{"kind": "gemm"}]}, 3])
 def test_ckast_configs_are_not_ck_configs(data):
     assert expand(data) is None
+
+
+def test_cks_value_spellings_in_leaves_are_read_by_the_shared_table(tmp_path):
+    """Leaves in CK's enumerator spellings give the kernels (and names) of ckast's spellings; an ambiguous one is
+    refused at its product element, naming what to write."""
+    def names(trait: dict) -> list[str]:
+        data = with_(KERNEL_SET, trait_config=trait, gpu_targets=["gfx942"])
+        return [kernel_name(k.config) for k in load_data(data)]
+
+    ckast = {"pipeline": {"values": ["compv3", "mem"]}, "scheduler": {"values": ["intrawave"]},
+             "epilogue": {"values": ["cshuffle"]}}
+    ck = {"pipeline": {"values": ["COMPUTE_V3", "Mem"]}, "scheduler": {"values": ["Intrawave"]},
+          "epilogue": {"values": ["CShuffle"]}}
+    assert names(ck) == names(ckast) and len(names(ck)) == 2 * 2  # x tile_m
+    cfg, out, result = emit(tmp_path, with_(KERNEL_SET, trait_config={"pipeline": {"values": ["CompV1"]}}))
+    lines = result.output.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 2 * 2  # targets x tile_m: one line each
+    assert all(line.startswith(f"{cfg}: product[") and ').pipeline: "CompV1" is CK\'s dispatcher Pipeline enumerator '
+               'for ckast\'s basic_v1 and compv1 alike: write "basic_v1" or "compv1" [rule ck.spelling]' in line
+               for line in lines)
+    assert not out.exists()

@@ -23,6 +23,7 @@ from ckast.arch import ARCH_NAMES
 from ckast.arch.rules import INT_KNOBS
 from ckast.check import Toolchain, check_headers, compile_one
 from ckast.config import KNOBS, ConfigError, as_dict, kernel_objects, load_data
+from ckast.config.ck_spellings import VALUES, translate
 from ckast.emit import EmittedKernel, render, run_files, write_outputs
 from ckast.lower.identity import WRAPPER_DIR
 from ckast.output import entry_points_for
@@ -36,12 +37,14 @@ COMPILE_SEED = 20261123
 """The fixed seed of the real-compile sample; each run adds one new seed ($CKAST_FUZZ_SEED replays one)."""
 COMPILES_PER_SEED = 2
 KNOB = {k.name: k for k in KNOBS}
+CK_VALUES = frozenset(ck for table in VALUES.values() for ck in table)
+"""CK's enumerator spellings: CK's names, which emitted C++ may hold (`DataType::FP16`) as ckast's own."""
 
 
 def kernels_of(data: Any, defaults: dict[str, Any]) -> list[EmittedKernel] | None:
     """The rendered kernels of a config, or None if it is refused, every problem naming a rule or a field
     (a path below its kernel's own); an accepted kernel holds every knob value its object gives, unchanged
-    (an inert knob's value: its default)."""
+    (an inert knob's value: its default; CK's spelling of a value: ckast's)."""
     try:
         loaded = load_data(data, defaults)
         kernels = render(loaded, save=False)
@@ -56,7 +59,9 @@ def kernels_of(data: Any, defaults: dict[str, Any]) -> list[EmittedKernel] | Non
     objects = dict(kernel_objects(data))
     for kernel in loaded:
         knobs = as_dict(kernel.config)
-        changed = {k: v for k, v in objects[kernel.path].items() if (knobs[k], type(knobs[k])) != (v, type(v))
+        spelled = translate(objects[kernel.path], kernel.path)  # CK's spellings are read as ckast's
+        given = objects[kernel.path] if spelled is None else spelled.obj
+        changed = {k: v for k, v in given.items() if (knobs[k], type(knobs[k])) != (v, type(v))
                    and not (KNOB[k].inert and KNOB[k].inert(knobs) and knobs[k] == KNOB[k].default_for(knobs))}
         assert not changed, f"{kernel.path}: accepted with values it does not hold: {changed}"
     return kernels
@@ -65,7 +70,8 @@ def kernels_of(data: Any, defaults: dict[str, Any]) -> list[EmittedKernel] | Non
 def assert_no_leak(data: Any, kernels: list[EmittedKernel]) -> None:
     """No string of `data` that is not an allowed enumerator occurs in any emitted file."""
     texts = [text for k in kernels for _, text in k.files] + [text for _, text in run_files(kernels)]
-    leaked = {s for s in strings(data) if s not in ENUMERATORS and any(s in text for text in texts)}
+    leaked = {s for s in strings(data)
+              if s not in ENUMERATORS and s not in CK_VALUES and any(s in text for text in texts)}
     assert not leaked, f"emitted text holds config strings: {leaked}"
 
 

@@ -29,15 +29,15 @@ starting with `_` are comments. `kernel_set_name` is a label only. CK's generato
 combinations its filters reject; ckast validates each kernel and refuses the file instead. A product
 over MAX_KERNELS is refused before it is built.
 
-Mapping to knobs: section keys are ckast's knob names except `elementwise_ops` -> `elementwise_op`,
-`ndim` -> `ndim_spatial`, each target -> `arch`; a 4-letter GEMM layout "rcrr" -> `layout` "rcr"
-plus (multi_d only, as CK uses it) `d_layout` "r"; a datatype object -> the one ckast datatype with
-those A, B, C and accumulator types (none: refused here, naming `datatype`). Conv `pad_*` true
-maps to nothing (ckast's conv kernels always pad, as CK's); false passes through and is refused.
-Conv `block_per_cu` maps to nothing: ckast derives kBlockPerCu from the LDS buffering (as CK's conv
-generator does), and a CKFormatWarning records the ignored key. Everything else (CK's variant,
-datatype, pipeline, scheduler and epilogue names are spelled as ckast's, and its booleans are JSON
-booleans) passes through unchanged.
+Keys and values in CK's spellings are read by the one table of them (`ck_spellings`), as in a plain
+kernel object: section keys such as `elementwise_ops`, `ndim` and each target name knobs (`elementwise_op`,
+`ndim_spatial`, `arch`), a datatype object becomes the one ckast datatype with those A, B, C and
+accumulator types (none: refused here, naming `datatype`), and leaf values such as `"COMPUTE_V3"` or
+`"Intrawave"` are read by `load.resolve_kernel`. CK's 4-letter GEMM layout "rcrr" is `layout` "rcr"
+plus, for multi_d only (CK uses the 4th letter for D tensors, whichever variants the file names),
+`d_layout` "r". Conv `pad_*` true is what ckast's conv kernels always do (false is refused). Conv
+`block_per_cu` is read and not used (a CKFormatWarning says so once per file), as CK's conv generator
+derives kBlockPerCu itself.
 
 Each kernel's JSON path is `product[i] (section.key=value, ...)`, naming the values of every key
 with more than one value, so a refusal points at the values in the file.
@@ -53,9 +53,9 @@ from typing import Any
 
 import attrs
 
-from ckast.arch import DTYPES
 from ckast.arch.rules import CONV_VARIANTS
 
+from .ck_spellings import KEYS, MULTI_D_LAYOUTS, CKFormatWarning, datatype_object
 from .errors import ConfigError, ConfigIssue, key_path, plain, shown
 
 MAX_KERNELS = 100_000
@@ -64,12 +64,6 @@ MAX_KERNELS = 100_000
 _TILE = dict(zip((f"{p}_{d}" for p in ("tile", "warp", "warp_tile") for d in "mnk"),
                  (128, 128, 32, 2, 2, 1, 32, 32, 16)))
 _PADS = {f"pad_{d}": False for d in "mnk"}
-_KNOB = {"elementwise_ops": "elementwise_op", "block_per_cu": None}
-"""CK key -> ckast knob where they differ (None: no knob)."""
-
-
-class CKFormatWarning(UserWarning):
-    """A key of a CK config that ckast reads but does not use."""
 
 
 @attrs.frozen
@@ -78,7 +72,6 @@ class _Format:
     kind: str
     top: tuple[str, ...]  # top-level keys besides the sections
     sections: Mapping[str, Mapping[str, Any]]  # section -> {key: CK's default}
-    roles: tuple[str, ...]  # datatype object keys (A, B, C, accumulator)
     variant: str  # CK's default variant
 
 
@@ -90,10 +83,9 @@ _GEMM_SECTIONS = {
 _TARGETS = ("gpu_targets", "gpu_target")
 GENERATOR = _Format("CK's GEMM generator config", "gemm", ("datatype", "layout", "variants", *_TARGETS),
                     {**_GEMM_SECTIONS, "multi_d_config": {"elementwise_ops": "MultiDAdd", "num_d_tensors": 1}},
-                    ("a", "b", "c", "acc"), "standard")
+                    "standard")
 GEMM_SET = _Format("CK's GEMM kernel-set config", "gemm",
-                   ("kernel_set_name", "datatype", "layout", "variant", *_TARGETS), _GEMM_SECTIONS,
-                   ("a", "b", "c", "acc"), "standard")
+                   ("kernel_set_name", "datatype", "layout", "variant", *_TARGETS), _GEMM_SECTIONS, "standard")
 CONV_SET = _Format(
     "CK's grouped-conv kernel-set config", "grouped_conv",
     ("kernel_set_name", "datatype", "variant", "ndim", "layout", *_TARGETS),
@@ -104,7 +96,7 @@ CONV_SET = _Format(
         "vector_config": {"vector_size_a": 4, "vector_size_b": 8, "vector_size_c": 8},
         "occupancy_config": {"block_per_cu": 1, "num_wave_groups": 1},
     },
-    ("input", "weight", "output", "acc"), "forward",
+    "forward",
 )
 
 
@@ -131,7 +123,7 @@ def expand(data: Any) -> list[tuple[str, dict[str, Any]]] | None:
     variants = (_leaf(data.get("variants", [fmt.variant]), "variants", issues) if fmt is GENERATOR
                 else [data.get("variant", fmt.variant)])
     base = {"kind": fmt.kind, **(_datatype(fmt, data["datatype"], issues) if "datatype" in data else {}),
-            **({"ndim_spatial": data["ndim"]} if "ndim" in data else {})}
+            **({_knob("ndim"): data["ndim"]} if "ndim" in data else {})}
     if issues:
         raise ConfigError(issues)
     per_variant = [(v, [a for a in axes if v == "multi_d" or not a.label.startswith("multi_d_config.")])
@@ -161,8 +153,6 @@ def _product(fmt: _Format, base: dict[str, Any], axes: list[_Axis],
             if (knobs["pipeline"], knobs["scheduler"]) != ("compv3", "intrawave"):
                 continue
             knobs.update(pipeline="preshufflev2", epilogue="cshuffle", scheduler="default")
-        if fmt is CONV_SET:  # ckast's conv kernels always pad (CK's conv traits fix kPadM/N/K = true)
-            knobs = {k: v for k, v in knobs.items() if not (k in _PADS and v is True)}
         shown = [variant_label] if variant_label else []
         shown += [f"{a.label}={_show(value)}" for a, value in zip(axes, combo) if len(a.values) > 1]
         out.append((", ".join(shown), {**base, **knobs}))
@@ -235,10 +225,9 @@ def _section_axes(fmt: _Format, data: Mapping[str, Any], issues: list[ConfigIssu
                    for k in given if not _comment(k) and k not in defaults]
         for key, default in defaults.items():
             label = f"{section}.{key}"
-            knob = _KNOB.get(key, key)
+            knob = _knob(key)
             if knob is None and key in given:
-                warnings.warn(f"{label}: not used; ckast derives kBlockPerCu from the LDS buffering "
-                              "(1 with a double LDS buffer, else 2), as CK's conv generator does", CKFormatWarning)
+                warnings.warn(f"{label}: not used; {KEYS[key].lossy}", CKFormatWarning)
             axes.append(_Axis(label, knob, _leaf(given[key], label, issues) if key in given else [default]))
     return axes
 
@@ -248,39 +237,31 @@ def _targets(data: Mapping[str, Any], issues: list[ConfigIssue]) -> list[_Axis]:
     if all(k in data for k in _TARGETS):
         issues.append(ConfigIssue("gpu_target", "give gpu_targets or gpu_target, not both"))
     if "gpu_targets" in data:
-        return [_Axis("gpu_targets", "arch", _leaf(data["gpu_targets"], "gpu_targets", issues))]
-    return [_Axis("gpu_target", "arch", [data["gpu_target"]])] if "gpu_target" in data else []
+        return [_Axis("gpu_targets", _knob("gpu_target"), _leaf(data["gpu_targets"], "gpu_targets", issues))]
+    return [_Axis("gpu_target", _knob("gpu_target"), [data["gpu_target"]])] if "gpu_target" in data else []
+
+
+def _knob(key: str) -> str | None:
+    """The knob a CK section or top-level key names (None: none, the key is not used)."""
+    return KEYS[key].accepted if key in KEYS else key
 
 
 def _datatype(fmt: _Format, value: Any, issues: list[ConfigIssue]) -> dict[str, Any]:
-    """`datatype`: a name passes through; an object of CK's per-tensor types becomes the ckast datatype
-    with exactly those types (omitted ones take CK's defaults: fp16, accumulator fp32)."""
+    """`datatype`: a name passes through; CK's object of per-tensor types becomes the ckast datatype
+    (`ck_spellings.datatype_object`)."""
     if not isinstance(value, dict):
         return {"datatype": value}
-    issues += [ConfigIssue(key_path("datatype", k), f"unknown key; allowed: {', '.join(fmt.roles)}")
-               for k in value if not _comment(k) and k not in fmt.roles]
-    types = tuple(value.get(role, "fp32" if role == "acc" else "fp16") for role in fmt.roles)
-    table = {_types(fmt, name): name for name in DTYPES}
-    if all(isinstance(t, str) for t in types) and types in table:
-        return {"datatype": table[types]}
-    known = ", ".join(f"{name} = {'/'.join(t)}" for t, name in table.items())
-    issues.append(ConfigIssue("datatype", f"{'/'.join(map(_show, types))} ({'/'.join(fmt.roles)}) is no ckast "
-                                          f"datatype; ckast's: {known}"))
-    return {}
-
-
-def _types(fmt: _Format, name: str) -> tuple[str, str, str, str]:
-    """The (A, B, C, accumulator) types of a ckast datatype (conv: In, Wei, Out and fp32)."""
-    if fmt.kind == "grouped_conv":
-        return (name, name, name, "fp32")
-    return (name, name, DTYPES[name].output, DTYPES[name].acc)
+    name, problems = datatype_object(fmt.kind, value, "datatype")
+    issues += problems
+    return {"datatype": name} if name else {}
 
 
 def _layout(fmt: _Format, data: Mapping[str, Any], variant: Any) -> dict[str, Any]:
-    """`layout`; CK's 4-letter GEMM layout "rcrr" is A/B/C plus the D layout (r or c), which only multi_d uses."""
+    """`layout`; CK's 4-letter GEMM layout "rcrr" is A/B/C plus the D layout, which only multi_d uses."""
     if "layout" not in data:
         return {}
     layout = data["layout"]
-    if fmt.kind == "gemm" and isinstance(layout, str) and len(layout) == 4 and layout[3] in ("r", "c"):
-        return {"layout": layout[:3], **({"d_layout": layout[3]} if variant == "multi_d" else {})}
+    if fmt.kind == "gemm" and isinstance(layout, str) and layout in MULTI_D_LAYOUTS:
+        abc, d = MULTI_D_LAYOUTS[layout]
+        return {"layout": abc, **({"d_layout": d} if variant == "multi_d" else {})}
     return {"layout": layout}

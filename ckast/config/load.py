@@ -13,7 +13,7 @@ import attrs
 
 from ckast.arch import check_config
 
-from . import ck_formats
+from . import ck_formats, ck_spellings
 from .errors import SHOWN_MAX, ConfigError, ConfigIssue, key_path, shown
 from .json_file import read_json
 from .kernel import KernelConfig, knobs_for
@@ -123,10 +123,30 @@ def resolve_kernel(obj: Any, path: str, defaults: Mapping[str, Any] | None = Non
     """Check the knobs of one kernel object, then (if they all resolve) the arch rules.
 
     Problems are reported in knob-table order, after unknown keys; a bad kind or variant ends the check.
+    An object the knob table refuses as written is read again in ckast's spellings if it holds CK's
+    (`ck_spellings`); its refused CK spellings (kept as written) come first and replace the other problems
+    of their fields.
     """
     if not isinstance(obj, dict):
         return Resolved(None, (ConfigIssue(path, "a kernel must be a JSON object"),))
-    defaults = defaults or {}
+    resolved = _resolve_object(obj, path, defaults or {})
+    if resolved.config is not None:
+        return resolved
+    spelled = ck_spellings.translate(obj, path)
+    if spelled is None:
+        return resolved
+    resolved = _resolve_object(spelled.obj, path, defaults or {}, spelled.keys)
+    if not spelled.issues:
+        return resolved
+    return Resolved(None, (*spelled.issues, *(i for i in resolved.issues if i.path not in spelled.refused)))
+
+
+def _resolve_object(obj: dict[str, Any], path: str, defaults: Mapping[str, Any],
+                    written: Mapping[str, str] | None = None) -> Resolved:
+    """`resolve_kernel` of an object as written; `written` names the key each knob was written as, if another."""
+    def where(name: str) -> str:
+        return key_path(path, written.get(name, name) if written else name)
+
     issues = [] if _KNOWN.issuperset(obj) else [_unknown(path, key) for key in sorted(obj.keys() - _KNOWN)]
     if "kind" not in obj:
         required = f"is required; allowed: {_allowed(_KIND.choices)}"  # type: ignore[arg-type]
@@ -136,18 +156,18 @@ def resolve_kernel(obj: Any, path: str, defaults: Mapping[str, Any] | None = Non
     for knob in (_KIND, _VARIANT):
         _resolve((knob,), obj, defaults, resolved, problems)
         if problems:
-            return Resolved(None, (*issues, ConfigIssue(key_path(path, knob.name), problems[knob.name])))
+            return Resolved(None, (*issues, ConfigIssue(where(knob.name), problems[knob.name])))
     scope = _scope(resolved["kind"], resolved["variant"])
     if not scope.refusals.keys().isdisjoint(obj):
         problems = {name: scope.refusals[name] for name in obj.keys() & scope.refusals.keys()}
     _resolve(scope.knobs, obj, defaults, resolved, problems)
     if problems:
-        issues += [ConfigIssue(key_path(path, name), problems[name]) for name in KNOB_NAMES if name in problems]
+        issues += [ConfigIssue(where(name), problems[name]) for name in KNOB_NAMES if name in problems]
     if issues:
         return Resolved(None, tuple(issues))
     config = KernelConfig(**resolved)
     violations = check_config(config)
-    return Resolved(config, tuple(ConfigIssue(key_path(path, v.field), v.detail, v.rule.id) for v in violations))
+    return Resolved(config, tuple(ConfigIssue(where(v.field), v.detail, v.rule.id) for v in violations))
 
 
 def _unknown(path: str, key: str) -> ConfigIssue:
