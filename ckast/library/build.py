@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -39,9 +39,6 @@ class Entry:
         return tuple(dict.fromkeys(i.rule or "knob" for i in self.issues))
 
 
-Validate = Callable[[Candidate], tuple[Any, tuple[ConfigIssue, ...]]]
-
-
 class Validator:
     """`resolve_kernel` for candidates of one selection, memoized by knob values (rule sets that
     derive from another, like `tiny`, validate the same candidates again)."""
@@ -53,10 +50,15 @@ class Validator:
     def __call__(self, candidate: Candidate) -> tuple[Any, tuple[ConfigIssue, ...]]:
         knobs = candidate.knobs  # a dict (Candidate converts), which resolve_kernel only reads
         key = (tuple(knobs), tuple(knobs.values()))  # the items as two flat tuples: less for the GC to track
-        found = self._seen.get(key)
+        try:
+            found = self._seen.get(key)
+        except TypeError:  # a config file's value that is a list or an object (refused): not memoized
+            key, found = None, None
         if found is None:
             r = resolve_kernel(knobs, candidate.origin, self.defaults)
-            found = self._seen[key] = (r.config, r.issues)
+            found = (r.config, r.issues)
+            if key is not None:
+                self._seen[key] = found
         return found
 
     def accepts(self, candidate: Candidate) -> bool:
@@ -117,7 +119,7 @@ def build(selection: Selection) -> Library:
             rule_set = RULE_SETS[selection.rule_set]
         except KeyError:
             raise SelectionError(f"unknown rule set {selection.rule_set!r}; known: {', '.join(RULE_SETS)}") from None
-        candidates = rule_set.candidates(selection, validate)
+        candidates = rule_set.candidates(selection, validate.accepts)
     return Library(selection, tuple(_sort_out(candidates, validate)))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
@@ -13,10 +13,9 @@ from ckast.data_files import load_toml
 
 from .selection import Candidate, Selection
 
-if TYPE_CHECKING:
-    from .build import Validator
-
-Enumerate = Callable[[Selection, "Validator"], list[Candidate]]
+Accepts = Callable[[Candidate], bool]
+"""Whether ckast's validation accepts a candidate (a rule set that picks among accepted configs, like `tiny`)."""
+Enumerate = Callable[[Selection, Accepts], list[Candidate]]
 
 
 @attrs.frozen
@@ -42,29 +41,29 @@ _PRESELECTED = load_toml(Path(__file__).with_name("data") / "gemm_preselected.to
 RULE_SETS: dict[str, RuleSet] = {r.name: r for r in (
     RuleSet("default", "grouped_conv", "CK's hand-curated conv set: 10 tiles, compv3/compv4 forward, compv3/mem "
             "backward, two-stage bwd_weight; every config for every requested datatype",
-            lambda s, v: _module("conv_default").candidates(s)),
+            lambda s, _: _module("conv_default").candidates(s)),
     RuleSet("full", "grouped_conv", "CK's rule-based conv set: per (direction, rank, dtype) tile tables, wave and "
             "vector strategies, curated pipelines, specializations, feature specs and depthwise",
-            lambda s, v: _conv_full(s)),
+            lambda s, _: _conv_full(s)),
     RuleSet("full-tests", "grouped_conv", "about 20% of full, stratified by feature category and datatype, with "
             "every (pipeline, scheduler) of each direction and datatype",
-            lambda s, v: _module("subsets").full_tests(_conv_full(s))),
+            lambda s, _: _module("subsets").full_tests(_conv_full(s))),
     RuleSet("tiny", "grouped_conv", "one accepted config per (direction, feature category, datatype, rank) of "
             "full-tests, then round-robin up to 10",
-            lambda s, v: _module("subsets").tiny(_module("subsets").full_tests(_conv_full(s)), v.accepts)),
+            lambda s, accepts: _module("subsets").tiny(_module("subsets").full_tests(_conv_full(s)), accepts)),
     RuleSet("gemm-default", "gemm", "CK's GEMM generator defaults: the tiles its arch filter keeps (checked with "
             "compv4's LDS limit) x its 16 valid traits; preshuffle from compv3/intrawave traits; multi-D x "
             "MultiDAdd/MultiDMultiply x 1/2 D tensors; layout rcr",
-            lambda s, v: _module("gemm_sets").default_candidates(s)),
+            lambda s, _: _module("gemm_sets").default_candidates(s)),
     *(RuleSet(name, "gemm", spec["summary"],
-              lambda s, v, name=name: _module("gemm_sets").preselected_candidates(name, s))
+              lambda s, _, name=name: _module("gemm_sets").preselected_candidates(name, s))
       for name, spec in _PRESELECTED.items()),
     RuleSet("profiler", "grouped_conv", "CK Builder's profiler instances: every line of the --builder-conf "
             "DIR/<direction>/profiler/*.conf files, mapped as CK's builder rule module maps it",
-            lambda s, v: _module("builder_conf").candidates(s, "profiler")),
+            lambda s, _: _module("builder_conf").candidates(s, "profiler")),
     RuleSet("tests", "grouped_conv", "CK Builder's test instances: every line of the --builder-conf "
             "DIR/<direction>/tests/*.conf files, mapped as CK's builder rule module maps it",
-            lambda s, v: _module("builder_conf").candidates(s, "tests")),
+            lambda s, _: _module("builder_conf").candidates(s, "tests")),
 )}
 
 
