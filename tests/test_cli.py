@@ -13,6 +13,8 @@ from click.testing import CliRunner
 
 from ckast import __version__
 from ckast.cli import main
+from ckast.config import load_data
+from ckast.lower.identity import kernel_name
 
 from .conftest import EXAMPLES
 from .kernels import output_tree
@@ -108,3 +110,48 @@ def test_emit_refuses_two_kernels_that_one_registry_key_cannot_tell_apart(tmp_pa
     assert result.exit_code == 2 and not (tmp_path / "out").exists()
     assert "kernels[1]: " in result.output and "KernelKey does not hold (split_k)" in result.output
     assert "[rule registry.key_unique]" in result.output
+
+
+def test_explain_picks_one_kernel_of_a_file_by_index_or_name():
+    example = EXAMPLES / "gemm_standard.json"
+    names = [kernel_name(k.config) for k in load_data(json.loads(example.read_text()))]
+    listed = run("explain", str(example))
+    assert listed.exit_code == 2
+    assert listed.output.splitlines() == [
+        f"{example}: holds 2 kernels; explain takes one: give --index N or --kernel NAME",
+        f"  [0] {names[0]}", f"  [1] {names[1]}"]
+    by_index = run("explain", str(example), "--index", "1")
+    assert by_index.exit_code == 0
+    assert by_index.output.startswith(f"kernel {names[1]}  (from {example}:kernels[1])\n")
+    assert run("explain", str(example), "--kernel", names[1]).output == by_index.output
+    for args, message in [
+        (["--index", "2"], f"--index 2: {example} holds 2 kernels (indexes 0 to 1)"),
+        (["--kernel", names[0] + "x"], f"--kernel {names[0]}x: no kernel of {example} has this name"),
+        (["--index", "0", "--kernel", names[0]], "give --index or --kernel, not both"),
+    ]:
+        refused = run("explain", str(example), *args)
+        assert refused.exit_code == 2 and refused.output.startswith(message), refused.output
+    by_name = run("explain", names[0], "--index", "0", "--rule-set", "tiny", "--arch", "gfx942")
+    assert by_name.exit_code == 2 and "--index and --kernel pick a kernel of a config file" in by_name.output
+
+
+def test_explain_index_of_a_ck_product_and_of_a_refused_kernel(tmp_path):
+    cfg = tmp_path / "mixed.json"
+    cfg.write_text(json.dumps([{"kind": "gemm", "pipeline": "compv9"}, {"kind": "gemm", "pipeline": "COMPUTE_V4"}]))
+    listed = run("explain", str(cfg))
+    assert listed.exit_code == 2 and "  [0] (no name: a knob is refused)" in listed.output.splitlines()
+    refused = run("explain", str(cfg), "--index", "0")
+    assert refused.exit_code == 2 and refused.output.startswith(f'{cfg}: [0].pipeline: "compv9" is not allowed')
+    assert "pipeline = \"compv4\"" in run("explain", str(cfg), "--index", "1").output  # CK's spelling, read as ckast's
+    product = run("explain", str(EXAMPLES / "ck" / "gemm_default_config.json"), "--index", "3")
+    assert product.exit_code == 0 and "gemm_default_config.json:product[3] (" in product.output.splitlines()[0]
+
+
+def test_list_of_a_config_file_with_a_list_value_refuses_it(tmp_path):
+    cfg = tmp_path / "odd.json"
+    cfg.write_text(json.dumps([{"kind": "gemm", "tile_m": [128]}, {"kind": "gemm"}]))
+    result = run("list", "--config", str(cfg), "--json", "--rejected")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert [sum(c[s] for c in data["counts"]) for s in ("accepted", "refused")] == [1, 1]
+    assert data["rejected"]["knob"][0]["problems"] == ["[128] is not an integer"]

@@ -115,38 +115,74 @@ def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, conf
 @click.command()
 @click.argument("target")
 @selection_options
+@click.option("--index", type=click.IntRange(min=0), default=None,
+              help="In a config file of several kernels: the kernel at this 0-based index (kernels[N] in messages).")
+@click.option("--kernel", "kernel", default=None, metavar="NAME",
+              help="In a config file of several kernels: the kernel of this name (see `ckast list --config FILE "
+                   "--names`).")
 @click.option("--dot", "dot_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the kernel's IR graph as Graphviz DOT.")
-def explain(target, rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, dot_file):
+def explain(target, rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, index, kernel,
+            dot_file):
     """Why a config is accepted or refused: every rule with PASS/FAIL/SKIP, and its IR graph.
 
-    TARGET is a config file holding one kernel, or a kernel name from `ckast list --names`
-    (then give the same --rule-set/--arch selection).
+    TARGET is a config file (of several kernels: pick one with --index or --kernel), or a kernel name from
+    `ckast list --names` (then give the same --rule-set/--arch selection).
 
     \b
     Examples:
-      ckast explain examples/gemm_standard.json
+      ckast explain examples/gemm_standard.json --index 1
+      ckast explain examples/gemm_standard.json --kernel gemm_fp16_rcr_standard_gfx942_..._1a2b3c4d5e
       ckast explain grouped_conv_fp16_nhwgc_forward_gfx942_..._1a2b3c4d5e --rule-set tiny --arch gfx942
       ckast explain cfg.json --dot graph.dot
     """
     from ckast import explain as ex
     from ckast.config import ConfigError, kernel_objects, read_json, resolve_kernel
+    from ckast.config.errors import MAX_REPORTED
     from ckast.lower.identity import kernel_name
 
     path = Path(target)
+    if index is not None and kernel is not None:
+        bad_input(["give --index or --kernel, not both"])
     if path.is_file():
         try:
             objects = kernel_objects(read_json(path))
         except ConfigError as exc:
             bad_input(exc.lines())
-        if len(objects) != 1:
-            bad_input([f"{path}: holds {len(objects)} kernels; explain takes one"])
-        where, obj = objects[0]
-        resolved = resolve_kernel(obj, where, {"ck_api": ck_api})
+
+        def resolve(i: int):
+            where, obj = objects[i]
+            return resolve_kernel(obj, where, {"ck_api": ck_api})
+
+        def named(i: int) -> str:
+            config = resolve(i).config
+            return kernel_name(config) if config is not None else "(no name: a knob is refused)"
+
+        if index is not None:
+            if index >= len(objects):
+                bad_input([f"--index {index}: {path} holds {len(objects)} kernel{'s' * (len(objects) > 1)} "
+                           f"(indexes 0 to {len(objects) - 1})"])
+            chosen = index
+        elif kernel is not None:
+            chosen = next((i for i in range(len(objects)) if named(i) == kernel), None)
+            if chosen is None:
+                bad_input([f"--kernel {kernel}: no kernel of {path} has this name "
+                           f"(see `ckast list --config {path} --names`)"])
+        elif len(objects) == 1:
+            chosen = 0
+        else:
+            shown = min(len(objects), MAX_REPORTED)
+            more = [f"  ... and {len(objects) - shown} more"] if len(objects) > shown else []
+            bad_input([f"{path}: holds {len(objects)} kernels; explain takes one: give --index N or --kernel NAME",
+                       *(f"  [{i}] {named(i)}" for i in range(shown)), *more])
+        resolved = resolve(chosen)
         if resolved.config is None:
             bad_input([issue.line(str(path)) for issue in resolved.issues])
-        config, issues, origin = resolved.config, resolved.issues, str(path)
+        config, issues, origin = resolved.config, resolved.issues, str(path) + (f":{objects[chosen][0]}"
+                                                                               if objects[chosen][0] else "")
     else:
+        if index is not None or kernel is not None:
+            bad_input([f"--index and --kernel pick a kernel of a config file; {target!r} is no file"])
         library = load_library(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs)
         found = [e for e in library.entries if e.name == target]
         if not found:
@@ -158,5 +194,3 @@ def explain(target, rule_set, arch, datatypes, ndims, variants, ck_api, builder_
         if graph is None:
             bad_input(["--dot: the config is refused, so it has no graph"])
         dot_file.write_text(ex.dot(graph, kernel_name(config)))
-
-
