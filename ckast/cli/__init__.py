@@ -7,7 +7,7 @@ import warnings
 
 import click
 
-from . import api, check, diff, emit, library
+from . import api, check, diff, emit, library, select
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -28,5 +28,5 @@ def main() -> None:
 
 
 for command in (emit.emit, check.check, check.jit, library.generate, library.list_, library.explain, diff.diff,
-                api.api):
+                api.api, select.select):
     main.add_command(command)
