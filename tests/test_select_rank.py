@@ -13,6 +13,7 @@ from ckast.arch.hardware import hardware
 from ckast.cli.select import select
 from ckast.select.analytic import AnalyticPredictor, gemm_view
 from ckast.select.features import feature_set
+from ckast.select.model_features import model_features
 from ckast.select.library import LibraryError, load_library
 from ckast.select.problem import conv_problem, gemm_problem, parse_pairs
 from ckast.select.rank import rank
@@ -112,8 +113,9 @@ def test_gemm_view_per_direction():
 def test_json_features_and_text(libs):
     data = _json("--library", str(libs["conv"]), "--problem", CONV, "--features", "-k", "2")
     entry = data["problems"][0]["top"][0]
-    names = feature_set("grouped_conv").names
+    names = model_features("grouped_conv").names
     assert list(entry["features"]) == list(names) and entry["features"]["C"] == 64.0
+    assert names[:97] == feature_set("grouped_conv").names and entry["features"]["knob_vector_size_a"] > 0
     assert set(entry) == {"rank", "name", "applicable", "predicted_tflops", "predicted_time_us", "features"}
     assert data["predictor"] == {"name": "analytic"}
     result, out, _ = _run("--library", str(libs["conv"]), "--problem", CONV, "-k", "3")

@@ -187,6 +187,11 @@ class AnalyticPredictor:
     name = "analytic"
 
     def predict_tflops(self, problem: Problem, part, hw) -> np.ndarray:
+        if part.datatype not in hw.peak_tflops or hw.hbm_gbps is None:
+            from .library import LibraryError
+
+            raise LibraryError(f"the analytic model needs {hw.arch}'s peak {part.datatype} matrix rate and HBM "
+                               "bandwidth, which ckast/arch/hardware.toml does not hold; rank with --model")
         key = ("analytic", hw.lds_bytes)
         if key not in part.memo:
             part.memo[key] = terms(part.configs, hw.lds_bytes)

@@ -82,12 +82,12 @@ class LightGBMPredictor:
 
     def predict_tflops(self, problem: Problem, part, hw) -> np.ndarray:
         """Predicted TFLOPS of the part's kernels (`hw`, the target's profile, is not used: see `self.hw`)."""
-        from .features import feature_set
+        from .model_features import model_features
 
         if ("lightgbm", id(self)) not in part.memo:
             self.check(part)
             part.memo["lightgbm", id(self)] = True
-        x = feature_set(self.kind).matrix(problem, part.table, self.hw)[:, self.columns]
+        x = model_features(self.kind).matrix(problem, part.table, self.hw)[:, self.columns]
         return self.transform(self.booster.predict(x, num_threads=1))
 
     def transform(self, raw: np.ndarray) -> np.ndarray:
@@ -103,10 +103,10 @@ def load_model(model_dir: Path) -> LightGBMPredictor:
     if not model_dir.is_dir():
         raise ModelError(f"{model_dir}: not a model directory (expected {MODEL_FILE}[.gz] and {SPEC_FILE})")
     spec = _read_spec(model_dir / SPEC_FILE)
-    from .features import feature_set
+    from .model_features import model_features
 
     kind = OP_TYPES[spec["op_type"]]
-    columns = bind(spec, feature_set(kind), model_dir / SPEC_FILE)
+    columns = bind(spec, model_features(kind), model_dir / SPEC_FILE)
     booster = _read_booster(model_dir)
     names = booster.feature_name()
     if names == [f"Column_{i}" for i in range(len(names))]:  # trained on an unnamed matrix: the spec names them

@@ -76,9 +76,9 @@ def selection(library_dir: Path, texts: Sequence[str], problems_file: Path | Non
         shown = ranking.order[:top]
         entries = [_entry(ranking, i, r) for r, i in enumerate(shown, start=1)]
         if with_features:
-            from .features import feature_set
+            from .model_features import model_features
 
-            features = feature_set(problem.kind)
+            features = model_features(problem.kind)
             matrix = features.matrix(problem, part.table, hw)[shown]
             for entry, row in zip(entries, matrix):
                 entry["features"] = dict(zip(features.names, (float(v) for v in row)))

@@ -23,8 +23,8 @@ from .problem import Problem
 from .timings import Run
 
 DEFAULT_PARAMS: Mapping[str, Any] = {
-    "objective": "regression", "num_leaves": 63, "max_depth": 12, "learning_rate": 0.05, "min_data_in_leaf": 10,
-    "feature_fraction": 0.85, "bagging_fraction": 0.85, "bagging_freq": 1, "lambda_l1": 0.05, "lambda_l2": 0.5,
+    "objective": "regression", "num_leaves": 63, "max_depth": 12, "learning_rate": 0.1, "min_data_in_leaf": 20,
+    "max_bin": 63, "feature_fraction": 0.8, "bagging_fraction": 0.8, "bagging_freq": 1, "lambda_l2": 1.0,
     "verbose": -1, "deterministic": True, "force_col_wise": True,
 }
 OP_TYPE = {"gemm": "gemm_universal", "grouped_conv": "grouped_conv"}
@@ -52,7 +52,7 @@ class Dataset:
 
 def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
     """Feature rows of `runs` (TrainError when they are of several kinds, directions, datatypes or archs)."""
-    from .features import feature_set
+    from .model_features import model_features
 
     by_problem = group_runs(runs)
     identity: dict[str, str] | None = None
@@ -76,7 +76,7 @@ def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
                 raise TrainError(f"{name}: not one of the kernels problem {problem} chooses from")
             rows.append(part.index[name])
         rows = np.array(rows)
-        xs.append(feature_set(first["kind"]).matrix(problem, part.table, hw_of(part.arch))[rows])
+        xs.append(model_features(first["kind"]).matrix(problem, part.table, hw_of(part.arch))[rows])
         ys.append([kernels[i] for i in sorted(kernels)])
         groups.append(np.full(len(rows), number))
         orders.append(part.name_order[rows])
@@ -142,9 +142,9 @@ class _Scored:
 
 def train(data: Dataset, trees: int, folds: int, seed: int, threads: int) -> tuple[Any, dict[str, Any], dict]:
     """(booster, feature spec, CV metrics) of a model of `trees` trees on every run."""
-    from .features import feature_set
+    from .model_features import model_features
 
-    features = feature_set(data.kind)
+    features = model_features(data.kind)
     names = list(features.names)
     categorical = [i for i, name in enumerate(names) if name in features.categorical]
     params = {**DEFAULT_PARAMS, "seed": seed, "num_threads": threads}
