@@ -49,8 +49,8 @@ def _json(*args: str) -> dict:
 class ConstantPredictor:
     name = "constant"
 
-    def predict_tflops(self, problem, part, hw):
-        return np.full(len(part), 7.0)
+    def predict_tflops(self, problem, part, hw, rows=None):
+        return np.full(len(part) if rows is None else len(rows), 7.0)
 
 
 def test_library_parts_follow_kind_direction_and_rank(libs):
@@ -163,6 +163,8 @@ def test_bad_problem_exits_2_naming_the_field(libs, problem, field):
 def test_bad_conv_problem_and_library(libs, tmp_path):
     result, _, err = _run("--library", str(libs["conv"]), "--problem", "G=1,N=1,C=8,K=8,Hi=2,Wi=2,Y=3,X=3")
     assert result.exit_code == 2 and err.startswith("--problem: Hi:") and len(err.splitlines()) == 1
+    result, _, err = _run("--library", str(libs["conv"]), "--problem", GEMM)
+    assert result.exit_code == 2 and err == f"{libs['conv']}: the library holds no GEMM kernel\n"
     result, _, err = _run("--library", str(tmp_path), "--problem", GEMM)
     assert result.exit_code == 2 and "manifest.json" in err and len(err.splitlines()) == 1
     result, _, err = _run("--library", str(libs["two_dtypes"]), "--problem", GEMM)

@@ -186,7 +186,7 @@ class AnalyticPredictor:
 
     name = "analytic"
 
-    def predict_tflops(self, problem: Problem, part, hw) -> np.ndarray:
+    def predict_tflops(self, problem: Problem, part, hw, rows: np.ndarray | None = None) -> np.ndarray:
         if part.datatype not in hw.peak_tflops or hw.hbm_gbps is None:
             from .library import LibraryError
 
@@ -195,7 +195,8 @@ class AnalyticPredictor:
         key = ("analytic", hw.lds_bytes)
         if key not in part.memo:
             part.memo[key] = terms(part.configs, hw.lds_bytes)
-        return predict(problem, part.memo[key], hw, part.datatype)
+        tflops = predict(problem, part.memo[key], hw, part.datatype)
+        return tflops if rows is None else tflops[rows]
 
 
 def predict(problem: Problem, t: Terms, hw, datatype: str) -> np.ndarray:

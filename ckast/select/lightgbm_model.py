@@ -80,15 +80,16 @@ class LightGBMPredictor:
             raise ModelError(f"{where}: op_type: a {self.spec['op_type']} model cannot rank "
                              f"{part.configs[0]['kind']} kernels")
 
-    def predict_tflops(self, problem: Problem, part, hw) -> np.ndarray:
+    def predict_tflops(self, problem: Problem, part, hw, rows: np.ndarray | None = None) -> np.ndarray:
         """Predicted TFLOPS of the part's kernels (`hw`, the target's profile, is not used: see `self.hw`)."""
         from .model_features import model_features
 
         if ("lightgbm", id(self)) not in part.memo:
             self.check(part)
             part.memo["lightgbm", id(self)] = True
-        x = model_features(self.kind).matrix(problem, part.table, self.hw)[:, self.columns]
-        return self.transform(self.booster.predict(x, num_threads=1))
+        x = model_features(self.kind).matrix(problem, part.table, self.hw)
+        x = x[:, self.columns] if rows is None else x[np.ix_(rows, self.columns)]
+        return self.transform(self.booster.predict(x))
 
     def transform(self, raw: np.ndarray) -> np.ndarray:
         """The model's output as TFLOPS (CK trains on log1p(TFLOPS) where `log_targets` names it)."""

@@ -17,11 +17,12 @@ from .problem import Problem
 
 
 class Predictor(Protocol):
-    """Predicted TFLOPS of every kernel of a part for one problem, on hardware `hw`."""
+    """Predicted TFLOPS of the kernels of a part for one problem, on hardware `hw`: of every kernel, or of
+    the kernels at positions `rows` only (a model's cost grows with the kernels it scores)."""
 
     name: str
 
-    def predict_tflops(self, problem: Problem, part: Part, hw) -> np.ndarray: ...
+    def predict_tflops(self, problem: Problem, part: Part, hw, rows: np.ndarray | None = None) -> np.ndarray: ...
 
 
 def load_predictor(model_dir: Path | None) -> Predictor:
@@ -38,8 +39,8 @@ def load_predictor(model_dir: Path | None) -> Predictor:
 
 @attrs.frozen
 class Ranking:
-    """A part's kernels for one problem: `tflops` and `applicable` per kernel (part order), `order` the
-    applicable kernels' indices, best first."""
+    """A part's kernels for one problem: `tflops` (NaN where not applicable: those are not scored) and
+    `applicable` per kernel (part order), `order` the applicable kernels' indices, best first."""
 
     problem: Problem
     part: Part
@@ -57,7 +58,9 @@ def rank(problem: Problem, part: Part, predictor: Predictor, hw) -> Ranking:
     from .applicability import applicable
 
     mask = np.asarray(applicable(problem, part.table), dtype=bool)
-    tflops = np.asarray(predictor.predict_tflops(problem, part, hw), dtype=np.float64)
     candidates = np.flatnonzero(mask)
+    tflops = np.full(len(part), np.nan)
+    if len(candidates):
+        tflops[candidates] = predictor.predict_tflops(problem, part, hw, candidates)
     order = candidates[np.lexsort((part.name_order[candidates], -tflops[candidates]))]
     return Ranking(problem, part, tflops, mask, order)

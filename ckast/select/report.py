@@ -42,8 +42,8 @@ def read_problems(texts: Sequence[str], path: Path | None) -> list[tuple[str, di
 
 
 def parse_problem(fields: Mapping[str, Any], kinds: Sequence[str], where: str) -> Problem:
-    """A GEMM or conv problem: the library's kind, or (a library of both) GEMM when the fields name M."""
-    gemm = kinds == ("gemm",) or (len(kinds) > 1 and "M" in fields)
+    """A GEMM problem when the fields name M (or the library holds only GEMM kernels), else a conv one."""
+    gemm = "M" in fields or kinds == ("gemm",)
     return gemm_problem(fields, where) if gemm else conv_problem(fields, where)
 
 
@@ -89,16 +89,17 @@ def selection(library_dir: Path, texts: Sequence[str], problems_file: Path | Non
 
 
 def _entry(ranking: Ranking, index: int, position: int | None) -> dict[str, Any]:
-    return {"rank": position, "name": ranking.part.names[index], "applicable": bool(ranking.applicable[index]),
-            "predicted_tflops": round(float(ranking.tflops[index]), 4),
-            "predicted_time_us": round(ranking.seconds(index) * 1e6, 4)}
+    scored = bool(ranking.applicable[index])
+    return {"rank": position, "name": ranking.part.names[index], "applicable": scored,
+            "predicted_tflops": round(float(ranking.tflops[index]), 4) if scored else None,
+            "predicted_time_us": round(ranking.seconds(index) * 1e6, 4) if scored else None}
 
 
 def _why_not(ranking: Ranking, library: Library, name: str) -> dict[str, Any]:
     config = library.config(name)
     part, problem = ranking.part, ranking.problem
     if name not in part.index:
-        return {"name": name, "applicable": False, "rank": None, "predicted_tflops": None,
+        return {"name": name, "applicable": False, "rank": None, "predicted_tflops": None, "predicted_time_us": None,
                 "reason": f"not one of the problem's kernels: it is {_kernel_kind(config)}, the problem needs "
                           f"{_problem_kind(problem, part)}"}
     i = part.index[name]
@@ -159,7 +160,7 @@ def evaluation(library: Library, timings, model_dir: Path | None) -> tuple[list,
         if None in rows:
             raise LibraryError(f"the runs of problem {problem_fields(problem)} are of kernels of several datatypes, "
                                "layouts or directions")
-        return predictor.predict_tflops(problem, part, hardware(part.arch))[rows]
+        return predictor.predict_tflops(problem, part, hardware(part.arch), np.array(rows))
 
     outcomes = evaluate(timings.runs, library, predict, dict(enumerate(order)))
     name = "analytic model" if model_dir is None else f"LightGBM model {model_dir} ({predictor.trees} trees)"
