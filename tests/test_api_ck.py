@@ -1,6 +1,7 @@
 """`ckast api` against the real CK Tile of the amd-aiter wheel (marked ck_compile: each parse of the tree
 takes 5-10 s): ck-2025.11 matches it with no mismatch, `detect` and `emit --ck-include` pick it, a draft
-from ck-2026.06 matches it, and a copy with one header altered in each way is caught."""
+from ck-2026.06 matches it, a copy with one header altered in each way is caught, and the tree parses
+with a dispatcher beside it (the wheel has no dispatcher/; tests/test_api_dispatcher.py checks that part)."""
 
 from __future__ import annotations
 
@@ -33,8 +34,9 @@ def check(ck_include: Path, profile: str | Path = "ck-2025.11") -> list[Row]:
 def test_ck_2025_11_matches_the_wheels_ck_tile(ck):
     run = CliRunner().invoke(main, ["api", "check", "--ck-include", str(ck), "--ck-api", "ck-2025.11"])
     assert run.exit_code == 0, run.output
-    assert run.stdout == (f"ck-2025.11 against {ck}: 114 entries checked (37 not from a CK include tree: standard "
-                          "library, HIP, CK dispatcher), matches\n")
+    assert run.stdout == (f"ck-2025.11 against {ck}: 114 entries checked (114 CK Tile, 0 dispatcher; 15 not from a CK "
+                          "tree: standard library, HIP; 30 dispatcher entries not checked (no ck_tile/dispatcher/)), "
+                          "matches\n")
 
 
 def test_detect_and_emit_pick_ck_2025_11(ck, tmp_path):
@@ -119,6 +121,21 @@ def ck_copy(ck, tmp_path_factory) -> Path:
     copy = tmp_path_factory.mktemp("ck") / "include"
     shutil.copytree(ck, copy)
     return copy
+
+
+def test_ck_tile_and_a_dispatcher_parse_together(ck_copy):
+    """The wheel's CK Tile with a dispatcher beside it, as in a CK checkout (rendered from the catalog: the
+    wheel has none): one parse checks both parts, CK Tile first and as without the dispatcher."""
+    from .test_api_dispatcher import dispatcher_catalog, render
+
+    dispatcher = ck_copy.parent / "dispatcher" / "include"
+    render(dispatcher_catalog("ck-2025.11"), dispatcher)
+    try:
+        found = a.report(a.load_catalog("ck-2025.11"),
+                         a.declarations(ck_copy, [a.load_catalog("ck-2025.11")]).declarations)
+    finally:
+        shutil.rmtree(dispatcher.parent)
+    assert (found.rows, found.tile, found.dispatcher, found.unchecked) == ([], 114, 30, 0)
 
 
 @pytest.mark.parametrize("case", list(ALTERATIONS))

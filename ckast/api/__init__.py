@@ -1,5 +1,5 @@
-"""Catalog truth: API profiles checked against real CK Tile headers, detected from a CK tree, diffed and
-drafted (`ckast api check | detect | diff | new`).
+"""Catalog truth: API profiles checked against real CK Tile headers (and CK's dispatcher headers, when a
+tree has them), detected from a CK tree, diffed and drafted (`ckast api check | detect | diff | new`).
 
 A CK tree is parsed once with libclang (`parse`); the catalog (`entries`) and the tree's declarations
 (`model`) are compared by `compare`; `diff` compares two catalogs and `draft` writes a new profile. The

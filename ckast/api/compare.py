@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from .entries import Catalog, Entry, absent_qualname
-from .model import Declarations, EnumInfo, Info, ParamInfo, TemplateInfo
+from .model import CallInfo, Declarations, EnumInfo, Info, NameInfo, ParamInfo, RecordInfo, TemplateInfo
 
 NONE = "-"
 
@@ -69,7 +69,7 @@ def compare_params(a: Sequence[ParamInfo], b: Sequence[ParamInfo], canon: Canon 
         if pa.name != pb.name:
             out.append((_at(pa.name, j), "name", pa.name, pb.name))
         if not _same_kind(pa, pb, canon):
-            out.append((_at(pb.name, j), "kind", pa.describe(), pb.describe()))
+            out.append((_at(pb.name, j), "type" if pa.kind == "typed" else "kind", pa.describe(), pb.describe()))
         if pa.default != pb.default and not (pa.kind == "type" and canon(pa.default or "") == canon(pb.default or "")):
             out.append((_at(pb.name, j), "default", pa.default or NONE, pb.default or NONE))
     return out
@@ -90,17 +90,85 @@ def compare_enums(a: EnumInfo, b: EnumInfo) -> list[tuple[str, str, str, str]]:
     return out
 
 
-def check(catalog: Catalog, decls: Declarations) -> tuple[list[Row], int]:
-    """Every mismatch between the catalog's CK Tile entries and the tree, and how many entries were checked."""
+def compare_calls(a: CallInfo, b: CallInfo) -> list[tuple[str, str, str, str]]:
+    """(parameter, what, a's, b's) for every difference between two signatures: result type, static,
+    and the parameters (names, order, types, defaults)."""
+    out: list[tuple[str, str, str, str]] = []
+    if not same_type(a.result, b.result, b.result_canonical):
+        out.append(("", "result", a.result or NONE, b.result or NONE))
+    if a.static != b.static:
+        out.append(("", "static", str(a.static).lower(), str(b.static).lower()))
+    return out + [(item, "argument" if what == "parameter" else f"argument {what}", x, y)
+                  for item, what, x, y in compare_params(a.args, b.args)]
+
+
+def compare_records(a: RecordInfo, b: RecordInfo, records: dict[str, RecordInfo]) -> list[tuple[str, str, str, str]]:
+    """(member, what, a's, b's) for every difference in the members `a` lists: the whole field list, and
+    each constructor, method (found in `b` or, through `records`, its bases), member alias and the bases."""
+    out = [(item, "field" if what == "parameter" else f"field {what}", x, y)
+           for item, what, x, y in (compare_params(a.fields, b.fields) if a.fields else [])]
+    for ctor in a.constructors:
+        label = f"constructor({', '.join(p.name for p in ctor.args)})"
+        out += _closest_call(label, ctor, b.constructors, "no constructor declared")
+    for name, method in a.methods:
+        owner = records.get(method.owner, b) if method.owner else b
+        found = [c for m, c in _methods(owner, records) if m == name]
+        missing = f"not declared in {method.owner or b.qualname}" + ("" if method.owner else " or its bases")
+        out += _closest_call(f"{name}()", method, found, missing)
+    aliases = {p.name: p for p in b.aliases}
+    for alias in a.aliases:
+        other = aliases.get(alias.name)
+        if other is None:
+            out.append((alias.name, "alias", alias.ctype, NONE))
+        elif not same_type(alias.ctype, other.ctype, other.canonical):
+            out.append((alias.name, "alias type", alias.ctype, other.ctype))
+    if a.bases and a.bases != b.bases:
+        out.append(("", "bases", ", ".join(a.bases), ", ".join(b.bases) or NONE))
+    return out
+
+
+def same_type(a: str, b: str, b_canonical: str = "") -> bool:
+    """Whether type `a` (catalog text) is `b` (as written) or what `b` stands for."""
+    return a == b or bool(b_canonical) and a == b_canonical
+
+
+def compare_overloads(a: Sequence[CallInfo], b: Sequence[CallInfo]) -> list[tuple[str, str, str, str]]:
+    """Each signature of `a` against the closest of `b` (labelled by its parameters when there are several)."""
+    out = []
+    for call in a:
+        label = f"({', '.join(p.name for p in call.args)})" if len(a) > 1 else ""
+        out += _closest_call(label, call, b, "no such overload")
+    return out
+
+
+def _closest_call(label: str, call: CallInfo, found: Sequence[CallInfo], missing: str) -> list[tuple[str, str, str, str]]:
+    if not found:
+        return [(label, "missing", label, missing)]
+    rows = min((compare_calls(call, other) for other in found), key=len)
+    return [(f"{label} {item}".strip(), what, x, y) for item, what, x, y in rows]
+
+
+def _methods(record: RecordInfo, records: dict[str, RecordInfo], seen: frozenset[str] = frozenset()):
+    """(name, signature) of the record's methods, then of its bases' (those the tree defines)."""
+    yield from record.methods
+    for base in record.bases:
+        target = records.get(base.split("<")[0])
+        if target is not None and target.qualname not in seen:
+            yield from _methods(target, records, seen | {record.qualname})
+
+
+def check(catalog: Catalog, decls: Declarations) -> tuple[list[Row], list[Entry]]:
+    """Every mismatch between the catalog's entries and the tree, and the entries checked: CK Tile's,
+    and the dispatcher's when the tree has it."""
     rows = [Row("", "", "parse", NONE, message, where) for where, _, message in
             (error.partition(": ") for error in decls.errors)]
-    checked = [e for e in catalog.entries.values() if e.in_tree]
+    checked = [e for e in catalog.entries.values() if e.part == "tile" or e.part == "dispatcher" and decls.dispatcher]
     for entry in checked:
         rows += entry_rows(entry, catalog, decls)
     for key, found in present_absent(catalog, decls).items():
         rows.append(Row(found.qualname, "", "absent", f"marked absent: {catalog.absent[key]}", f"declared ({_sort(found)})",
                         str(found.where)))
-    return rows, len(checked)
+    return rows, checked
 
 
 def present_absent(catalog: Catalog, decls: Declarations) -> dict[str, Info]:
@@ -130,7 +198,29 @@ def entry_rows(entry: Entry, catalog: Catalog, decls: Declarations) -> list[Row]
     elif isinstance(info, EnumInfo):
         enum = found[0]
         rows += [Row(info.qualname, item, what, a, b, str(enum.where)) for item, what, a, b in compare_enums(info, enum)]
+    else:
+        rows += _name_rows(entry, found)  # type: ignore[arg-type]
+    if entry.record is not None:
+        record = decls.records.get(info.qualname)
+        if record is None:
+            rows.append(Row(info.qualname, "", "definition", "members listed", "no definition in the tree"))
+        else:
+            rows += [Row(info.qualname, item, what, a, b, str(record.where))
+                     for item, what, a, b in compare_records(entry.record, record, decls.records)]
     return rows
+
+
+def _name_rows(entry: Entry, found: Sequence[NameInfo]) -> list[Row]:
+    """An alias's type and a function's signatures (each overload against the closest declaration)."""
+    info = entry.info
+    assert isinstance(info, NameInfo)
+    rows = []
+    if info.spelled and not same_type(info.spelled, found[0].spelled, found[0].canonical):
+        rows.append(Row(info.qualname, "", "aliased type", info.spelled, found[0].spelled or found[0].canonical or NONE,
+                        str(found[0].where)))
+    signatures = [f.call for f in found if f.call is not None]
+    return rows + [Row(info.qualname, item, what, a, b, str(found[0].where))
+                   for item, what, a, b in compare_overloads(entry.calls, signatures)]
 
 
 def closest(entry: Entry, catalog: Catalog, found: Sequence[TemplateInfo],
@@ -143,12 +233,15 @@ def closest(entry: Entry, catalog: Catalog, found: Sequence[TemplateInfo],
 
 
 def _template_rows(info: TemplateInfo, decl: TemplateInfo, decls: Declarations, absent: frozenset[str]) -> list[Row]:
-    """Function templates: the catalog lists only the parameters callers give (a leading part)."""
+    """Function templates: the catalog lists only the parameters callers give (a leading part), and the
+    signature where it records one."""
     params = decl.params[:len(info.params)] if info.kind == "function" else decl.params
     rows = [Row(info.qualname, "", "template kind", info.kind, decl.kind, str(decl.where))] if info.kind != decl.kind else []
     canon = _canonical(decls)
-    return rows + [Row(info.qualname, item, what, a, b, str(decl.where))
-                   for item, what, a, b in compare_params(info.params, params, canon, absent)]
+    found = compare_params(info.params, params, canon, absent)
+    if info.call is not None and decl.call is not None:
+        found += compare_calls(info.call, decl.call)
+    return rows + [Row(info.qualname, item, what, a, b, str(decl.where)) for item, what, a, b in found]
 
 
 def declarations_of(entry: Entry, decls: Declarations) -> list[Info]:
@@ -176,6 +269,8 @@ def _same_kind(a: ParamInfo, b: ParamInfo, canon: Canon) -> bool:
         return False
     if a.ctype == b.ctype:
         return True
+    if a.kind == "typed":
+        return same_type(a.ctype, b.ctype, b.canonical)
     return a.kind in ("int", "int_pack") and (a.canonical or canon(a.ctype)) == (b.canonical or canon(b.ctype))
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .compare import NONE, Row, compare_enums, compare_params
+from .compare import NONE, Row, compare_enums, compare_overloads, compare_params, compare_records
 from .entries import Catalog, Entry
-from .model import EnumInfo, TemplateInfo
+from .model import EnumInfo, NameInfo, RecordInfo, TemplateInfo
 from .table import table
 
 
@@ -41,9 +41,20 @@ def _entry_rows(key: str, ea: Entry, eb: Entry) -> list[Row]:
         if ia.kind != ib.kind:
             rows.append(Row(key, "", "template kind", ia.kind, ib.kind))
         rows += [Row(key, *r) for r in compare_params(ia.params, ib.params)]
+        rows += [Row(key, *r) for r in compare_overloads(_calls(ia), _calls(ib))]
     elif isinstance(ia, EnumInfo) and isinstance(ib, EnumInfo):
         rows += [Row(key, *r) for r in compare_enums(ia, ib)]
+    elif isinstance(ia, NameInfo) and isinstance(ib, NameInfo) and ia.spelled != ib.spelled:
+        rows.append(Row(key, "", "aliased type", ia.spelled or NONE, ib.spelled or NONE))
+    rows += [Row(key, *r) for r in compare_overloads(ea.calls, eb.calls)]
+    if ea.record is not None or eb.record is not None:
+        empty = RecordInfo(ia.qualname)
+        rows += [Row(key, *r) for r in compare_records(ea.record or empty, eb.record or empty, {})]
     return rows
+
+
+def _calls(info: TemplateInfo) -> tuple:
+    return (info.call,) if info.call is not None else ()
 
 
 def _flag(value: bool | None) -> str:

@@ -35,18 +35,25 @@ class Draft:
     """`table.key` -> why it was written from the headers (the kinds of mismatch)."""
     absent: dict[str, str]
     inherited: int
+    kept: dict[str, str] = attrs.field(factory=dict)
+    """Dispatcher entries that differ from the tree, inherited as they are: their members are edited by hand."""
 
 
 def draft(name: str, base: Catalog, decls: Declarations, ck_include: Path) -> Draft:
     writer = _Writer(base, decls)
     inherited = 0
+    kept: dict[str, str] = {}
     for entry in base.entries.values():
-        if not entry.in_tree:
+        if not entry.in_tree or entry.part == "dispatcher" and not decls.dispatcher:
             inherited += 1
             continue
         rows = entry_rows(entry, base, decls)
         if not rows:
             inherited += 1
+            continue
+        if entry.part == "dispatcher":
+            inherited += 1
+            kept[f"{entry.table}.{entry.key}"] = ", ".join(dict.fromkeys(f"{r.item} {r.what}".strip() for r in rows))
             continue
         found = [] if entry.include in decls.missing else declarations_of(entry, decls)
         why = ", ".join(dict.fromkeys(r.what for r in rows))
@@ -72,7 +79,7 @@ def draft(name: str, base: Catalog, decls: Declarations, ck_include: Path) -> Dr
     body = [line for table in writer.tables for line in ("", *table)]
     if writer.absent:
         body += ["", "[absent]", *(f"{_key(k)} = {_str(v)}" for k, v in sorted(writer.absent.items()))]
-    return Draft("\n".join([*header, *body]) + "\n", writer.written, writer.absent, inherited)
+    return Draft("\n".join([*header, *body]) + "\n", writer.written, writer.absent, inherited, kept)
 
 
 class _Writer:
@@ -201,3 +208,6 @@ def review_lines(d: Draft, path: Path, base: str) -> Iterable[str]:
     if d.absent:
         yield f"marked absent ({len(d.absent)}):"
         yield from (f"  {key}: {why}" for key, why in sorted(d.absent.items()))
+    if d.kept:
+        yield f"dispatcher entries that differ, inherited as they are (edit their members by hand; {len(d.kept)}):"
+        yield from (f"  {key}: {why}" for key, why in sorted(d.kept.items()))

@@ -15,26 +15,52 @@ import attrs
 
 from ckast import nodes as n
 from ckast.catalog import CatalogError, load_profile, load_profile_file, profile_names, profile_tables
+from ckast.catalog.members import Call, Members
 
-from .model import EnumInfo, Info, NameInfo, ParamInfo, TemplateInfo, Where, normalize
+from .model import (
+    DISPATCHER,
+    CallInfo,
+    EnumInfo,
+    Info,
+    NameInfo,
+    ParamInfo,
+    RecordInfo,
+    TemplateInfo,
+    Where,
+    normalize,
+)
 
 TABLES = ("templates", "enums", "types", "functions")
 TREE_PREFIX = "ck_tile/"
-"""Entries whose `source` lies under this path are CK Tile's and are checked against an include tree; the
-others (the standard library, HIP, CK's separate dispatcher library) are not."""
+"""Entries whose `source` lies under this path are checked against an include tree: CK Tile's, and CK's
+dispatcher's (under `model.DISPATCHER`) when the tree has it; the others (the standard library, HIP)
+are not."""
 
 
 @attrs.frozen
 class Entry:
+    """One catalog entry: its declaration (`info`), the members it lists (`record`), the signatures of
+    its overloads (`calls`, functions) and the macro it is declared under (`guard`)."""
+
     key: str
     table: str
     include: str
     source: str
     info: Info
+    record: RecordInfo | None = None
+    calls: tuple[CallInfo, ...] = ()
+    guard: str = ""
 
     @property
     def in_tree(self) -> bool:
         return self.source.startswith(TREE_PREFIX)
+
+    @property
+    def part(self) -> str:
+        """`tile` or `dispatcher` for entries a tree declares, else empty."""
+        if not self.in_tree:
+            return ""
+        return "dispatcher" if self.source.startswith(DISPATCHER) else "tile"
 
 
 @attrs.frozen
@@ -47,9 +73,13 @@ class Catalog:
     absent: dict[str, str]
     features: dict[str, bool]
 
-    def umbrellas(self) -> list[str]:
-        """The include headers the entries checked against a tree name."""
-        return sorted({e.include for e in self.entries.values() if e.in_tree})
+    def umbrellas(self, part: str = "tile") -> list[str]:
+        """The include headers the entries of `part` (checked against a tree) name."""
+        return sorted({e.include for e in self.entries.values() if e.part == part})
+
+    def guards(self) -> list[str]:
+        """The macros dispatcher entries are declared under."""
+        return sorted({e.guard for e in self.entries.values() if e.part == "dispatcher" and e.guard})
 
 
 def profile_ref(text: str) -> str | Path:
@@ -69,23 +99,47 @@ def load_catalog(ref: str | Path) -> Catalog:
     for table in TABLES:
         for key, raw in tables.get(table, {}).items():
             where = Where(raw.get("source", raw.get("include", "")))
+            calls = tuple(map(call_info, profile.calls.get(key, ())))
             if table == "templates":
-                info: Info = _template(profile.template(key), raw, where)
+                info: Info = _template(profile.template(key), raw, where, calls[0] if calls else None)
             elif table == "enums":
                 spec = profile.enum(key)
                 info = EnumInfo(raw["qualname"], spec.scoped, spec.values, where)
             else:
-                info = NameInfo(raw["qualname"], "type" if table == "types" else "function", where)
-            entries[key] = Entry(key, table, raw.get("include", ""), where.file, info)
+                info = NameInfo(raw["qualname"], "type" if table == "types" else "function", where,
+                                spelled=normalize(raw.get("aliased", "")))
+            members = profile.records.get(key)
+            record = record_info(raw["qualname"], members, where) if members is not None else None
+            guard = next((c.guard for c in profile.calls.get(key, ()) if c.guard), "")
+            entries[key] = Entry(key, table, raw.get("include", ""), where.file, info, record,
+                                 calls if table == "functions" else (), guard)
     info = tables["profile"]
     return Catalog(info["name"], info.get("base"), entries, dict(tables.get("absent", {})),
                    dict(tables.get("features", {})))
 
 
-def _template(sig: n.Signature, raw: dict[str, Any], where: Where) -> TemplateInfo:
+def _template(sig: n.Signature, raw: dict[str, Any], where: Where, call: CallInfo | None) -> TemplateInfo:
     raws = {p["name"]: p for p in raw.get("params", ())}
     params = tuple(_param(p, raws[p.name]) for p in sig.params)
-    return TemplateInfo("::".join(sig.qualname), sig.kind, params, where)
+    return TemplateInfo("::".join(sig.qualname), sig.kind, params, where, call)
+
+
+def call_info(call: Call) -> CallInfo:
+    """A catalog signature in the form `parse` gives header signatures (text normalized)."""
+    args = tuple(ParamInfo(a.name, "typed", normalize(a.type), default=None if a.default is None else normalize(a.default))
+                 for a in call.args)
+    return CallInfo(normalize(call.result), args, call.static, owner=call.declared_in)
+
+
+def record_info(qualname: str, members: Members, where: Where) -> RecordInfo:
+    """A catalog record's members in the form `parse` gives a header's."""
+    def typed(args: Any) -> tuple[ParamInfo, ...]:
+        return tuple(ParamInfo(a.name, "typed", normalize(a.type), default=None if a.default is None else normalize(a.default))
+                     for a in args)
+
+    return RecordInfo(qualname, typed(members.fields), tuple(map(call_info, members.constructors)),
+                      tuple((m.name, call_info(m)) for m in members.methods), typed(members.aliases),
+                      tuple(normalize(b) for b in members.bases), where)
 
 
 def _param(p: n.Param, raw: dict[str, Any]) -> ParamInfo:

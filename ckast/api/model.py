@@ -13,6 +13,9 @@ import attrs
 
 _SPACE = re.compile(r"\s+")
 _LOOSE = re.compile(r" (?!\w)|(?<!\w) ")
+DISPATCHER = "ck_tile/dispatcher"
+"""Files (and catalog sources) under this path are CK's dispatcher: their records' members and their
+functions' signatures are read too. A tree has them when its include root holds `ck_tile/dispatcher/`."""
 
 
 def normalize(text: str) -> str:
@@ -28,6 +31,8 @@ class ParamInfo:
     `template` (a template template parameter) or `value` (a non-type parameter of another type).
     `ctype` is the value type as spelled and qualified (int kinds: `ck_tile::index_t`; enum: the enum's
     qualname; value: its spelling); `canonical` is the integral type it stands for (`int`), where known.
+    Kind `typed` is a function parameter, data member or member type alias: `ctype` is its type as
+    written with every name qualified, `canonical` clang's canonical type (headers only).
     """
 
     name: str
@@ -43,6 +48,8 @@ class ParamInfo:
             return f"typename{pack}"
         if self.kind == "template":
             return "template template parameter"
+        if self.kind == "typed":
+            return self.ctype
         if self.kind == "enum":
             return f"enum {self.ctype}"
         if self.kind in ("int", "int_pack"):
@@ -63,13 +70,42 @@ class Where:
 
 
 @attrs.frozen
+class CallInfo:
+    """A function's, method's or constructor's signature: the result type (empty for a constructor) and
+    its canonical form, the parameters (kind `typed`), whether it is static; `owner` is the class that
+    declares an inherited method (catalog side only)."""
+
+    result: str
+    args: tuple[ParamInfo, ...]
+    static: bool = False
+    result_canonical: str = ""
+    owner: str = ""
+
+
+@attrs.frozen
+class RecordInfo:
+    """A class's members: data fields (a nested struct's as dotted paths after the struct member),
+    constructors, methods by name, member type aliases (kind `typed`) and base classes."""
+
+    qualname: str
+    fields: tuple[ParamInfo, ...] = ()
+    constructors: tuple[CallInfo, ...] = ()
+    methods: tuple[tuple[str, CallInfo], ...] = ()
+    aliases: tuple[ParamInfo, ...] = ()
+    bases: tuple[str, ...] = ()
+    where: Where = Where("")
+
+
+@attrs.frozen
 class TemplateInfo:
-    """A class template (`struct`), alias template (`alias`) or function template (`function`)."""
+    """A class template (`struct`), alias template (`alias`) or function template (`function`, with its
+    `call` signature where known)."""
 
     qualname: str
     kind: str
     params: tuple[ParamInfo, ...]
     where: Where
+    call: CallInfo | None = None
 
 
 @attrs.frozen
@@ -82,12 +118,16 @@ class EnumInfo:
 
 @attrs.frozen
 class NameInfo:
-    """A plain type (class, typedef, alias, using-declaration) or function; `canonical` for typedefs."""
+    """A plain type (class, typedef, alias, using-declaration) or function; `canonical` for typedefs,
+    `spelled` the type an alias names (as written, qualified) and `call` a function's signature, where
+    known."""
 
     qualname: str
     kind: str
     where: Where
     canonical: str = ""
+    spelled: str = ""
+    call: CallInfo | None = None
 
 
 Info = TemplateInfo | EnumInfo | NameInfo
@@ -108,6 +148,9 @@ class Declarations:
     includes: dict[str, tuple[str, ...]]
     missing: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
+    records: dict[str, RecordInfo] = attrs.field(factory=dict)
+    dispatcher: bool = False
+    """Whether the tree has CK's dispatcher headers (its entries are then checked)."""
 
     def reaches(self, header: str, file: str) -> bool:
         """Whether `header` includes `file`, directly or not (or is it)."""
@@ -133,15 +176,34 @@ class Declarations:
     @classmethod
     def from_json(cls, data: dict) -> Declarations:
         def template(t: dict) -> TemplateInfo:
-            return TemplateInfo(t["qualname"], t["kind"], tuple(ParamInfo(**p) for p in t["params"]), Where(**t["where"]))
+            return TemplateInfo(t["qualname"], t["kind"], _params(t["params"]), Where(**t["where"]), _call(t["call"]))
+
+        def name(v: dict) -> NameInfo:
+            return NameInfo(v["qualname"], v["kind"], Where(**v["where"]), v["canonical"], v["spelled"], _call(v["call"]))
+
+        def record(r: dict) -> RecordInfo:
+            return RecordInfo(r["qualname"], _params(r["fields"]), tuple(map(_call, r["constructors"])),
+                              tuple((m, _call(c)) for m, c in r["methods"]), _params(r["aliases"]),
+                              tuple(r["bases"]), Where(**r["where"]))
 
         return cls(
             templates={q: tuple(map(template, ts)) for q, ts in data["templates"].items()},
             enums={q: EnumInfo(e["qualname"], e["scoped"], tuple(e["values"]), Where(**e["where"]))
                    for q, e in data["enums"].items()},
-            names={q: tuple(NameInfo(v["qualname"], v["kind"], Where(**v["where"]), v["canonical"]) for v in vs)
-                   for q, vs in data["names"].items()},
+            names={q: tuple(map(name, vs)) for q, vs in data["names"].items()},
             includes={f: tuple(fs) for f, fs in data["includes"].items()},
             missing=tuple(data["missing"]),
             errors=tuple(data["errors"]),
+            records={q: record(r) for q, r in data["records"].items()},
+            dispatcher=data["dispatcher"],
         )
+
+
+def _params(raw: list) -> tuple[ParamInfo, ...]:
+    return tuple(ParamInfo(**p) for p in raw)
+
+
+def _call(raw: dict | None) -> CallInfo | None:
+    if raw is None:
+        return None
+    return CallInfo(raw["result"], _params(raw["args"]), raw["static"], raw["result_canonical"], raw["owner"])

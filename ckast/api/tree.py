@@ -12,8 +12,8 @@ from ckast.check.toolchain import Toolchain
 
 from .compare import Row, check
 from .entries import Catalog, load_catalog
-from .model import Declarations
-from .parse import cindex, library_path, parse_tree
+from .model import DISPATCHER, Declarations
+from .parse import Dispatcher, cindex, library_path, parse_tree
 from .table import table
 
 
@@ -23,17 +23,23 @@ class ProfileMismatch(Exception):
 
 @attrs.frozen
 class Report:
-    """A profile checked against a tree: its mismatches and how many entries were compared."""
+    """A profile checked against a tree: its mismatches, how many CK Tile and dispatcher entries were
+    compared, how many are not from a CK tree (standard library, HIP) and how many dispatcher entries
+    were not checked because the tree has no dispatcher."""
 
     profile: str
     rows: list[Row]
-    checked: int
-    skipped: int
+    tile: int
+    dispatcher: int
+    outside: int
+    unchecked: int
 
     def summary(self, ck_include: Path) -> str:
         verdict = "matches" if not self.rows else f"{len(self.rows)} mismatches"
-        return (f"{self.profile} against {ck_include}: {self.checked} entries checked ({self.skipped} not from a CK "
-                f"include tree: standard library, HIP, CK dispatcher), {verdict}")
+        missing = f"; {self.unchecked} dispatcher entries not checked (no {DISPATCHER}/)" if self.unchecked else ""
+        return (f"{self.profile} against {ck_include}: {self.tile + self.dispatcher} entries checked ({self.tile} CK Tile, "
+                f"{self.dispatcher} dispatcher; {self.outside} not from a CK tree: standard library, HIP{missing}), "
+                f"{verdict}")
 
     def lines(self, ck_include: Path) -> list[str]:
         header = ("profile", "template", "parameter", "what", "catalog", "header", "where")
@@ -52,20 +58,36 @@ class Parsed:
         return f"parse {self.seconds:.1f} s{' (cached)' if self.cached else ''} with {self.library}"
 
 
+def dispatcher_root(ck_include: Path) -> Path | None:
+    """The include root of CK's dispatcher headers for a CK include root: the root itself when it holds
+    `ck_tile/dispatcher/` (an installed CK, a merged tree), else `../dispatcher/include` of a CK source
+    checkout's `include/`; None when neither has them."""
+    for root in (ck_include, ck_include.parent / "dispatcher" / "include"):
+        if (root / DISPATCHER).is_dir():
+            return root
+    return None
+
+
 def declarations(ck_include: Path, catalogs: list[Catalog]) -> Parsed:
     """One parse of the tree for all `catalogs` (and every packaged profile, so that `check`, `detect` and
-    `emit --ck-include` share one cached parse)."""
+    `emit --ck-include` share one cached parse), its dispatcher included when it has one."""
     toolchain = Toolchain.discover(ck_include=ck_include, download=False)
-    packaged = [load_catalog(name) for name in profile_names()]
-    umbrellas = {u for c in [*packaged, *catalogs] for u in c.umbrellas()}
+    every = [*(load_catalog(name) for name in profile_names()), *catalogs]
+    umbrellas = {u for c in every for u in c.umbrellas()}
+    root = dispatcher_root(ck_include)
+    dispatcher = None if root is None else Dispatcher(
+        root, tuple({u for c in every for u in c.umbrellas("dispatcher")}), tuple({g for c in every for g in c.guards()}))
     start = time.perf_counter()
-    decls, cached = parse_tree(toolchain, umbrellas)
+    decls, cached = parse_tree(toolchain, umbrellas, dispatcher)
     return Parsed(decls, time.perf_counter() - start, cached, library_path(cindex(toolchain)))
 
 
 def report(catalog: Catalog, decls: Declarations) -> Report:
     rows, checked = check(catalog, decls)
-    return Report(catalog.name, rows, checked, len(catalog.entries) - checked)
+    parts = [e.part for e in catalog.entries.values()]
+    tile = sum(e.part == "tile" for e in checked)
+    return Report(catalog.name, rows, tile, len(checked) - tile, parts.count(""),
+                  0 if decls.dispatcher else parts.count("dispatcher"))
 
 
 def detect(ck_include: Path) -> list[Report]:

@@ -27,17 +27,11 @@ from ckast.nodes.parse import ParseError, parse_type
 
 from ckast.data_files import load_toml
 
+from .errors import CatalogError, FeatureAbsent
+from .members import Call, Members, calls_of, members_of
 from .names import DEFAULT_PROFILE, PROFILES_DIR, profile_names
 
 _ENTITY_TABLES = ("templates", "enums", "types", "functions")
-
-
-class CatalogError(ValueError):
-    """The catalog has no such entity, or its data is malformed."""
-
-
-class FeatureAbsent(CatalogError):
-    """The entity or parameter exists in other CK versions but not in this profile."""
 
 
 @attrs.frozen
@@ -55,6 +49,10 @@ class Profile:
     """Warp tiles CK's WarpGemmDispatcher has, per "A_B_Acc" type key."""
     conv_pipelines_unusable: Mapping[str, str] = attrs.field(factory=dict)
     """Pipelines this CK's grouped-conv kernels cannot call, with the reason."""
+    records: Mapping[str, Members] = attrs.field(factory=dict)
+    """Members of the records (types and class templates) that list them, by key."""
+    calls: Mapping[str, tuple[Call, ...]] = attrs.field(factory=dict)
+    """Signatures of the functions and function templates that record them, by key."""
 
     def _lookup(self, table: Mapping[str, Any], key: str, what: str) -> Any:
         if key in table:
@@ -78,6 +76,24 @@ class Profile:
     def type(self, key: str) -> TypeName:
         """A plain catalog type (`half_t`, `RowMajor`, ...) as a type node."""
         return type_of(self.symbol(key))
+
+    def record(self, key: str) -> Members:
+        """The members the catalog lists for record `key`."""
+        return self._lookup(self.records, key, "record with members")
+
+    def call(self, key: str, *names: str) -> Call:
+        """The signature of function `key` whose parameters are `names` (the only one when none are given)."""
+        calls = self._lookup(self.calls, key, "function signature")
+        found = [c for c in calls if not names and len(calls) == 1 or tuple(a.name for a in c.args) == names]
+        if not found:
+            listed = "; ".join(f"({', '.join(a.name for a in c.args)})" for c in calls)
+            raise CatalogError(f"{key}({', '.join(names)}) is not a signature of {key} in CK API profile {self.name}: "
+                               f"{listed}")
+        return found[0]
+
+    def enum_of(self, ctype: str) -> EnumSpec | None:
+        """The catalog enum a C++ type names (`ck_tile::dispatcher::DataType`), if it is one."""
+        return next((e for e in self.enums.values() if "::".join(e.qualname) == ctype), None)
 
     def feature(self, name: str) -> bool:
         if name not in self.features:
@@ -173,6 +189,16 @@ class _Builder:
                 self.symbols[key] = Symbol(key, split_qualname(entry["qualname"]), self.header(entry), self.name)
         for key in self.data.get("templates", {}):
             self.signature(key)
+        records: dict[str, Members] = {}
+        calls: dict[str, tuple[Call, ...]] = {}
+        for table in ("types", "templates", "functions"):
+            for key, entry in self.data.get(table, {}).items():
+                found = members_of(entry)
+                if found is not None:
+                    records[key] = found
+                signatures = calls_of(entry["qualname"].split("::")[-1], entry)
+                if signatures:
+                    calls[key] = tuple(self.typed(key, c) for c in signatures) if table == "functions" else signatures
         info = self.data["profile"]
         return Profile(
             name=self.name,
@@ -185,7 +211,15 @@ class _Builder:
             warp_gemms={key: frozenset((m, n, k) for m, n, k in tiles)
                         for key, tiles in sorted(self.data.get("warp_gemms", {}).items())},
             conv_pipelines_unusable=dict(sorted(self.data.get("conv_pipelines_unusable", {}).items())),
+            records=dict(sorted(records.items())),
+            calls=dict(sorted(calls.items())),
         )
+
+    def typed(self, key: str, call: Call) -> Call:
+        """`call` with its argument types parsed into nodes (functions, which emitted code declares)."""
+        args = tuple(attrs.evolve(a, node=self.parse(a.type, f"functions.{key}.{a.name}", frozenset()))
+                     for a in call.args)
+        return attrs.evolve(call, args=args)
 
     @staticmethod
     def header(entry: Mapping[str, Any]) -> Header | None:

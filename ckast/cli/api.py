@@ -29,7 +29,9 @@ CK_INCLUDE = click.option("--ck-include", required=True, type=click.Path(exists=
               help="Profile to check: a packaged name or a profile file.")
 def api_check(ck_include: Path, ck_api: str) -> None:
     """Compare every CK Tile entry of a profile with the tree's declarations (one libclang parse, cached):
-    header, include, parameter count, order, names, kinds and defaults, enumerators, absent entries."""
+    header, include, parameter count, order, names, kinds and defaults, enumerators, absent entries; and,
+    when the tree has ck_tile/dispatcher/ (or a CK checkout's dispatcher/include beside it), the
+    dispatcher entries with their fields, constructors, methods, signatures, aliases and bases."""
     from ckast import api as a
 
     def run():

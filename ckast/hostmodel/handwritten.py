@@ -37,7 +37,9 @@ _FILES = {
     "behaviour/gemm.hpp": "GemmHostArgs",
     "behaviour/conv.hpp": "GroupedConvBwdDataHostArgs GroupedConvBwdWeightHostArgs",
     "behaviour/dispatcher.hpp": "KernelKey KernelInstancePtr Registry GroupedConvKernelKey GroupedConvKernelInstance "
-                                "GroupedConvKernelInstancePtr GroupedConvRegistry",
+                                "GroupedConvKernelInstancePtr GroupedConvRegistry GroupedConvProblem HeuristicFunction "
+                                "register_all_grouped_conv_fwd_kernels register_all_grouped_conv_bwd_data_kernels "
+                                "register_all_grouped_conv_bwd_weight_kernels",
 }
 HANDWRITTEN: dict[str, str] = {key: path for path, keys in _FILES.items() for key in keys.split()}
 """Catalog key (of a type or function) -> the hand-written file that defines it."""

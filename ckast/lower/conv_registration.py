@@ -29,8 +29,6 @@ from .registration import KERNEL
 DIRECTIONS = ("fwd", "bwd_data", "bwd_weight")
 HEADER = f"{WRAPPER_DIR}/register_all_grouped_conv_kernels.hpp"
 SOURCE = f"{WRAPPER_DIR}/register_all_grouped_conv_kernels.cpp"
-CK_NAMESPACE = ("ck_tile", "dispatcher")
-"""CK's profiler declares and calls the register functions in `ck_tile::dispatcher`."""
 
 
 @attrs.frozen
@@ -50,21 +48,26 @@ def chunk_path(direction: str, index: int) -> str:
     return f"{WRAPPER_DIR}/register_grouped_conv_{direction}_chunk_{index}.cpp"
 
 
-def _in_ck(decls: list[n.Decl]) -> n.Namespace:
-    return n.Namespace(CK_NAMESPACE[0], [n.Namespace(CK_NAMESPACE[1], decls)])
+def _ck_register(direction: str) -> str:
+    """The catalog key (and name) of CK's function that registers a direction's kernels."""
+    return f"register_all_grouped_conv_{direction}_kernels"
 
 
-def _registry_params(profile: Profile) -> list[n.FuncParam]:
-    return [n.FuncParam(n.LRef(profile.type("GroupedConvRegistry")), "registry"),
-            n.FuncParam(n.LRef(n.Const(profile.type("string"))), "arch")]
+def _in_ck(profile: Profile, decls: list[n.Decl]) -> n.Decl:
+    """`decls` in the namespace where CK declares its register functions (its profiler calls them there)."""
+    for part in reversed(profile.symbol(_ck_register(DIRECTIONS[0])).qualname[:-1]):
+        decls = [n.Namespace(part, decls)]
+    return decls[0]
 
 
-def _arch_param(profile: Profile) -> list[n.FuncParam]:
-    return [n.FuncParam(n.LRef(n.Const(profile.type("string"))), "arch")]
+def _params(profile: Profile, direction: str, *names: str) -> list[n.FuncParam]:
+    """The parameters of CK's register function overload `(names)`, as the catalog declares them."""
+    return [n.FuncParam(a.node, a.name) for a in profile.call(_ck_register(direction), *names).args]
 
 
 def _chunk_fn(direction: str, index: int, profile: Profile, body: list[n.Stmt] | None) -> n.FunctionDef:
-    return n.FunctionDef(f"register_grouped_conv_{direction}_chunk_{index}", n.Builtin("void"), _registry_params(profile), body)
+    return n.FunctionDef(f"register_grouped_conv_{direction}_chunk_{index}", n.Builtin("void"),
+                         _params(profile, direction, "registry", "arch"), body)
 
 
 def _chunks(kernels: Sequence[ConvRegistered], size: int) -> dict[str, list[list[ConvRegistered]]]:
@@ -93,29 +96,31 @@ def registration_files(kernels: Sequence[ConvRegistered], profile: Profile, chun
 def _declarations(chunks: dict[str, list[list[ConvRegistered]]], profile: Profile) -> n.File:
     decls: list[n.Decl] = []
     for direction in DIRECTIONS:
-        name = f"register_all_grouped_conv_{direction}_kernels"
+        name = _ck_register(direction)
         count = sum(len(group) for group in chunks[direction])
         decls += [
             n.Comment(f"Registers this run's {direction} kernels built for `arch` (the run has {count} of them, all archs)."),
-            n.FunctionDef(name, n.Builtin("void"), _registry_params(profile), None),
-            n.FunctionDef(name, n.Builtin("void"), _arch_param(profile), None),
+            n.FunctionDef(name, n.Builtin("void"), _params(profile, direction, "registry", "arch"), None),
+            n.FunctionDef(name, n.Builtin("void"), _params(profile, direction, "arch"), None),
             n.FunctionDef(f"grouped_conv_{direction}_kernel_count", n.Builtin("int"), [], [n.Return(n.IntLit(count))],
                           inline=True, constexpr=True),
         ]
-    body = [_in_ck(decls)]
+    body = [_in_ck(profile, decls)]
     return n.File(body, includes=n.required_headers(n.Namespace("x", body)), preamble=LICENSE)
 
 
 def _chunk(direction: str, index: int, group: Sequence[ConvRegistered], profile: Profile) -> n.File:
     body: list[n.Stmt] = []
-    register = n.ExprStmt(n.call(n.Member(n.ident("registry"), "register_kernel"),
-                                 n.call(f"ckast::{KERNEL}::dispatcher_key"), n.call(f"ckast::{KERNEL}::make_instance")))
+    method = profile.record("GroupedConvRegistry").method("GroupedConvRegistry", "register_kernel")
+    args = method.bind("GroupedConvRegistry::register_kernel", key=n.call(f"ckast::{KERNEL}::dispatcher_key"),
+                       instance=n.call(f"ckast::{KERNEL}::make_instance"))
+    register = n.ExprStmt(n.call(n.Member(n.ident("registry"), method.name), *args))
     for arch, same_arch in groupby(sorted(group, key=lambda k: (k.arch, k.name)), key=lambda k: k.arch):
         body.append(n.If(n.BinOp("==", n.ident("arch"), n.StrLit(arch)),
                          [n.Repeated(register, KERNEL, [k.name for k in same_arch])]))
     decls = [_chunk_fn(direction, index, profile, body)]
     wrappers = [n.Header(k.wrapper) for k in sorted(group, key=lambda k: k.wrapper)]
-    ns = [_in_ck(decls)]
+    ns = [_in_ck(profile, decls)]
     return n.File(ns, includes=(*n.required_headers(n.Namespace("x", ns)), *wrappers), preamble=LICENSE, pragma_once=False)
 
 
@@ -123,16 +128,17 @@ def _register_all(chunks: dict[str, list[list[ConvRegistered]]], profile: Profil
     decls: list[n.Decl] = []
     for direction in DIRECTIONS:
         decls += [_chunk_fn(direction, i, profile, None) for i in range(len(chunks[direction]))]
-    instance = n.Id(n.Name((profile.symbol("GroupedConvRegistry"), "instance")))
+    method = profile.record("GroupedConvRegistry").method("GroupedConvRegistry", "instance")
+    instance = n.Id(n.Name((profile.symbol("GroupedConvRegistry"), method.name)))
     for direction in DIRECTIONS:
-        name = f"register_all_grouped_conv_{direction}_kernels"
+        name = _ck_register(direction)
         calls = [n.ExprStmt(n.call(f"register_grouped_conv_{direction}_chunk_{i}", n.ident("registry"), n.ident("arch")))
                  for i in range(len(chunks[direction]))]
         decls += [
-            n.FunctionDef(name, n.Builtin("void"), _registry_params(profile), calls),
-            n.FunctionDef(name, n.Builtin("void"), _arch_param(profile),
+            n.FunctionDef(name, n.Builtin("void"), _params(profile, direction, "registry", "arch"), calls),
+            n.FunctionDef(name, n.Builtin("void"), _params(profile, direction, "arch"),
                           [n.ExprStmt(n.call(name, n.Call(instance, []), n.ident("arch")))]),
         ]
-    ns = [_in_ck(decls)]
+    ns = [_in_ck(profile, decls)]
     includes = (*n.required_headers(n.Namespace("x", ns)), n.Header(HEADER))
     return n.File(ns, includes=includes, preamble=LICENSE, pragma_once=False)

@@ -37,13 +37,16 @@ def registration_header(kernels: Sequence[Registered], profile: Profile, what: s
         n.FuncParam(n.LRef(n.Const(profile.type("string"))), "gfx_arch"),
         n.FuncParam(n.type_of(priority), "priority", profile.enum_value("DispatcherPriority", "Normal")),
     ]
-    registry = n.Id(n.Name((profile.symbol("Registry"), "instance")))
+    members = profile.record("Registry")
+    registry = n.Id(n.Name((profile.symbol("Registry"), members.method("Registry", "instance").name)))
     body: list[n.Stmt] = [
         n.VarDecl(n.LRef(n.Builtin("auto")), "registry", n.Call(registry, [])),
         n.VarDecl(n.Builtin("int"), "registered", n.IntLit(0), brace=True),
     ]
-    register = n.If(n.call(n.Member(n.ident("registry"), "register_kernel"),
-                           n.call(f"{KERNEL}::make_instance"), n.ident("priority")),
+    method = members.method("Registry", "register_kernel")
+    args = method.bind("Registry::register_kernel", instance=n.call(f"{KERNEL}::make_instance"),
+                       priority=n.ident("priority"))
+    register = n.If(n.call(n.Member(n.ident("registry"), method.name), *args),
                     [n.ExprStmt(n.UnOp("++", n.ident("registered")))])
     for arch, group in groupby(ordered, key=lambda k: k.arch):
         body.append(n.If(n.BinOp("==", n.ident("gfx_arch"), n.StrLit(arch)),

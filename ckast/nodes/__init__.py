@@ -9,6 +9,7 @@ from .base import Decl, Expr, Node, Stmt, Type
 from .decl import (
     Access,
     Comment,
+    Define,
     EnumDecl,
     File,
     ForwardDecl,

@@ -60,6 +60,13 @@ class Include(Decl):
 
 
 @node
+class Define(Decl):
+    """`#define macro` (an object-like macro without a value) at this point of a body."""
+
+    macro: str = attrs.field(converter=identifier)
+
+
+@node
 class VarDecl(Stmt, Decl):
     """A variable or data member: `[[maybe_unused]] static inline constexpr T name = init;`.
 

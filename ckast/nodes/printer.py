@@ -209,6 +209,10 @@ class Printer:
         path = n.header.path
         return [f"#include <{path}>" if n.header.system else f'#include "{path}"']
 
+    @_LINES.on(d.Define)
+    def _(self, n: d.Define, indent: str) -> list[str]:
+        return [f"#define {n.macro}"]
+
     @_LINES.on(d.VarDecl)
     def _(self, n: d.VarDecl, indent: str) -> list[str]:
         specs = "".join(

@@ -17,7 +17,7 @@ from ckast.lower.identity import LAUNCHER, NAMESPACE
 
 from . import conv_depthwise
 from .conv import DEPTHWISE, Conv, block_per_cu, direction
-from .gemm_wrapper import assign
+from .gemm_wrapper import key_statements
 
 
 def conv_key(c) -> dict[str, Any]:
@@ -64,14 +64,6 @@ def depthwise_key(c) -> dict[str, Any]:
     }
 
 
-def _literal(profile: Profile, field: str, value: Any) -> n.Expr:
-    if field == "op":
-        return profile.enum_value("GroupedConvOp", value)
-    if isinstance(value, bool):
-        return n.BoolLit(value)
-    return n.StrLit(value) if isinstance(value, str) else n.IntLit(value)
-
-
 def wrapper_header(config, profile: Profile, kernel_header: str) -> n.File:
     """`dispatcher_wrappers/dispatcher_wrapper_<name>.hpp` for one conv kernel."""
     cv = Conv.of(config, profile)
@@ -79,7 +71,7 @@ def wrapper_header(config, profile: Profile, kernel_header: str) -> n.File:
     key_type = profile.type("GroupedConvKernelKey")
     key_fn = n.FunctionDef("dispatcher_key", key_type, [], [
         n.VarDecl(key_type, "key"),
-        *(assign(field, _literal(profile, field, value)) for field, value in conv_key(config).items()),
+        *key_statements(profile, "GroupedConvKernelKey", conv_key(config)),
         n.Return(n.ident("key")),
     ], inline=True)
     launcher = n.type_of(LAUNCHER)
@@ -90,15 +82,17 @@ def wrapper_header(config, profile: Profile, kernel_header: str) -> n.File:
 
     string = profile.type("string")
     builder = profile.template("get_instance_string")(LauncherType=launcher)
-    instance_string = n.IfDef("CK_EXPERIMENTAL_BUILDER", [
+    instance_string = n.IfDef(profile.call("get_instance_string").guard, [
         n.FunctionDef("instance_string", string, [], [n.Return(n.Call(n.Id(n.Name((builder,))), []))], inline=True),
     ], [
         n.FunctionDef("instance_string", string, [], [n.Return(n.BraceInit(None))], inline=True),
     ])
     make_shared = n.Id(n.Name((profile.template("make_shared")(T=profile.type("GroupedConvKernelInstance")),)))
+    args = profile.record("GroupedConvKernelInstance").construct(
+        "GroupedConvKernelInstance", key=n.call("dispatcher_key"), name=n.ident(LAUNCHER, "kName"),
+        run_fn=factory("run"), is_supported_fn=factory("is_supported"), instance_string=n.call("instance_string"))
     make_instance = n.FunctionDef("make_instance", profile.type("GroupedConvKernelInstancePtr"), [], [
-        n.Return(n.Call(make_shared, [n.call("dispatcher_key"), n.ident(LAUNCHER, "kName"), factory("run"),
-                                      factory("is_supported"), n.call("instance_string")])),
+        n.Return(n.Call(make_shared, args)),
     ], inline=True)
     body = [n.Namespace(NAMESPACE, [n.Namespace(cv.name, [
         n.Comment("CK dispatcher key: every field comes from the config."),

@@ -31,26 +31,43 @@ SPLIT_K_FIELD = 1
 """`signature.split_k`: k_batch is a run-time argument, so the key records no fixed split (CK's value)."""
 
 
-def assign(path: str, value: n.Expr) -> n.Stmt:
-    """`key.<path> = value;`."""
-    target: n.Expr = ids("key")
-    for part in path.split("."):
-        target = n.Member(target, part)
-    return n.ExprStmt(n.BinOp("=", target, value))
+def key_literals(profile: Profile, record: str, values: dict[str, Any]) -> list[tuple[str, n.Expr]]:
+    """(field, value) for each field of CK's kernel key `record` (a catalog record): the field must be
+    one the catalog lists, and its value is written as the field's type wants it (an enumerator when
+    the type is a catalog enum, a bool, an (m, n, k) brace list, a string or an int)."""
+    members = profile.record(record)
+    return [(path, _literal(profile, members.field(record, path).type, value)) for path, value in values.items()]
 
 
-KEY_ENUMS = {
-    **dict.fromkeys(("signature.dtype_a", "signature.dtype_b", "signature.dtype_c", "signature.dtype_acc"),
-                    "DispatcherDataType"),
-    **dict.fromkeys(("signature.layout_a", "signature.layout_b", "signature.layout_c"), "DispatcherLayout"),
-    "algorithm.pipeline": "DispatcherPipeline", "algorithm.scheduler": "DispatcherScheduler",
-    "algorithm.epilogue": "DispatcherEpilogue",
-}
-"""Key fields whose value is an enumerator name of the catalog enum named here."""
+def key_statements(profile: Profile, record: str, values: dict[str, Any]) -> list[n.Stmt]:
+    """`key.<field> = value;` for each of `key_literals`."""
+    out: list[n.Stmt] = []
+    for path, literal in key_literals(profile, record, values):
+        target: n.Expr = ids("key")
+        for part in path.split("."):
+            target = n.Member(target, part)
+        out.append(n.ExprStmt(n.BinOp("=", target, literal)))
+    return out
+
+
+def key_fields(g: Gemm) -> list[tuple[str, n.Expr]]:
+    """(KernelKey field, value) for every field of CK's GEMM kernel key the wrapper sets."""
+    return key_literals(g.p, "KernelKey", gemm_key(g.c))
+
+
+def _literal(profile: Profile, ctype: str, value: Any) -> n.Expr:
+    enum = profile.enum_of(ctype)
+    if enum is not None:
+        return profile.enum_value(enum.key, value)
+    if isinstance(value, bool):
+        return n.BoolLit(value)
+    if isinstance(value, tuple):
+        return n.BraceInit(None, [n.IntLit(v) for v in value])
+    return n.StrLit(value) if isinstance(value, str) else n.IntLit(value)
 
 
 def gemm_key(c) -> dict[str, Any]:
-    """CK's GEMM `KernelKey` field -> value (str, int, bool, an (m, n, k) tuple; a `KEY_ENUMS` field
+    """CK's GEMM `KernelKey` field -> value (str, int, bool, an (m, n, k) tuple; a field of an enum type
     holds an enumerator name): every config field that changes the kernel's behaviour but `split_k`
     (`SPLIT_K_FIELD`; a library refuses two kernels that differ only there, rule registry.key_unique)."""
     spec = DTYPES[c.datatype]
@@ -94,34 +111,21 @@ def key_of(config) -> tuple:
     return tuple(gemm_key(config).items())
 
 
-def _literal(profile: Profile, field: str, value: Any) -> n.Expr:
-    if field in KEY_ENUMS:
-        return profile.enum_value(KEY_ENUMS[field], value)
-    if isinstance(value, bool):
-        return n.BoolLit(value)
-    if isinstance(value, tuple):
-        return n.BraceInit(None, [n.IntLit(v) for v in value])
-    return n.StrLit(value) if isinstance(value, str) else n.IntLit(value)
-
-
-def key_fields(g: Gemm) -> list[tuple[str, n.Expr]]:
-    """(KernelKey field, value) for every field of CK's GEMM kernel key."""
-    return [(field, _literal(g.p, field, value)) for field, value in gemm_key(g.c).items()]
-
-
 def wrapper_header(config, profile: Profile, kernel_header: str) -> n.File:
     """`dispatcher_wrappers/dispatcher_wrapper_<name>.hpp` for one kernel."""
     g = Gemm.of(config, profile)
     key_type = profile.type("KernelKey")
     key_fn = n.FunctionDef("dispatcher_key", key_type, [], [
         n.VarDecl(key_type, "key"),
-        *(assign(field, value) for field, value in key_fields(g)),
+        *key_statements(profile, "KernelKey", gemm_key(g.c)),
         n.Return(ids("key")),
     ], inline=True)
     instance = profile.template("GeneratedKernelInstance")(SelectedKernelType=n.type_of(LAUNCHER))
     make_shared = n.Id(n.Name((profile.template("make_shared")(T=n.type_of(instance)),)))
+    args = profile.record("GeneratedKernelInstance").construct(
+        "GeneratedKernelInstance", key=n.call("dispatcher_key"), name=n.ident(LAUNCHER, "kName"))
     factory = n.FunctionDef("make_instance", profile.type("KernelInstancePtr"), [], [
-        n.Return(n.Call(make_shared, [n.call("dispatcher_key"), n.ident(LAUNCHER, "kName")])),
+        n.Return(n.Call(make_shared, args)),
     ], inline=True)
     body = [n.Namespace(NAMESPACE, [n.Namespace(g.name, [
         n.Comment("CK dispatcher key: every config field that changes this kernel's behaviour."),

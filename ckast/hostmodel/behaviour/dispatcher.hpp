@@ -99,6 +99,9 @@ private:
 
 using KernelInstancePtr = std::shared_ptr<KernelInstance>;
 
+/// The selection hook: a problem -> kernel identifiers, best first (`Problem` is the catalog's, empty here).
+using HeuristicFunction = std::function<std::vector<std::string>(const Problem&)>;
+
 /// Kernels by key; a key is taken by its first registration unless a later one has higher priority.
 class Registry {
 public:
@@ -236,6 +239,19 @@ bool GroupedConvRegistry::register_kernel(const GroupedConvKernelKey& key, Group
         .commit();
     return accepted;
 }
+
+/// CK's declarations of the per-direction registration functions, which registration code defines. A
+/// unit defines its own in its namespace; the registry overloads are templates here so that, when
+/// argument-dependent lookup finds them too, overload resolution prefers the unit's definition.
+template <class Registry = GroupedConvRegistry>
+void register_all_grouped_conv_fwd_kernels(Registry& registry, const std::string& arch);
+void register_all_grouped_conv_fwd_kernels(const std::string& arch);
+template <class Registry = GroupedConvRegistry>
+void register_all_grouped_conv_bwd_data_kernels(Registry& registry, const std::string& arch);
+void register_all_grouped_conv_bwd_data_kernels(const std::string& arch);
+template <class Registry = GroupedConvRegistry>
+void register_all_grouped_conv_bwd_weight_kernels(Registry& registry, const std::string& arch);
+void register_all_grouped_conv_bwd_weight_kernels(const std::string& arch);
 
 } // namespace ck_tile::dispatcher
 
