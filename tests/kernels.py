@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from ckast.catalog import load_profile
 from ckast.config import load_data
 from ckast.nodes import to_source
-from ckast.output.stamp import STAMP
 from ckast.variants import lower_kernel
 
 
@@ -27,5 +26,5 @@ def squash(text: str) -> str:
 
 
 def output_tree(root) -> dict[str, bytes]:
-    """Path -> bytes of every file a run wrote under `root` (not its stamp, which records file times)."""
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.name != STAMP}
+    """Path -> bytes of every file a run wrote under `root`."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}

@@ -33,7 +33,6 @@ from ckast.library.build import ACCEPTED, KEY_RULE, MERGED, Validator, _sort_out
 from ckast.library.conv_common import NDIMS
 from ckast.library.gemm_sets import PRESELECTED
 from ckast.output import CMAKE_FILE, MANIFEST
-from ckast.output.stamp import STAMP
 from ckast.render import shared
 from ckast.variants import registry_key
 
@@ -127,7 +126,7 @@ def check(library: Library, seen: Seen) -> int:
     assert not clashes, f"{where}: {len(clashes)} registry keys held by several kernels, e.g. {clashes[:3]}"
 
     profile = load_profile(s.ck_api)
-    paths: list[str] = [MANIFEST, STAMP, CMAKE_FILE]
+    paths: list[str] = [MANIFEST, CMAKE_FILE]
     for name, e in by_name.items():
         if name not in seen.code:
             rendered, digest, files = code(e.config, profile)

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from ckast.cli import main
+from ckast.output.stamp import stamp_path
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -53,6 +54,6 @@ def test_unchanged_kernel_list_keeps_the_file(tmp_path):
     out = tmp_path / "out"
     emit(EXAMPLES / "gemm_standard.json", out)
     before = (out / "ckast_kernels.cmake").stat().st_mtime_ns
-    (out / ".ckast-stamp.json").unlink()  # a full rerun, not the up-to-date shortcut
+    stamp_path(out).unlink()  # a full rerun, not the up-to-date shortcut
     emit(EXAMPLES / "gemm_standard.json", out)
     assert (out / "ckast_kernels.cmake").stat().st_mtime_ns == before

@@ -1,9 +1,12 @@
 """The `ckast` command line: one module per command group, each importing what it runs inside its
-commands, so that starting the CLI imports click and nothing else of weight."""
+commands, so that starting the CLI imports click and nothing else of weight. Every command runs under
+`ckast.interrupt.handling()`: SIGINT or SIGTERM stops it with one line and exit status 130 or 143."""
 
 from __future__ import annotations
 
+import sys
 import warnings
+from typing import Any
 
 import click
 
@@ -19,7 +22,19 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     ctx.exit()
 
 
-@click.group()
+class _Main(click.Group):
+    def main(self, args: Any = None, *more: Any, **kwargs: Any) -> Any:
+        from ckast.interrupt import Interrupted, handling
+
+        try:
+            with handling(process=args is None):  # no args: the process's own command line, not a CliRunner
+                return super().main(args, *more, **kwargs)
+        except Interrupted as exc:  # click would print "Aborted!" for a KeyboardInterrupt; this is one line
+            click.echo(f"ckast: {exc}", err=True)
+            sys.exit(exc.exit_status)
+
+
+@click.group(cls=_Main)
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="Show the version and exit.")
 def main() -> None:

@@ -27,14 +27,15 @@ def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str |
 
     Invalid input: one line per problem on stderr, exit status 2, nothing written.
     """
-    from ckast.output import stamp
+    from ckast.output.stamp import run_key, up_to_date
+    from ckast.output.transaction import remove_leftovers
 
     if ck_include is not None:
         ck_api = tree_profile(ck_include, ck_api)
     paths = (config_path, *more)
-    key = stamp.run_key({"command": "emit", "configs": stamp.files_digest(paths), "ck_api": ck_api,
-                         "format": run_format, "chunk_size": chunk_size})
-    last = stamp.up_to_date(out_dir, key)
+    key = run_key("emit", {"ck_api": ck_api, "format": run_format, "chunk_size": chunk_size}, paths)
+    remove_leftovers(out_dir)
+    last = up_to_date(out_dir, key)
     if last is not None:
         click.echo(f"{last['kernels']} kernels -> {out_dir}: 0 files written, {last['files']} unchanged, 0 removed "
                    "(up to date)")

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from itertools import repeat
+from functools import partial
 from operator import attrgetter
 
 import attrs
@@ -16,6 +14,8 @@ from ckast.config.knobs import KNOB_NAMES
 from ckast.emit import EmittedKernel, render
 from ckast.output import Stage
 from ckast.render import shared
+
+from . import workers
 
 CHUNKS_PER_JOB = 8
 """Work units per process: small enough to balance, large enough to amortize pickling."""
@@ -44,16 +44,20 @@ def render_into(kernels: Sequence[LoadedKernel], stage: Stage | None, jobs: int 
         return out, {}
     chunks = _chunks(kernels, max(1, -(-len(kernels) // (jobs * CHUNKS_PER_JOB))))
     renderer = shared()  # loaded before the fork: every worker starts with the cached templates
-    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+    results: list[tuple[list[EmittedKernel], dict, tuple]] = [([], {}, ())] * len(chunks)
+
+    def done(i: int, result: tuple[list[EmittedKernel], dict, tuple]) -> None:
+        results[i] = result
+        if progress:
+            progress(len(chunks[i]))
+
+    workers.run(partial(_render_chunk, stage=stage), chunks, jobs, done)
     merged: list[EmittedKernel] = []
     written: dict[str, bool] = {}
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        for chunk, (done, paths, learned) in zip(chunks, pool.map(_render_chunk, chunks, repeat(stage))):
-            merged += done
-            written.update(paths)
-            renderer.learn(*learned)
-            if progress:
-                progress(len(chunk))
+    for emitted, paths, learned in results:  # in the chunks' order, whatever order they came in
+        merged += emitted
+        written.update(paths)
+        renderer.learn(*learned)
     renderer.save()
     return sorted({k.name: k for k in merged}.values(), key=lambda k: k.name), written
 

@@ -8,8 +8,6 @@ from typing import Any
 
 import attrs
 
-from ckast.output import stamp
-
 
 class SelectionError(ValueError):
     """The selection cannot be served (unknown rule set, a datatype the set has not, a missing input)."""
@@ -41,16 +39,11 @@ class Selection:
         return {"rule_set": self.rule_set, "arch": self.arch, "ck_api": self.ck_api,
                 "datatypes": list(self.datatypes), "ndims": list(self.ndims), "variants": list(self.variants)}
 
-
-    def run_key(self, chunk_size: int) -> str:
-        """The stamp key of a `generate` run of this selection (`ckast.output.stamp`): ckast's files,
-        the selection, the bytes of its config files or builder .conf files, and the chunk size."""
-        inputs: dict[str, Any] = {"command": "generate", "selection": self.as_dict(), "chunk_size": chunk_size}
-        if self.configs:
-            inputs["configs"] = stamp.files_digest(self.configs)
-        if self.builder_conf is not None:
-            inputs["builder_conf"] = stamp.files_digest(sorted(Path(self.builder_conf).rglob("*.conf")))
-        return stamp.run_key(inputs)
+    def input_files(self) -> tuple[Path, ...]:
+        """The files the selection reads (its config files, the builder .conf files), for the run key
+        (`ckast.output.stamp.run_key`)."""
+        conf = sorted(Path(self.builder_conf).rglob("*.conf")) if self.builder_conf is not None else []
+        return (*self.configs, *conf)
 
 
 @attrs.frozen

@@ -39,31 +39,34 @@ class DirectoryLock:
         self.on_wait = on_wait
         self.wait = wait
         self.fd: int | None = None
+        self.locked = False
 
     def __enter__(self) -> DirectoryLock:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        try:
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        _held.add(self.fd)
+        try:  # waiting may end in an error or a signal (ckast.interrupt): the descriptor is closed either way
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 if not self.wait:
                     raise
                 if self.on_wait:
-                    holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+                    holder = os.pread(self.fd, 32, 0).decode(errors="replace").strip() or "?"
                     self.on_wait(f"waiting for the ckast run (pid {holder}) that is writing {self.out_dir}")
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+                fcntl.flock(self.fd, fcntl.LOCK_EX)
+            self.locked = True
+            os.ftruncate(self.fd, 0)
+            os.pwrite(self.fd, f"{os.getpid()}\n".encode(), 0)
         except BaseException:
-            os.close(fd)
+            self.__exit__()
             raise
-        self.fd = fd
-        _held.add(fd)
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self.fd is not None:
-            _held.discard(self.fd)
-            os.ftruncate(self.fd, 0)
-            os.close(self.fd)  # closing drops the flock
-            self.fd = None
+            fd, self.fd = self.fd, None
+            _held.discard(fd)
+            if self.locked:
+                self.locked = False
+                os.ftruncate(fd, 0)
+            os.close(fd)  # closing drops the flock

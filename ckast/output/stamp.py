@@ -1,24 +1,29 @@
 """Run stamps: skip a rerun that would change nothing, without enumerating or rendering anything.
 
-After a run, `.ckast-stamp.json` beside the manifest records the run key (a digest of everything
-the output depends on: ckast's own files and the command's inputs, such as the selection and the
-bytes of its config files) and the size and modification time of every file the run produced. A
-rerun with the same key whose files all still have those sizes and times is up to date. A file
-changed or removed by hand fails the check, and the run is done in full (which rewrites it).
+A run's stamp holds the run key (a digest of everything the output depends on: ckast's own files, the
+command, its options and the names and bytes of its input files), the summary the command prints, and
+the size and modification time of every file the run produced. A rerun with the same key whose files
+all still have those sizes and times is up to date. A file changed or removed by hand fails the check,
+and the run is done in full (which rewrites it).
+
+The stamp is kept outside the output tree, in the cache directory (`ckast.data_files.cache_root`,
+`runs/<digest of the tree's real path>.json`): the tree holds only what the inputs determine, so a
+tree committed to git shows no change when a fresh run regenerates the same files. Without a cache
+directory (`CKAST_CACHE_DIR=off`) every run is done in full.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ckast.data_files import file_states, unchanged
+from ckast.data_files import cache_root, keep_json, unchanged
 
-STAMP = ".ckast-stamp.json"
 _PACKAGE = Path(__file__).resolve().parent.parent
 
 
@@ -31,40 +36,43 @@ def generator_digest() -> str:
     return h.hexdigest()
 
 
-def files_digest(paths: Iterable[Path]) -> str:
-    """Digest of the names and bytes of input files (config files, a directory's .conf files)."""
+def run_key(command: str, options: Mapping[str, Any], inputs: Iterable[Path] = ()) -> str:
+    """The key of a run of `command` (`emit`, `generate`): ckast's files, the command's options
+    (JSON-able) and the names and bytes of its input files (config files, builder .conf files)."""
     h = hashlib.sha256()
-    for path in paths:
+    for path in inputs:
         h.update(str(path).encode() + b"\0" + (path.read_bytes() if path.is_file() else b"<missing>") + b"\0")
-    return h.hexdigest()
-
-
-def run_key(inputs: Mapping[str, Any]) -> str:
-    """The key of a run: ckast's files and the command's inputs (JSON-able)."""
-    text = json.dumps({"generator": generator_digest(), **inputs}, sort_keys=True, default=str)
+    text = json.dumps({"generator": generator_digest(), "command": command, "options": dict(options),
+                       "inputs": h.hexdigest()}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def up_to_date(out_dir: Path, key: str) -> dict | None:
-    """The summary recorded by the run that left `out_dir` as it is, if that run had `key` and
-    every file it produced is still as it left it; else None. What a killed run left beside
-    `out_dir` is deleted either way."""
-    from .transaction import remove_leftovers
+def stamp_path(out_dir: Path | str) -> Path | None:
+    """Where the stamp of the tree at `out_dir` is kept (None without a cache directory)."""
+    root = cache_root()
+    if root is None:
+        return None
+    return root / "runs" / f"{hashlib.sha256(os.fsencode(os.path.realpath(out_dir))).hexdigest()[:32]}.json"
 
-    remove_leftovers(out_dir)
+
+def up_to_date(out_dir: Path | str, key: str) -> dict | None:
+    """The summary recorded by the run that left `out_dir` as it is, if that run had `key` and every
+    file it produced is still as it left it; else None. Reads only: changes nothing."""
+    path = stamp_path(out_dir)
     try:
-        stamp = json.loads((Path(out_dir) / STAMP).read_text())
+        stamp = json.loads(path.read_bytes()) if path is not None else None
     except (OSError, ValueError):
         return None
-    if not isinstance(stamp, dict) or stamp.get("key") != key or not unchanged(out_dir, stamp.get("files", {})):
+    if (not isinstance(stamp, dict) or stamp.get("key") != key or stamp.get("dir") != os.path.realpath(out_dir)
+            or not isinstance(stamp.get("files"), dict) or not unchanged(out_dir, stamp["files"])):
         return None
     return stamp.get("summary")
 
 
-def write_stamp(out_dir: Path, key: str, paths: Iterable[str], summary: Mapping[str, Any]) -> None:
-    """Record the run: its key, `summary` (what to report when a rerun finds the tree up to date),
-    and the size and time of each of `paths` (relative to `out_dir`, the manifest included)."""
-    files = file_states(out_dir, paths)
-    # Written into the run's staging tree, which becomes visible whole (`ckast.output.transaction`).
-    text = json.dumps({"key": key, "summary": dict(summary), "files": files}, sort_keys=True)
-    (Path(out_dir) / STAMP).write_text(text)
+def write_stamp(out_dir: Path | str, key: str, summary: Mapping[str, Any], files: Mapping[str, Any]) -> None:
+    """Record the run that produced the tree at `out_dir`: its key, `summary` (what to report when a
+    rerun finds the tree up to date) and `files` (`ckast.data_files.file_states` of what it produced).
+    Best effort, like every cache."""
+    path = stamp_path(out_dir)
+    if path is not None:
+        keep_json(path, {"dir": os.path.realpath(out_dir), "key": key, "summary": dict(summary), "files": dict(files)})

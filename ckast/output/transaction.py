@@ -10,6 +10,9 @@ point changes nothing there (the next run deletes its staging directory).
   they are carried over as hard links, untouched, and a file this run would produce where one of them
   lies is refused.
 - Runs into one directory take turns (`ckast.output.lock`).
+- A signal (`ckast.interrupt`) stops a run before the swap (the directory unchanged) or after it (the
+  new tree in place): the swap and what must follow it run to their end first. The staging tree is
+  deleted and the lock freed either way.
 """
 
 from __future__ import annotations
@@ -26,10 +29,14 @@ from pathlib import Path
 
 import attrs
 
+from ckast.interrupt import Interrupted, deferred
+
 from .lock import DirectoryLock
-from .stamp import STAMP
 
 MANIFEST = "manifest.json"
+OLD_STAMP = ".ckast-stamp.json"
+"""Where ckast kept a run's stamp inside the tree before it moved out (`ckast.output.stamp`): a file of
+ckast's, so the next run removes it."""
 
 
 class OutputError(Exception):
@@ -91,34 +98,48 @@ class Transaction:
         self._check_target()
         try:
             self.lock.__enter__()
+        except OSError as exc:
+            raise self._error(exc) from exc
+        try:
             _remove_leftovers(self.out)
             os.mkdir(self.staging)
-        except OSError as exc:
-            self.lock.__exit__()
-            raise self._error(exc) from exc
+        except BaseException as exc:  # an OSError, or a signal: the staging tree is deleted, the lock freed
+            self._release()
+            if isinstance(exc, OSError):
+                raise self._error(exc) from exc
+            raise
         return self
 
     def __exit__(self, typ: type | None, exc: BaseException | None, tb: object) -> None:
-        try:
-            if not self.committed:
-                shutil.rmtree(self.staging, ignore_errors=True)
-        finally:
-            self.lock.__exit__()
+        self._release()
+        if isinstance(exc, Interrupted):
+            exc.where = f"{self.shown}: {'the new tree is in place' if self.committed else 'unchanged'}"
         if isinstance(exc, OSError):
             raise self._error(exc) from exc
 
+    def _release(self) -> None:
+        """Delete the staging tree (before the swap: this run's; after it: the old tree) and free the lock."""
+        with deferred():
+            try:
+                shutil.rmtree(self.staging, ignore_errors=True)
+            finally:
+                self.lock.__exit__()
+
     def previous_files(self) -> set[str]:
-        """The files the previous run produced: its manifest's list, the manifest and the stamp."""
+        """The files the previous run produced: its manifest's list and the manifest (and the stamp an
+        older ckast kept in the tree)."""
         try:
             manifest = json.loads((self.out / MANIFEST).read_text())
             files = manifest["files"]
         except (OSError, ValueError, TypeError, KeyError):
-            return {STAMP} if (self.out / STAMP).exists() else set()
-        return {f for f in files if isinstance(f, str)} | {MANIFEST, STAMP}
+            return {OLD_STAMP} if (self.out / OLD_STAMP).exists() else set()
+        return {f for f in files if isinstance(f, str)} | {MANIFEST, OLD_STAMP}
 
-    def commit(self, produced: set[str]) -> int:
-        """Carry the user's files over into the staging tree, swap it in and delete the old tree.
-        Returns how many files of the previous run this one no longer produces."""
+    def commit(self, produced: set[str], then: Callable[[], None] | None = None) -> int:
+        """Carry the user's files over into the staging tree and swap it in (the old tree, now at the
+        staging path, is deleted when the transaction ends). `then()` runs right after the swap, before
+        a signal can stop the run (e.g. recording the run's stamp). Returns how many files of the
+        previous run this one no longer produces."""
         previous = self.previous_files()
         removed = 0
         seen: set[str] = set()
@@ -140,15 +161,18 @@ class Transaction:
                     _carry(entry.path, new)
             os.chmod(self.staging, stat.S_IMODE(os.stat(self.out).st_mode))
         _checkpoint("commit")
-        self._swap(existed)
-        self.committed = True
+        with deferred():
+            self._swap(existed)
+            self.committed = True
+            _checkpoint("commit")
+            # The old tree is now at self.staging; files the user added to it during the run move over.
+            for rel, entry in _walk(str(self.staging)) if existed else ():
+                if rel not in seen and not entry.is_dir(follow_symlinks=False) and not os.path.lexists(self.out / rel):
+                    os.makedirs(os.path.dirname(os.path.join(self.out, rel)), exist_ok=True)
+                    os.rename(entry.path, os.path.join(self.out, rel))
+            if then is not None:
+                then()
         _checkpoint("commit")
-        # The old tree is now at self.staging; files the user added to it during the run move over.
-        for rel, entry in _walk(str(self.staging)) if existed else ():
-            if rel not in seen and not entry.is_dir(follow_symlinks=False) and not os.path.lexists(self.out / rel):
-                os.makedirs(os.path.dirname(os.path.join(self.out, rel)), exist_ok=True)
-                os.rename(entry.path, os.path.join(self.out, rel))
-        shutil.rmtree(self.staging, ignore_errors=True)
         return removed
 
     def _swap(self, existed: bool) -> None:
@@ -186,7 +210,8 @@ class Transaction:
 
 
 def remove_leftovers(out_dir: Path) -> None:
-    """Delete what a killed run left beside `out_dir`, unless a run is under way there now."""
+    """Delete what a killed run left beside `out_dir`, unless a run is under way there now (a command
+    that finds its tree up to date, and so starts no transaction, calls it first)."""
     out = Path(os.path.realpath(out_dir))
     if not any(p.exists() for p in _leftover_paths(out)):
         return
@@ -248,14 +273,21 @@ def _exchange(a: str, b: str) -> None:
         raise OSError(code, os.strerror(code), b)
 
 
-_KILL_AT = os.environ.get("CKAST_TEST_KILL_AT", "")
+_KILL_AT = os.environ.get("CKAST_TEST_KILL_AT", "").split(":")
+_KILLER = os.getpid()
 _reached: Counter[str] = Counter()
 
 
 def _checkpoint(step: str) -> None:
-    """Test hook for the kill tests: `CKAST_TEST_KILL_AT=<step>:<n>` SIGKILLs this process the n-th
-    time it reaches `step` ("write": a staged file written; "commit": before and after the swap)."""
-    if _KILL_AT:
+    """Test hook for the kill and interrupt tests: `CKAST_TEST_KILL_AT=<step>:<n>[:<SIGNAL>[:group]]`
+    sends SIGKILL (or SIGINT, SIGTERM, ...) to this process (or to its process group) the n-th time it
+    reaches `step` ("write": a file staged by this process, not by a rendering process; "commit": 1
+    before the swap, 2 right after it, 3 when the part that follows the swap is done)."""
+    if len(_KILL_AT) >= 2 and os.getpid() == _KILLER:
         _reached[step] += 1
-        if _KILL_AT == f"{step}:{_reached[step]}":
-            os.kill(os.getpid(), signal.SIGKILL)
+        if _KILL_AT[:2] == [step, str(_reached[step])]:
+            sig = signal.Signals[f"SIG{_KILL_AT[2]}"] if len(_KILL_AT) > 2 else signal.SIGKILL
+            if _KILL_AT[3:] == ["group"]:
+                os.killpg(0, sig)
+            else:
+                os.kill(os.getpid(), sig)

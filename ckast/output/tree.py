@@ -1,22 +1,27 @@
 """Writing one run's files into an output directory, through a `Transaction`.
 
-`write_tree` stages every file (unchanged ones keep their inode and mtime), the manifest and the
-run's stamp, then commits: the output directory shows the whole new tree at once. Files of the
-previous run that this one does not produce are gone; files ckast never listed are kept as they are.
+`write_tree` stages every file (unchanged ones keep their inode and mtime) and the manifest, then
+commits: the output directory shows the whole new tree at once, and the run's stamp is recorded
+outside it (`ckast.output.stamp`). Every file of the tree is a function of the run's inputs alone (no
+times, no paths of the machine). Files of the previous run that this one does not produce are gone;
+files ckast never listed are kept as they are.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ckast.lower.identity import EntryPoint
 
+from ckast.data_files import file_states
+
 from .stamp import write_stamp
-from .transaction import MANIFEST, STAMP, Transaction
+from .transaction import MANIFEST, Transaction
 
 
 def write_tree(files: Iterable[tuple[str, str]], manifest: Mapping[str, Any], tx: Transaction,
@@ -43,10 +48,11 @@ def write_tree(files: Iterable[tuple[str, str]], manifest: Mapping[str, Any], tx
             unchanged += 1
     tx.stage.write(MANIFEST, manifest_text({**manifest, "files": sorted(current)}))
     produced = current | {MANIFEST}
-    if stamp is not None:
-        write_stamp(Path(tx.stage.new), stamp[0], produced, {**stamp[1], "files": len(current)})
-        produced.add(STAMP)
-    removed = tx.commit(produced)
+    record = None
+    if stamp is not None:  # the staged files' sizes and times are those the tree has after the swap
+        record = partial(write_stamp, tx.out, stamp[0], {**stamp[1], "files": len(current)},
+                         file_states(tx.stage.new, produced))
+    removed = tx.commit(produced, then=record)
     return {"written": written, "unchanged": unchanged, "removed": removed}
 
 

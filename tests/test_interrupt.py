@@ -1,0 +1,254 @@
+"""SIGINT and SIGTERM stop a `ckast` run with one line and exit status 130 or 143, the output directory
+as it was before the swap or whole after it, no staging tree, the lock free and no process left.
+
+Runs are real `ckast generate -j 2` processes in their own process group. Signals are real: sent by the
+test to the parent alone or to the whole group (as a terminal's Ctrl-C is) while the workers render,
+or sent by the run to itself at a named step (`CKAST_TEST_KILL_AT=<step>:<n>:<SIGNAL>[:group]`, see
+`ckast.output.transaction._checkpoint`).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ckast.interrupt import Interrupted, deferred, handling
+from ckast.library import workers
+from ckast.output.lock import DirectoryLock
+
+from .test_output_tree import OLD, ckast, emit, snapshot
+
+BIG = ["--rule-set", "full", "--arch", "gfx942", "--datatype", "fp16", "--ndim", "2", "--ck-api", "ck-2026.06"]
+"""2,021 kernels: the workers render for a second or more."""
+SMALL = ["--rule-set", "default", "--arch", "gfx942", "--datatype", "fp16", "--ndim", "2", "--ck-api", "ck-2026.06"]
+HANG = 20
+"""Seconds after which a run that has not stopped counts as hanging (it should take well under one;
+`tools/bench_interrupt.py` measures it)."""
+STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+@pytest.fixture(scope="module")
+def old_tree(tmp_path_factory) -> tuple[Path, dict]:
+    """An output directory as an earlier run left it, and its snapshot."""
+    old = tmp_path_factory.mktemp("old") / "lib"
+    assert emit(OLD, old).returncode == 0
+    return old, snapshot(old)
+
+
+@pytest.fixture(scope="module")
+def small_tree(tmp_path_factory, old_tree) -> dict:
+    """The snapshot of a complete SMALL run into the old tree."""
+    out = copy(old_tree[0], tmp_path_factory.mktemp("small") / "lib")
+    assert ckast("generate", *SMALL, "-j", "2", "-o", out).returncode == 0
+    return snapshot(out)
+
+
+def copy(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst, symlinks=True, copy_function=shutil.copy2)
+    return dst
+
+
+def start(*args: str | Path, env: dict | None = None) -> subprocess.Popen:
+    """A `ckast` process in a process group of its own (the group a terminal would signal)."""
+    return subprocess.Popen([sys.executable, "-m", "ckast", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, **(env or {})})
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (not zombie) processes of the process group."""
+    members = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(pid))
+    return members
+
+
+def assert_gone(pgid: int) -> None:
+    deadline = time.monotonic() + 5
+    while group_members(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not group_members(pgid), "a process of the run outlived it"
+
+
+def stopped(proc: subprocess.Popen, sig: int, out: Path, lock: bool = True) -> str:
+    """Wait for a signalled run; check its exit status, its one line, the staging tree, the process
+    group and (`lock`) that the lock is free; return the line."""
+    _, stderr = proc.communicate(timeout=HANG)
+    lines = stderr.strip().splitlines()
+    assert proc.returncode == STATUS[sig], stderr
+    assert lines and lines[-1].startswith("ckast: "), stderr
+    assert "Traceback" not in stderr and "Aborted" not in stderr, stderr
+    assert len([line for line in lines if not line.startswith("ckast: waiting")]) == 1, stderr
+    assert_gone(proc.pid)
+    assert not [p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}.ckast-")
+                and not p.name.endswith("-lock")]
+    if lock:
+        with DirectoryLock(out, wait=False):  # raises BlockingIOError if held
+            pass
+    return lines[-1]
+
+
+def wait_for_staged_kernels(proc: subprocess.Popen, out: Path, count: int) -> None:
+    """Until the workers have staged `count` files and the parent has not yet written the manifest."""
+    staging = out.parent / f".{out.name}.ckast-stage"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            names = os.listdir(staging)
+        except FileNotFoundError:
+            names = []
+        assert "manifest.json" not in names, "rendering ended before the signal"
+        if len(names) >= count:
+            return
+        time.sleep(0.01)
+    pytest.fail(f"the run staged fewer than {count} files: {proc.poll()}")
+
+
+@pytest.mark.parametrize(("sig", "group"), [(signal.SIGINT, False), (signal.SIGINT, True),
+                                            (signal.SIGTERM, False), (signal.SIGTERM, True)],
+                         ids=["INT", "INT-group", "TERM", "TERM-group"])
+def test_a_signal_while_the_workers_render(old_tree, tmp_path, sig, group):
+    old, before = old_tree
+    out = copy(old, tmp_path / "lib")
+    proc = start("generate", *BIG, "-j", "2", "-o", out)
+    wait_for_staged_kernels(proc, out, 60)
+    (os.killpg if group else os.kill)(proc.pid, sig)
+    line = stopped(proc, sig, out)
+    assert line == f"ckast: {'interrupted' if sig == signal.SIGINT else 'terminated'} by {sig.name}; {out}: unchanged"
+    assert snapshot(out) == before
+
+
+@pytest.mark.parametrize(("at", "jobs", "whole"), [
+    ("write:1:INT", 2, False),       # the parent's first file, after the workers' files
+    ("write:3:TERM:group", 2, False),
+    ("write:20:INT:group", 1, False),  # one process renders and stages everything
+    ("commit:1:INT:group", 2, False),  # the user's files carried over, just before the swap
+    ("commit:1:TERM", 2, False),
+    ("commit:2:INT", 2, True),       # right after the swap: the swap's part runs to its end
+    ("commit:2:TERM:group", 2, True),
+    ("commit:3:INT:group", 2, True),  # the old tree not yet deleted
+])
+def test_a_signal_at_each_step(old_tree, small_tree, tmp_path, at, jobs, whole):
+    old, before = old_tree
+    out = copy(old, tmp_path / "lib")
+    (out / "notes.txt").write_text("the user's\n")
+    sig = signal.Signals[f"SIG{at.split(':')[2]}"]
+    proc = start("generate", *SMALL, "-j", str(jobs), "-o", out, env={"CKAST_TEST_KILL_AT": at})
+    line = stopped(proc, sig, out)
+    got = snapshot(out)
+    assert got.pop("notes.txt") == b"the user's\n"
+    assert got == (small_tree if whole else before)
+    assert line.endswith(f"{out}: the new tree is in place" if whole else f"{out}: unchanged")
+    rerun = ckast("generate", *SMALL, "-j", "2", "-o", out)
+    # the stamp is recorded with the swap
+    assert rerun.returncode == 0 and ("(up to date)" in rerun.stdout) == whole, rerun.stdout
+
+
+@pytest.mark.parametrize(("command", "sig"), [("generate", signal.SIGINT), ("emit", signal.SIGTERM)],
+                         ids=["generate-INT", "emit-TERM"])
+def test_a_signal_while_waiting_for_the_lock(old_tree, tmp_path, command, sig):
+    old, before = old_tree
+    out = copy(old, tmp_path / "lib")
+    args = ["generate", *SMALL, "-o", out] if command == "generate" else ["emit", "--config", OLD, "-o", out]
+    with DirectoryLock(out):
+        proc = start(*args, "--chunk-size", "7")
+        assert "waiting for the ckast run" in proc.stderr.readline()
+        os.killpg(proc.pid, sig)
+        line = stopped(proc, sig, out, lock=False)  # this test holds it
+        assert line == f"ckast: {'interrupted' if sig == signal.SIGINT else 'terminated'} by {sig.name}"
+    assert snapshot(out) == before
+    with DirectoryLock(out, wait=False):
+        pass
+
+
+def test_a_killed_run_takes_its_workers_along(tmp_path):
+    out = tmp_path / "lib"
+    proc = start("generate", *BIG, "-j", "2", "-o", out)
+    wait_for_staged_kernels(proc, out, 60)
+    proc.kill()  # the parent alone, as the OOM killer would
+    proc.wait()
+    assert_gone(proc.pid)
+
+
+def test_deferred_holds_a_signal_until_its_block_ends():
+    steps = []
+    with pytest.raises(Interrupted) as raised, handling():
+        with deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+            steps.append("after the signal")
+        steps.append("after the block")
+    assert steps == ["after the signal"] and raised.value.exit_status == 143
+    with pytest.raises(Interrupted), handling():
+        os.kill(os.getpid(), signal.SIGINT)
+        steps.append("not reached")
+    assert steps == ["after the signal"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
+
+
+def test_forked_processes_ignore_sigint_and_end_on_sigterm():
+    with handling():
+        pid = os.fork()
+        if pid == 0:
+            ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            os._exit(0 if ignored and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL else 1)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
+def _square_or_fail(n: int) -> int:
+    if n == 5:
+        raise ValueError("item 5")
+    if n == 7:
+        os.kill(os.getpid(), signal.SIGKILL)  # as a SIGTERM to the group or the OOM killer would
+    return n * n
+
+
+@pytest.mark.parametrize(("items", "error"), [(range(5), None), (range(6), ValueError),
+                                              ([7, 1, 2, 3], workers.WorkerDied)])
+def test_workers_return_every_result_or_stop(items, error):
+    got: dict[int, int] = {}
+    if error is None:
+        workers.run(_square_or_fail, list(items), 2, got.__setitem__)
+        assert got == {i: n * n for i, n in enumerate(items)}
+    else:
+        with pytest.raises(error):
+            workers.run(_square_or_fail, list(items), 2, got.__setitem__)
+    assert not multiprocessing.active_children()
+
+
+@pytest.mark.slow
+def test_signals_at_random_times(old_tree, tmp_path):
+    old, before = old_tree
+    done = copy(old, tmp_path / "done")
+    assert ckast("generate", *BIG, "-j", "2", "-o", done).returncode == 0
+    after = snapshot(done)
+    rng = random.Random(20)
+    outcomes = []
+    for i in range(24):
+        sig, group = rng.choice([signal.SIGINT, signal.SIGTERM]), rng.random() < 0.5
+        out = copy(old, tmp_path / f"r{i}")
+        proc = start("generate", *BIG, "-j", "2", "-o", out)
+        time.sleep(rng.uniform(0.2, 5.0))
+        (os.killpg if group else os.kill)(proc.pid, sig)
+        if proc.wait(timeout=HANG) == 0:  # the signal came after the run: ignored while the interpreter exits
+            outcomes.append("done")
+            assert_gone(proc.pid)
+            assert "Traceback" not in proc.stderr.read()
+        else:
+            line = stopped(proc, sig, out)
+            outcomes.append(line.rsplit(": ", 1)[1])
+        assert snapshot(out) == (before if outcomes[-1] == "unchanged" else after), (i, outcomes[-1])
+    print(f"outcomes: {sorted(outcomes)}")
