@@ -37,14 +37,16 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
     """
     import time
 
-    from ckast.output.stamp import up_to_date
+    from ckast.output.stamp import run_key, up_to_date
+    from ckast.output.transaction import remove_leftovers
 
     start = time.perf_counter()
     if ck_include is not None:
         given = click.get_current_context().get_parameter_source("ck_api") == click.core.ParameterSource.COMMANDLINE
         ck_api = tree_profile(ck_include, ck_api if given else None)
     selection = make_selection(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs)
-    key = selection.run_key(chunk_size)
+    key = run_key("generate", {"selection": selection.as_dict(), "chunk_size": chunk_size}, selection.input_files())
+    remove_leftovers(out_dir)
     last = up_to_date(out_dir, key)
     if last is not None:
         click.echo(f"{last['kernels']} kernels ({counts_line(last)}) -> {out_dir}: 0 files written, {last['files']} "
