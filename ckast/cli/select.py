@@ -107,11 +107,11 @@ def train(data, library_dir, out_dir, skip_bad, trees, folds, seed, jobs):
     from ckast.select.train import TrainError, dataset, train as fit, write_model
 
     start = time.perf_counter()
+    if folds == 1:
+        bad_input(["--folds: 1 fold cannot cross-validate (give 0 or at least 2)"])
     library, timings = _read(library_dir, data, skip_bad)
     try:
         rows = dataset(list(timings.runs), library, hardware)
-        if folds == 1:
-            raise TrainError("--folds: 1 fold cannot cross-validate (give 0 or at least 2)")
         booster, spec, cv = fit(rows, trees, folds, seed, jobs)
     except TrainError as exc:
         bad_input([str(exc)])

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 import attrs
 import numpy as np
 
-from .library import Library, problem_direction
+from .library import problem_direction
 from .problem import ConvProblem, Problem
 from .timings import Run
 
@@ -67,16 +67,16 @@ def group_runs(runs: Iterable[Run]) -> dict[Problem, dict[int, float]]:
     return {p: {k: math.exp(sum(v) / len(v)) for k, v in ks.items()} for p, ks in logs.items()}
 
 
-def evaluate(runs: Iterable[Run], library: Library, predict: Callable[[Problem, list[int]], np.ndarray],
-             name_order: Mapping[int, int]) -> list[Outcome]:
+def evaluate(runs: Iterable[Run], predict: Callable[[Problem, list[int]], np.ndarray],
+             name_order: np.ndarray) -> list[Outcome]:
     """One outcome per problem; `predict(problem, kernels)` gives the predicted TFLOPS of those library
-    kernels, `name_order` each kernel's place in name order."""
+    kernels, `name_order[i]` library kernel i's place in name order."""
     outcomes = []
     for problem, kernels in sorted(group_runs(runs).items(), key=lambda item: repr(item[0])):
         indices = sorted(kernels)
         measured = np.array([kernels[i] for i in indices])
         predicted = np.asarray(predict(problem, indices), dtype=np.float64)
-        eff, top1, top5, chosen, best = outcome(measured, predicted, np.array([name_order[i] for i in indices]))
+        eff, top1, top5, chosen, best = outcome(measured, predicted, name_order[indices])
         outcomes.append(Outcome(problem, eff, top1, top5, indices[chosen], indices[best]))
     return outcomes
 

@@ -107,9 +107,9 @@ class Library:
         if not chosen:
             raise LibraryError(f"{self.path}: the library holds no {what} kernel")
         for field, wanted in (("datatype", datatype), ("layout", layout)):
-            held = sorted({self.configs[i][field] for i in chosen})
             if field == "layout" and kind == "grouped_conv":
                 continue  # a conv layout follows the rank (and depthwise kernels have their own)
+            held = sorted({self.configs[i][field] for i in chosen})
             if wanted is None and len(held) > 1:
                 raise LibraryError(f"--{field}: the library's {what} kernels have {field}s {', '.join(held)}; "
                                    f"choose one")

@@ -162,6 +162,6 @@ def evaluation(library: Library, timings, model_dir: Path | None) -> tuple[list,
                                "layouts or directions")
         return predictor.predict_tflops(problem, part, hardware(part.arch), np.array(rows))
 
-    outcomes = evaluate(timings.runs, library, predict, dict(enumerate(order)))
+    outcomes = evaluate(timings.runs, predict, order)
     name = "analytic model" if model_dir is None else f"LightGBM model {model_dir} ({predictor.trees} trees)"
     return outcomes, name

@@ -55,7 +55,6 @@ class Run:
     problem: Problem
     kernel: int
     tflops: float
-    where: str
 
 
 @attrs.frozen
@@ -102,7 +101,7 @@ def _run(row: Mapping[str, Any], where: str, library: Library) -> Run:
         problem = _problem(row, config, where)
     except ProblemError as exc:
         raise TimingError(str(exc)) from None
-    return Run(problem, index, _tflops(row, problem, where), where)
+    return Run(problem, index, _tflops(row, problem, where))
 
 
 def _problem(row: Mapping[str, Any], config: Mapping[str, Any], where: str) -> Problem:
