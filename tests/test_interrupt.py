@@ -16,15 +16,18 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from ckast.check.runner import compile_many
 from ckast.interrupt import Interrupted, deferred, handling
 from ckast.library import workers
 from ckast.output.lock import DirectoryLock
 
+from .test_check_toolchain import fake_toolchain, write_tu
 from .test_output_tree import OLD, ckast, emit, snapshot
 
 BIG = ["--rule-set", "full", "--arch", "gfx942", "--datatype", "fp16", "--ndim", "2", "--ck-api", "ck-2026.06"]
@@ -229,11 +232,26 @@ def test_workers_return_every_result_or_stop(items, error):
     assert not multiprocessing.active_children()
 
 
+def test_a_signal_kills_the_compiles_of_check(tmp_path):
+    """`ckast check -j 2` waits for no compile: each runs in a process group of its own, killed on a signal."""
+    jobs = [(write_tu(tmp_path / "tus", f"{i}.cpp", "sleep=60"), Path(f"{i}.hpp")) for i in range(3)]
+    threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()  # the main thread takes the signal
+    start = time.monotonic()
+    with pytest.raises(Interrupted), handling():
+        compile_many(jobs, fake_toolchain(tmp_path), parallel=2)
+    assert time.monotonic() - start < HANG
+    fake = str(tmp_path / "bin")
+    alive = subprocess.run(["pgrep", "-f", fake], capture_output=True, text=True, check=False).stdout.split()
+    assert not alive, "a compile outlived the check"
+
+
 @pytest.mark.slow
 def test_signals_at_random_times(old_tree, tmp_path):
     old, before = old_tree
     done = copy(old, tmp_path / "done")
+    begin = time.monotonic()
     assert ckast("generate", *BIG, "-j", "2", "-o", done).returncode == 0
+    duration = time.monotonic() - begin  # signals are drawn over the whole run and a little after it
     after = snapshot(done)
     rng = random.Random(20)
     outcomes = []
@@ -241,14 +259,14 @@ def test_signals_at_random_times(old_tree, tmp_path):
         sig, group = rng.choice([signal.SIGINT, signal.SIGTERM]), rng.random() < 0.5
         out = copy(old, tmp_path / f"r{i}")
         proc = start("generate", *BIG, "-j", "2", "-o", out)
-        time.sleep(rng.uniform(0.2, 5.0))
+        time.sleep(rng.uniform(0.2, 1.2 * duration))
         (os.killpg if group else os.kill)(proc.pid, sig)
         if proc.wait(timeout=HANG) == 0:  # the signal came after the run: ignored while the interpreter exits
             outcomes.append("done")
             assert_gone(proc.pid)
             assert "Traceback" not in proc.stderr.read()
         else:
-            line = stopped(proc, sig, out)
-            outcomes.append(line.rsplit(": ", 1)[1])
-        assert snapshot(out) == (before if outcomes[-1] == "unchanged" else after), (i, outcomes[-1])
-    print(f"outcomes: {sorted(outcomes)}")
+            line = stopped(proc, sig, out)  # "...; lib: unchanged", "...; lib: the new tree is in place" or no "; "
+            outcomes.append(line.rsplit(": ", 1)[1] if "; " in line else "before the transaction")
+        assert snapshot(out) == (after if outcomes[-1] in ("done", "the new tree is in place") else before), i
+    print(f"run {duration:.1f} s; outcomes: {sorted(outcomes)}")

@@ -1,6 +1,9 @@
 """Run device-only compiles of prepared translation units, measuring time and peak memory."""
 
+import contextlib
+import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -17,6 +20,9 @@ MAX_ERRORS = 8
 _ERROR = re.compile(r"(?:^|: )(?:fatal )?error: ")
 _WARNING = re.compile(r"(?:^|: )warning: ")
 PEAK = Path(__file__).with_name("peak.py")
+_running: set[subprocess.Popen] = set()
+"""Compiles under way, each in a process group of its own: `compile_many` kills them when it stops early
+(a signal, see `ckast.interrupt`), so that it does not wait for them."""
 
 
 @frozen
@@ -60,10 +66,18 @@ def compile_one(
         with open(Path(tmp, "log"), "w+b") as log_file:
             start = time.perf_counter()
             # Through peak.py, so the compiler's peak RSS is not this (possibly large) process's.
-            proc = subprocess.run(
+            with subprocess.Popen(
                 [sys.executable, "-S", "-E", str(PEAK), str(rss_file), *cmd],
-                stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
-            )
+                stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT, process_group=0,
+            ) as proc:
+                _running.add(proc)
+                try:
+                    proc.wait()
+                except BaseException:
+                    _kill(proc)
+                    raise
+                finally:
+                    _running.discard(proc)
             seconds = time.perf_counter() - start
             log_file.seek(0)
             log = log_file.read().decode("utf-8", errors="replace")
@@ -82,6 +96,12 @@ def compile_one(
         warnings=sum(1 for ln in lines if _WARNING.search(ln)),
         log=log,
     )
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    """Kill a compile: the peak.py wrapper and the compiler under it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def compile_many(
@@ -117,5 +137,7 @@ def compile_many(
         except BaseException:
             for future in futures:
                 future.cancel()
+            for proc in list(_running):
+                _kill(proc)
             raise
     return [results[index] for index in range(len(jobs))]
