@@ -8,6 +8,8 @@ import functools
 import json
 import math
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -29,7 +31,7 @@ from ckast.hostmodel.handwritten import HANDWRITTEN, is_standard, path_of
 from ckast.variants import conv, gemm, gemm_wrapper, kernel_graph
 from ckast.variants.conv_wrapper import conv_key
 
-from .conftest import GOLDEN
+from .conftest import GOLDEN, ROOT
 from .goldens import CONV, CONV_CASES, GEMM_CASES, SMALL_TILE
 from .kernels import config_of
 
@@ -38,8 +40,9 @@ KERNEL_GOLDENS = sorted(GOLDEN.glob("*/*_ck-*.hpp"))
 CONV_CONFIGS = {case: data for case, (data, _) in CONV_CASES.items()}
 PROBLEM = testing.ConvProblem(G=2, N=4, K=16, C=16, filter=(3, 3), input=(8, 8))
 """A small 2-D problem every 2-D golden conv kernel supports (channels fit every vector size)."""
-DEPTHWISE = testing.ConvProblem(G=8, N=16, K=1, C=1, filter=(3, 3), input=(32, 32), left_pad=(1, 1), right_pad=(1, 1))
-"""A depthwise problem of the golden depthwise kernel's filter, stride and pads."""
+DEPTHWISE = testing.ConvProblem(G=8, N=16, K=1, C=1, filter=(3, 3), input=(8, 8), left_pad=(1, 1), right_pad=(1, 1))
+"""A depthwise problem of the golden depthwise kernel's filter, stride and pads (its 8x8 output fits the
+kernel's one tile: a block holding several tiles covers the whole output with one)."""
 
 
 def golden(kind: str, case: str, profile: str) -> Path:
@@ -236,9 +239,10 @@ def test_new_profile_chooses_the_memory_operation_at_run_time():
 
 @pytest.mark.parametrize(("case", "profile", "problem", "k_batch", "supported"), [
     ("forward", OLD, PROBLEM, 1, True),
-    ("forward", OLD, PROBLEM, 2, False),  # ck-2025.11 forward and bwd_data never split K
+    ("forward", OLD, PROBLEM, 2, False),  # CK's forward kernels never split K, nor does ck-2025.11's bwd_data
     ("bwd_data", OLD, PROBLEM, 2, False),
-    ("forward", NEW, PROBLEM, 2, True),
+    ("forward", NEW, PROBLEM, 2, False),
+    ("bwd_data", NEW, PROBLEM, 2, True),
     ("forward", NEW, PROBLEM, 0, False),
     ("forward", NEW, attrs.evolve(PROBLEM, C=12), 1, False),  # C is not a whole number of 8-wide vectors
     ("bwd_weight", OLD, PROBLEM, 4, True),
@@ -480,16 +484,38 @@ def _other_last_default(sig: n.Signature) -> n.Signature:
     return attrs.evolve(sig, params=(*sig.params[:-1], attrs.evolve(sig.params[-1], default=n.BoolLit(True))))
 
 
-@pytest.mark.parametrize(("key", "drift", "error"), [
-    ("GemmKernel", _extra_parameter, "too many template parameters in template redeclaration"),
-    ("TileGemmShape", _other_last_default, "TileGemmShape: the catalog's kinds and defaults"),
-])
-def test_a_model_that_drifted_from_the_catalog_is_caught(key, drift, error):
-    """The model of NEW checked against a catalog that differs in one template: the checks fail."""
+DRIFTS = {"GemmKernel": _extra_parameter, "TileGemmShape": _other_last_default}
+
+
+def drift_errors() -> dict[str, str]:
+    """The model of NEW checked against catalogs that differ in one template (DRIFTS): each error."""
     profile = load_profile(NEW)
-    drifted = attrs.evolve(profile, templates={**profile.templates, key: drift(profile.templates[key])})
-    with pytest.raises(testing.JitError, match=error):
-        conformance.verify(drifted)
+    errors = {}
+    for key, drift in DRIFTS.items():
+        drifted = attrs.evolve(profile, templates={**profile.templates, key: drift(profile.templates[key])})
+        try:
+            conformance.verify(drifted)
+        except testing.JitError as exc:
+            errors[key] = str(exc)
+    return errors
+
+
+@functools.cache
+def drift_errors_elsewhere() -> dict[str, str]:
+    """`drift_errors()` in a process of its own: Cling's rollback of the failed checks leaves templates
+    instantiated before them unusable for later units of this process."""
+    code = "import json, tests.test_jit as t; print(json.dumps(t.drift_errors()))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize(("key", "error"), [
+    ("GemmKernel", "too many template parameters in template redeclaration"),
+    ("TileGemmShape", "TileGemmShape: the catalog's kinds and defaults"),
+])
+def test_a_model_that_drifted_from_the_catalog_is_caught(key, error):
+    """The model of NEW checked against a catalog that differs in one template: the checks fail."""
+    assert error in drift_errors_elsewhere()[key]
 
 
 def test_every_catalog_function_is_written_by_hand_where_the_list_says():

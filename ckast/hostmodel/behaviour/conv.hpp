@@ -180,20 +180,51 @@ struct conv_limits {
     bool explicit_gemm;
     ck_tile::index_t groups_to_merge;
     ck_tile::index_t vector_a, vector_b, vector_c;
+    bool async;         // an async pipeline (CK runs them on gfx950 only)
+    bool compv6;        // CompV6 prefetches 3 K tiles
+    bool output_16bit;  // the epilogue writes fp16 or bf16
+    ck_tile::index_t k_per_block, warp_tile_k;
 };
 
-/// A model of CK's checks: k_batch >= 1; forward and bwd_data split K only where the kernel picks
-/// atomic_add at run time; stream-K never splits K; the specialization's filter; whole vectors
-/// along the contiguous channels of GEMM A, B and C. (The memory operation of the instantiation
-/// plays no part: launchers check arguments with one instantiation for all.)
+/// Backward data runs one GEMM per filter phase of each axis (CK: at most MaxGroupedGemmGroupsNum).
+ck_tile::index_t bwd_data_gemm_count(const conv_problem& k) {
+    ck_tile::index_t count = 1;
+    for (ck_tile::index_t i = 0; i < k.ndim; ++i) {
+        const ck_tile::index_t phases = k.strides[i] / std::gcd(k.strides[i], k.dilations[i]);
+        count *= std::min(phases, k.filter[i]);
+    }
+    return count;
+}
+
+/// A model of CK's checks (the spatial rank is the dispatcher wrapper's): forward never splits K,
+/// backward data only where it picks atomic_add at run time, stream-K never; split-K adds 16-bit
+/// outputs atomically in pairs, so an odd vector_size_c takes k_batch = 1; the specialization's
+/// filter; whole vectors along the contiguous channels of GEMM A, B and C; merged groups in whole
+/// sets; backward data runs at most 128 GEMMs. Newer kernels (`strict_argument_checks`) also refuse
+/// async pipelines off gfx950 and, for backward weight, CompV6 with fewer than 4 K loops, k_batch
+/// over 128 for 16-bit outputs and over one split per warp tile of GEMM K; their forward kernel
+/// merges groups only over one channel per group, reading C along G and possibly storing along G.
+/// (The memory operation of the instantiation plays no part: launchers check arguments with one
+/// instantiation for all.)
 bool conv_supported(const conv_problem& k, const conv_limits& l) {
-    if (k.k_batch < 1 || k.G < 1 || k.N < 1 || k.K < 1 || k.C < 1 || (l.streamk && k.k_batch != 1)) {
+    constexpr bool strict = feature::strict_argument_checks;
+    if (k.k_batch < 1 || k.G < 1 || k.N < 1 || k.K < 1 || k.C < 1 || k.ndim != l.ndim) {
         return false;
     }
-    if (k.op != conv_op::bwd_weight && !feature::runtime_memory_operation && k.k_batch != 1) {
+    if (strict && l.async && std::string(device_name) != "gfx950") {
         return false;
     }
-    if (k.ndim != l.ndim || k.G % l.groups_to_merge != 0) {
+    const bool fwd = k.op == conv_op::fwd;
+    if (k.k_batch != 1 && (fwd || (k.op == conv_op::bwd_data && !feature::runtime_memory_operation) || l.streamk ||
+                           (!fwd && l.output_16bit && l.vector_c % 2 != 0))) {
+        return false;
+    }
+    if (strict && k.op == conv_op::bwd_weight &&
+        ((l.compv6 && ceil_div(k.gemm_k, k.k_batch * l.k_per_block) < 4) || (l.output_16bit && k.k_batch > 128) ||
+         (!l.streamk && ceil_div(k.gemm_k, l.warp_tile_k) < k.k_batch))) {
+        return false;
+    }
+    if (k.op == conv_op::bwd_data && bwd_data_gemm_count(k) > 128) {
         return false;
     }
     using S = ck_tile::ConvolutionSpecialization;
@@ -202,20 +233,31 @@ bool conv_supported(const conv_problem& k, const conv_limits& l) {
     if ((l.specialization == S::Filter1x1Pad0 && !(one_by_one && unpadded)) ||
         ((l.specialization == S::Filter1x1Stride1Pad0 || l.explicit_gemm) &&
          !(one_by_one && unpadded && all_equal(k.strides, 1))) ||
-        (l.specialization == S::Filter3x3 && !all_equal(k.filter, 3))) {
+        (l.specialization == S::Filter3x3 && !(k.C == 1 && all_equal(k.filter, 3)))) {
         return false;
     }
     // Contiguous channels of GEMM A, B and C: fwd (C, C, K), bwd_data (K, C, C), bwd_weight (K, C, C).
-    const ck_tile::index_t a = k.op == conv_op::fwd ? k.C : k.K;
-    const ck_tile::index_t c = k.op == conv_op::fwd ? k.K : k.C;
-    return a % l.vector_a == 0 && k.C % l.vector_b == 0 && c % l.vector_c == 0;
+    const bool merging_forward = strict && fwd && l.groups_to_merge > 1;
+    const bool whole_groups = k.G % l.groups_to_merge == 0;
+    const ck_tile::index_t a = fwd ? k.C : k.K;
+    const ck_tile::index_t c = fwd ? k.K : k.C;
+    if ((!merging_forward && a % l.vector_a != 0) || k.C % l.vector_b != 0 ||
+        (c % l.vector_c != 0 && !(merging_forward && whole_groups && k.G % l.vector_c == 0))) {
+        return false;
+    }
+    return l.groups_to_merge == 1 || !(k.op == conv_op::bwd_weight || merging_forward) ||
+           (whole_groups && (!fwd || k.C == 1));
 }
 
-/// The depthwise kernel computes one channel per group with the traits' filter, strides, dilations and pads.
+/// The depthwise kernel computes one channel per group with the traits' filter, strides, dilations
+/// and left pads (right pads are clamped), whole groups of `nbatch` images, and a block holding
+/// several tiles covers the whole output with one. It ignores k_batch.
 bool depthwise_supported(const conv_problem& k, const lengths& filter, const lengths& strides,
-                                const lengths& dilations, const lengths& pads) {
-    return k.k_batch == 1 && k.ndim == 2 && k.G > 0 && k.N > 0 && k.C == 1 && k.K == 1 && k.filter == filter &&
-           k.strides == strides && k.dilations == dilations && k.left_pads == pads && k.right_pads == pads;
+                         const lengths& dilations, const lengths& pads, ck_tile::index_t nbatch,
+                         ck_tile::index_t tiles_per_block, const lengths& tile) {
+    return k.ndim == 2 && k.G > 0 && k.N > 0 && k.C == 1 && k.K == 1 && k.filter == filter && k.strides == strides &&
+           k.dilations == dilations && k.left_pads == pads && k.N % nbatch == 0 &&
+           (tiles_per_block == 1 || (k.output[0] <= tile[0] && k.output[1] <= tile[1]));
 }
 
 std::string conv_details(const conv_problem& k) {
@@ -247,12 +289,21 @@ struct conv_kernel : P {
     static bool IsSupportedArgument(const KernelArgs& k) {
         if constexpr (depthwise) {
             using D = typename GemmPipeline::Traits_;
+            constexpr ck_tile::index_t sub_tiles =
+                ceil_div(D::TileH_, D::SubTileH_) * ceil_div(D::TileW_, D::SubTileW_);
             return depthwise_supported(k, {D::FilterH_, D::FilterW_}, {D::StrideH_, D::StrideW_},
-                                       {D::DilationH_, D::DilationW_}, {D::PadH_, D::PadW_});
+                                       {D::DilationH_, D::DilationW_}, {D::PadH_, D::PadW_}, D::NBatch_,
+                                       D::BlockSize_ / sub_tiles, {D::TileH_, D::TileW_});
         } else {
             using T = GroupedConvTraitsType;
-            return conv_supported(k, {streamk, T::NDimSpatial, T::ConvSpecialization, T::ExplicitGemm,
-                                      T::NumGroupsToMerge, T::VectorSizeA, T::VectorSizeB, T::VectorSizeC});
+            using Shape = typename GemmPipeline::Problem::BlockGemmShape_;
+            constexpr bool async = is_a<GemmPipeline, tag::GemmPipelineAgBgCrCompAsync>() ||
+                                   is_a<GemmPipeline, tag::GemmPipelineAGmemBGmemCRegAsyncV1>();
+            constexpr bool compv6 = is_a<GemmPipeline, tag::GemmPipelineAgBgCrCompV6>();
+            return conv_supported(
+                k, {streamk, T::NDimSpatial, T::ConvSpecialization, T::ExplicitGemm, T::NumGroupsToMerge,
+                    T::VectorSizeA, T::VectorSizeB, T::VectorSizeC, async, compv6,
+                    is_16bit_float<typename EpiloguePipeline::Problem::ODataType_>, Shape::kK, Shape::WarpTile::at(2)});
         }
     }
 

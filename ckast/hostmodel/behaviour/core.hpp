@@ -55,6 +55,13 @@ struct function;
 template <class... Ts>
 struct type_pack {};
 
+template <class Pack>
+struct type_pack_first;
+template <class T, class... Ts>
+struct type_pack_first<type_pack<T, Ts...>> {
+    using type = T;
+};
+
 template <class T, T... Vs>
 struct value_pack {
     static constexpr std::size_t size = sizeof...(Vs);
@@ -64,9 +71,10 @@ struct value_pack {
     }
 };
 
-/// The modelled device: CDNA3 (MI300X), 64-wide waves.
+/// The modelled device: CDNA3 (MI300X, gfx942), 64-wide waves.
 inline constexpr ck_tile::index_t warp_size = 64;
 inline constexpr ck_tile::index_t num_cu = 304;
+inline constexpr const char* device_name = "gfx942";
 
 /// Whether `T` is an instance of the catalog template whose tag is `Tag` (false for void and
 /// for types the catalog does not know).

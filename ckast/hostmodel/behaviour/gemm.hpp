@@ -207,8 +207,49 @@ struct epilogue_model : P {
     }
 };
 
+/// The first type of a `ck_tile::tuple` (or the type itself).
+template <class T>
+struct first_type {
+    using type = T;
+};
+template <class T>
+    requires requires { typename T::T; }
+struct first_type<T> {
+    using type = typename type_pack_first<typename T::T>::type;
+};
+
+template <class Layout>
+inline constexpr bool row_major = std::is_same_v<Layout, ck_tile::tensor_layout::gemm::RowMajor>;
+
+/// CK's CShuffle vector of a `DataType` tensor in `Layout`: one row (column-major: one column) of the
+/// waves' warp tiles, at most 16 bytes.
+template <class Problem, class DataType, class Layout>
+constexpr index_t cshuffle_vector() {
+    constexpr index_t bytes = 16 / static_cast<index_t>(sizeof(DataType));
+    constexpr index_t line =
+        row_major<Layout> ? Problem::NPerXdl_ * Problem::NWave_ : Problem::MPerXdl_ * Problem::MWave_;
+    return line < bytes ? line : bytes;
+}
+
 template <class P>
-struct behaviour<tag::CShuffleEpilogue, P> : epilogue_model<P> {};
+struct behaviour<tag::CShuffleEpilogue, P> : epilogue_model<P> {
+    using Problem = typename P::Problem_;
+    /// The problem's VectorSizeC_ when FixedVectorSize_, else the CShuffle vector.
+    static constexpr index_t GetVectorSizeC() {
+        if constexpr (Problem::FixedVectorSize_) {
+            return Problem::VectorSizeC_;
+        } else {
+            return cshuffle_vector<Problem, typename Problem::ODataType_, typename Problem::ELayout_>();
+        }
+    }
+    /// The D tensors (one type and layout in ckast's kernels) load in CShuffle vectors.
+    static constexpr index_t GetVectorSizeD() {
+        return cshuffle_vector<Problem, typename first_type<typename Problem::DsDataType_>::type,
+                               typename first_type<typename Problem::DsLayout_>::type>();
+    }
+};
+/// The default epilogue stores one element per thread along a row-major C (every MFMA warp GEMM
+/// gives each thread a single N element).
 template <class P>
 struct behaviour<tag::DefaultGemm2DEpilogue, P> : epilogue_model<P> {};
 template <class P>
@@ -282,21 +323,75 @@ struct gemm_limits {
     bool multi_d;
     bool set_only;  // the epilogue writes with `set` (a template argument)
     bool pad_m, pad_n, pad_k;
-    index_t m_per_block, n_per_block, k_per_block;
+    bool a_row, b_row, c_row, d_row;  // which operands are row-major
+    index_t m_per_block, n_per_block, k_per_block, warp_tile_k;
+    index_t vector_a, vector_b, vector_c, vector_d;
+    bool output_16bit;  // E is fp16 or bf16
 };
 
-/// A model of CK's checks: k_batch >= 1; multi-D never splits K; an epilogue fixed to `set` cannot
-/// take split-K partial sums; unpadded dimensions must be whole tiles.
+/// CK's UniversalGemmKernel::IsSupportedArgument (and GemmKernelMultiD's): multi-D never splits K;
+/// split-K adds 16-bit outputs atomically in pairs, so an odd C vector takes k_batch = 1; newer
+/// kernels split K at most once per warp tile of K; each operand's contiguous dimension (K or M for
+/// A, N or K for B, N or M for D and C) is whole tiles unless padded (K: whole k_batch x KPerBlock)
+/// and whole vectors; the D tensors have C's layout. An epilogue fixed to `set` (the model's own
+/// check) cannot take split-K partial sums.
 bool gemm_supported(const gemm_kargs& k, const gemm_limits& l) {
-    if (k.k_batch < 1 || (l.multi_d && k.k_batch != 1) || (l.set_only && k.k_batch > 1)) {
+    if (k.k_batch < 1 || (l.multi_d && k.k_batch != 1) || (l.set_only && k.k_batch > 1) ||
+        (l.output_16bit && l.vector_c % 2 != 0 && k.k_batch != 1)) {
         return false;
     }
-    if ((!l.pad_m && k.M % l.m_per_block != 0) || (!l.pad_n && k.N % l.n_per_block != 0) ||
-        (!l.pad_k && k.K % (k.k_batch * l.k_per_block) != 0)) {
+    if (feature::strict_argument_checks && ceil_div(k.K, l.warp_tile_k) < k.k_batch) {
         return false;
     }
-    return k.M > 0 && k.N > 0 && k.K > 0;
+    const bool m_whole = l.pad_m || k.M % l.m_per_block == 0;
+    const bool n_whole = l.pad_n || k.N % l.n_per_block == 0;
+    const bool k_whole = l.pad_k || k.K % (l.k_per_block * k.k_batch) == 0;
+    const auto fits = [&](bool row, bool row_whole, index_t row_len, bool col_whole, index_t col_len, index_t v) {
+        return row ? row_whole && row_len % v == 0 : col_whole && col_len % v == 0;
+    };
+    const bool a = fits(l.a_row, k_whole, k.K, m_whole, k.M, l.vector_a);
+    const bool b = fits(l.b_row, n_whole, k.N, k_whole, k.K, l.vector_b);
+    const bool d = !l.multi_d || (l.d_row == l.c_row && fits(l.d_row, n_whole, k.N, m_whole, k.M, l.vector_d));
+    const bool c = fits(l.c_row, n_whole, k.N, m_whole, k.M, l.vector_c);
+    return a && b && d && c && k.M > 0 && k.N > 0 && k.K > 0;
 }
+
+/// CK's global load vector of a GEMM operand (UniversalGemmBasePolicy::GetGlobalVectorLoadSize): 16
+/// or 8 bytes when both the tile's contiguous length and each thread's share of the tile divide into
+/// them, else one element.
+template <class DataType, index_t MNPerBlock, index_t XPerTile, index_t KPerBlock, index_t BlockSize>
+constexpr index_t global_vector_load_size() {
+    constexpr index_t per_thread = MNPerBlock * KPerBlock / BlockSize;
+    constexpr index_t v16 = 16 / static_cast<index_t>(sizeof(DataType));
+    constexpr index_t v8 = 8 / static_cast<index_t>(sizeof(DataType));
+    if constexpr (XPerTile % v16 == 0 && per_thread % v16 == 0) {
+        return v16;
+    } else if constexpr (XPerTile % v8 == 0 && per_thread % v8 == 0) {
+        return v8;
+    } else {
+        return 1;
+    }
+}
+
+/// The load vector of GEMM operand A (`IsA`) or B of a pipeline problem the universal kernel checks:
+/// the policy's global load vector (every GEMM pipeline's policy derives UniversalGemmBasePolicy's).
+template <class Problem, bool IsA>
+constexpr index_t load_vector() {
+    using Shape = typename Problem::BlockGemmShape_;
+    using Traits = typename Problem::Traits_;
+    if constexpr (IsA) {
+        using T = typename first_type<typename Problem::AsDataType_>::type;
+        constexpr index_t x = row_major<typename first_type<typename Traits::AsLayout_>::type> ? Shape::kK : Shape::kM;
+        return global_vector_load_size<T, Shape::kM, x, Shape::kK, Shape::kBlockSize>();
+    } else {
+        using T = typename first_type<typename Problem::BsDataType_>::type;
+        constexpr index_t x = row_major<typename first_type<typename Traits::BsLayout_>::type> ? Shape::kN : Shape::kK;
+        return global_vector_load_size<T, Shape::kN, x, Shape::kK, Shape::kBlockSize>();
+    }
+}
+
+template <class T>
+inline constexpr bool is_16bit_float = std::is_same_v<T, ck_tile::half_t> || std::is_same_v<T, ck_tile::bf16_t>;
 
 std::string gemm_details(const gemm_kargs& k, bool multi_d) {
     std::string out = "k_batch=" + std::to_string(k.k_batch) + " M=" + std::to_string(k.M) +
@@ -341,9 +436,29 @@ struct gemm_kernel : P {
     }
 
     static bool IsSupportedArgument(const KernelArgs& k) {
-        return gemm_supported(k, {MultiD, memop_is_set_at_compile_time<EpiloguePipeline>(), Traits::kPadM_,
-                                  Traits::kPadN_, Traits::kPadK_, TilePartitioner::MPerBlock,
-                                  TilePartitioner::NPerBlock, TilePartitioner::KPerBlock});
+        using EProblem = typename EpiloguePipeline::Problem;
+        using CLayout = typename Traits::CLayout_;
+        constexpr index_t vector_d = [] {
+            if constexpr (MultiD) {
+                return EpiloguePipeline::GetVectorSizeD();
+            } else {
+                return 1;
+            }
+        }();
+        constexpr bool d_row = [] {
+            if constexpr (MultiD) {
+                return row_major<typename first_type<typename EProblem::DsLayout_>::type>;
+            } else {
+                return row_major<CLayout>;
+            }
+        }();
+        return gemm_supported(
+            k, {MultiD, memop_is_set_at_compile_time<EpiloguePipeline>(), Traits::kPadM_, Traits::kPadN_,
+                Traits::kPadK_, row_major<typename first_type<typename Traits::AsLayout_>::type>,
+                row_major<typename first_type<typename Traits::BsLayout_>::type>, row_major<CLayout>, d_row,
+                TilePartitioner::MPerBlock, TilePartitioner::NPerBlock, TilePartitioner::KPerBlock,
+                Problem::BlockGemmShape_::WarpTile::at(2), load_vector<Problem, true>(), load_vector<Problem, false>(),
+                EpiloguePipeline::GetVectorSizeC(), vector_d, is_16bit_float<typename EProblem::ODataType_>});
     }
 
     static constexpr dim3 GridSize(index_t m, index_t n, index_t k_batch) {

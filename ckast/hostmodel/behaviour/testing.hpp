@@ -29,6 +29,18 @@ bool conv_is_supported(const ck_tile::conv::ConvParam& param, int k_batch) {
     return L::is_supported(param, k_batch);
 }
 
+/// `L::is_supported` for each of `count` problems, in one call: problem i's ndim, G, N, K, C and
+/// k_batch are `scalars[6 i ...]`, its `6 ndim` spatial entries (as `conv_param` reads them) follow
+/// the previous problem's in `spatial`; `out[i]` is 1 where supported.
+template <class L>
+void conv_is_supported_each(index_t count, const index_t* scalars, const index_t* spatial, int* out) {
+    for (index_t i = 0; i < count; ++i) {
+        const index_t* s = scalars + 6 * i;
+        out[i] = L::is_supported(conv_param(s[0], s[1], s[2], s[3], s[4], spatial), s[5]) ? 1 : 0;
+        spatial += 6 * s[0];
+    }
+}
+
 template <class Layout>
 constexpr index_t leading_stride(index_t rows, index_t cols) {
     return std::is_same_v<Layout, ck_tile::tensor_layout::gemm::RowMajor> ? cols : rows;
@@ -66,6 +78,29 @@ float launch_gemm(index_t m, index_t n, index_t k, int k_batch, bool time_kernel
 template <class L>
 float launch_gemm_plain(index_t m, index_t n, index_t k, int k_batch, bool time_kernel) {
     return L::launch(gemm_args<L>(m, n, k, k_batch), ck_tile::stream_config{nullptr, time_kernel});
+}
+
+/// Whether `launch_gemm<L>` accepts each of `count` GEMMs (M, N, K, k_batch at `mnkb[4 i ...]`), in
+/// one call: a launch refused with the launcher's "arguments not supported" or "k_batch must be 1"
+/// error writes 0 to `out[i]`, one that runs 1 (any other error propagates); the log is cleared
+/// after each launch.
+template <class L>
+void gemm_launch_accepts_each(index_t count, const index_t* mnkb, int* out) {
+    for (index_t i = 0; i < count; ++i) {
+        const index_t* p = mnkb + 4 * i;
+        try {
+            launch_gemm<L>(p[0], p[1], p[2], p[3], false);
+            out[i] = 1;
+        } catch (const std::runtime_error& e) {
+            const std::string what = e.what();
+            if (what.find("arguments not supported") == std::string::npos &&
+                what.find("k_batch must be 1") == std::string::npos) {
+                throw;
+            }
+            out[i] = 0;
+        }
+        ckast_hostmodel::log_clear();
+    }
 }
 
 template <class L>

@@ -1,0 +1,306 @@
+"""Applicability: whether a kernel accepts a problem, by the conditions its emitted launcher checks.
+
+Each condition is data: a name, a reason, a kernel-side guard (`when`) and a requirement, both
+`predicate` trees over the problem's fields and the kernel table's columns (so the same trees can be
+printed as C++). A kernel accepts a problem when every condition whose guard holds for it is met.
+The conditions are CK Tile's `IsSupportedArgument` of the kernel the launcher instantiates (the
+universal GEMM kernel and its multi-D wrapper; the grouped-conv forward, backward-data and
+backward-weight kernels and the depthwise path), the launcher's own k_batch guard, and the
+dispatcher wrapper's spatial-rank check, per API profile: `ck-2025.11` is the amd-aiter wheel's CK,
+profiles with the `strict_argument_checks` feature the newer kernels (D11). Conditions that only read
+the kernel's config and that config validation already enforces (explicit GEMM needs the
+filter1x1_stride1_pad0 specialization, stream-K's arch, multi-D's D layout, the depthwise LDS and
+sub-tile limits) are not repeated. A kernel is assumed to run on the device of its `arch`.
+
+`applicable(problem, table)` answers for every kernel of a `KernelTable` at once; `why_not(problem,
+config)` names the first condition that refuses one kernel, with the values it read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ckast.arch import (
+    ARCH_NAMES,
+    DEPTHWISE_BLOCK_SIZE,
+    DEPTHWISE_DILATION,
+    DTYPES,
+    arch_spec,
+)
+from ckast.arch.rules import DEPTHWISE
+from ckast.catalog import load_profile, profile_names
+from ckast.config.knobs import GEMM_LAYOUTS
+
+from .features import KernelTable
+from .predicate import (
+    TRUE,
+    Col,
+    Columns,
+    Const,
+    Expr,
+    Field,
+    Named,
+    Over,
+    ceil_div,
+    evaluate,
+    gcd,
+    leaves,
+    lookup,
+    minimum,
+    problem_values,
+    text,
+    where,
+)
+from .problem import GemmProblem, Problem
+
+ASYNC_PIPELINES = ("comp_async", "basic_async_v1")
+"""Conv pipelines whose CK class sets `Async`: the newer conv kernels accept them on gfx950 only."""
+ASYNC_DEVICE = "gfx950"
+COMPV6_MIN_LOOPS = 4
+"""CK's CompV6 prefetches 3 K tiles; its bwd-weight kernel needs one loop more."""
+MAX_16BIT_K_BATCH = 128
+"""The newer bwd-weight kernel's split-K bound for outputs narrower than fp32 (atomic-add accuracy)."""
+MAX_BWD_DATA_GEMMS = 128
+"""CK's MaxGroupedGemmGroupsNum: the backward-data kernel runs one GEMM per filter phase."""
+
+
+@attrs.frozen
+class Condition:
+    """`require` must hold wherever `when` does (`holds`: the tree of that)."""
+
+    name: str
+    reason: str
+    require: Expr
+    when: Expr = TRUE
+    holds: Expr = attrs.field(init=False)
+
+    @holds.default
+    def _holds(self) -> Expr:
+        return self.require if self.when == TRUE else ~self.when | self.require
+
+
+# --- kernel columns and what follows from them -----------------------------------------------------
+
+kind, variant, datatype, layout, arch, pipeline = map(Col, ("kind", "variant", "datatype", "layout", "arch",
+                                                          "pipeline"))
+tile_m, tile_n, tile_k = (Col(f"tile_{d}") for d in "mnk")
+warp_m, warp_n, warp_k = (Col(f"warp_{d}") for d in "mnk")
+warp_tile_m, warp_tile_n, warp_tile_k = (Col(f"warp_tile_{d}") for d in "mnk")
+
+
+def _feature(name: str) -> Expr:
+    """Whether the kernel's API profile has catalog feature `name`."""
+    return lookup(name, {p: load_profile(p).feature(name) for p in profile_names()}, Col("ck_api"), False)
+
+
+STRICT = _feature("strict_argument_checks")
+RUNTIME_MEMOP = _feature("runtime_memory_operation")
+
+direction = Named("kernel_direction", where(kind.eq("gemm"), "gemm", where(variant.eq(DEPTHWISE), "forward", variant)))
+"""The problems a kernel serves: GEMM, or one conv direction (depthwise kernels are forward kernels)."""
+element_bytes = lookup("element_bytes", {d: s.size for d, s in DTYPES.items()}, datatype, 1)
+output_bytes = lookup("output_bytes", {d: DTYPES[s.output].size for d, s in DTYPES.items()}, datatype, 1)
+output_16bit = lookup("output_16bit", {d: s.output in ("fp16", "bf16") for d, s in DTYPES.items()}, datatype, False)
+"""16-bit outputs cannot be split-K accumulated with odd store vectors (CK's atomic add takes pairs)."""
+warp_size = lookup("warp_size", {a: arch_spec(a).warp_size for a in ARCH_NAMES}, arch)
+
+# --- GEMM ------------------------------------------------------------------------------------------
+
+M, N, K, k_batch = Field("M"), Field("N"), Field("K"), Field("k_batch")
+
+
+def _row(position: int) -> Expr:
+    """Whether GEMM operand `position` of the kernel's layout (A, B, C) is row-major."""
+    return lookup(f"{'abc'[position]}_row", {lay: lay[position] == "r" for lay in GEMM_LAYOUTS}, layout, False)
+
+
+a_row, b_row, c_row = _row(0), _row(1), _row(2)
+block_size = Named("block_size", warp_m * warp_n * warp_k * warp_size)
+
+
+def _load_vector(name: str, mn_per_block: Expr, contiguous: Expr) -> Named:
+    """CK's global load vector (UniversalGemmBasePolicy::GetGlobalVectorLoadSize): 16 or 8 bytes
+    when both the tile's contiguous length and each thread's share of the tile divide into them, else
+    one element."""
+    per_thread = mn_per_block * tile_k // block_size
+    v16, v8 = Const(16) // element_bytes, Const(8) // element_bytes
+
+    def fits(v: Expr) -> Expr:
+        return (contiguous % v).eq(0) & (per_thread % v).eq(0)
+
+    return Named(name, where(fits(v16), v16, where(fits(v8), v8, 1)))
+
+
+vector_a = _load_vector("vector_a", tile_m, where(a_row, tile_k, tile_m))
+vector_b = _load_vector("vector_b", tile_n, where(b_row, tile_n, tile_k))
+cshuffle = Col("epilogue").eq("cshuffle")
+_n_store, _m_store = minimum(warp_tile_n * warp_n, Const(16) // output_bytes), minimum(warp_tile_m * warp_m,
+                                                                                        Const(16) // output_bytes)
+vector_c = Named("vector_c", where(cshuffle, where(c_row, _n_store, _m_store), 1))
+"""CShuffle stores min(one wave row of warp tiles, 16 bytes); the default epilogue one element."""
+
+GEMM_CONDITIONS = (
+    Condition("gemm.split_k", "a kernel built without split-K takes k_batch = 1 (its launcher refuses more)",
+              k_batch.eq(1), ~Col("split_k")),
+    Condition("gemm.k_batch_warp_tiles", "at most one K split per warp tile of K", k_batch <= ceil_div(K, warp_tile_k),
+              STRICT),
+    Condition("gemm.pad_k", "without K padding, K is whole k_batch x tile_k blocks", (K % (tile_k * k_batch)).eq(0),
+              ~Col("pad_k") & (a_row | ~b_row)),
+    Condition("gemm.pad_m", "without M padding, M is whole tiles (where M is a contiguous dimension)",
+              (M % tile_m).eq(0), ~Col("pad_m") & (~a_row | ~c_row)),
+    Condition("gemm.pad_n", "without N padding, N is whole tiles (where N is a contiguous dimension)",
+              (N % tile_n).eq(0), ~Col("pad_n") & (b_row | c_row)),
+    Condition("gemm.vector_a", "A's contiguous dimension (K row-major, M column-major) is whole load vectors",
+              (where(a_row, K, M) % vector_a).eq(0)),
+    Condition("gemm.vector_b", "B's contiguous dimension (N row-major, K column-major) is whole load vectors",
+              (where(b_row, N, K) % vector_b).eq(0)),
+    Condition("gemm.vector_c", "C's contiguous dimension is whole store vectors",
+              (where(c_row, N, M) % vector_c).eq(0)),
+)
+"""CK's checks of the multi-D kernel's k_batch and of split-K with odd 16-bit stores never decide alone:
+validation keeps `split_k` off for multi-D, preshuffle and 16-bit default-epilogue kernels (the
+launcher's guard, `gemm.split_k`, refuses k_batch > 1 for them) and CShuffle stores 16-bit outputs in
+vectors of 8. The D tensors have C's layout and type (validation), so C's conditions cover theirs."""
+
+# --- grouped convolution ---------------------------------------------------------------------------
+
+G, C, KC = Field("G"), Field("C"), Field("K")
+forward, bwd_data, bwd_weight = variant.eq("forward"), variant.eq("bwd_data"), variant.eq("bwd_weight")
+implicit_gemm = forward | bwd_data | bwd_weight
+depthwise = variant.eq(DEPTHWISE)
+vector_size_a, vector_size_b, vector_size_c = (Col(f"vector_size_{x}") for x in "abc")
+merge = Col("num_groups_to_merge")
+merging_forward = forward & STRICT & (merge > 1)
+"""The newer forward kernel reads merged groups' channels along G instead of C and K."""
+specialization = Col("specialization")
+conv_output_16bit = output_16bit & ~Col("two_stage")
+"""Two-stage bwd_weight accumulates into an fp32 workspace."""
+
+
+def _every(field: str, value: int) -> Expr:
+    return Over("all", Field(field).eq(value))
+
+
+unpadded = _every("left_pad", 0) & _every("right_pad", 0)
+bwd_weight_gemm_k = Named("gemm_k", Field("N") * Over("prod", Field("output")))
+"""Backward-weight GEMM K: images x output volume."""
+bwd_data_gemms = Named("gemm_count", Over("prod", minimum(Field("stride") // gcd(Field("stride"), Field("dilation")),
+                                                          Field("filter"))))
+"""Backward-data GEMMs: one per filter phase of each axis (stride / gcd(stride, dilation), at most the filter)."""
+tiles_per_block = Named("tiles_per_block", Const(DEPTHWISE_BLOCK_SIZE) // (
+    ceil_div(Col("tile_h"), Col("sub_h")) * ceil_div(Col("tile_w"), Col("sub_w"))))
+
+
+def _hw(field: str, h: Expr | int, w: Expr | int) -> Expr:
+    """A 2-D problem's (h, w) of spatial field `field` equals (h, w)."""
+    return Field(field, -2).eq(h) & Field(field, -1).eq(w)
+
+
+CONV_CONDITIONS = (
+    Condition("conv.ndim", "the kernel's spatial rank is the problem's", Col("ndim_spatial").eq(Field("ndim"))),
+    Condition("conv.async_device", f"async pipelines run on {ASYNC_DEVICE} only", arch.eq(ASYNC_DEVICE),
+              STRICT & implicit_gemm & pipeline.isin(ASYNC_PIPELINES)),
+    Condition("conv.split_k", "the forward kernel (and the wheel's backward-data kernel) never splits K",
+              k_batch.eq(1), forward | (bwd_data & ~RUNTIME_MEMOP)),
+    Condition("conv.streamk_k_batch", "stream-K divides K itself: k_batch = 1", k_batch.eq(1), Col("streamk_enabled")),
+    Condition("conv.compv6_loops", f"CompV6 needs {COMPV6_MIN_LOOPS} K loops per split",
+              ceil_div(bwd_weight_gemm_k, k_batch * tile_k) >= COMPV6_MIN_LOOPS,
+              STRICT & bwd_weight & pipeline.eq("compv6")),
+    Condition("conv.k_batch_16bit", f"split-K of 16-bit outputs is at most {MAX_16BIT_K_BATCH} ways",
+              k_batch <= MAX_16BIT_K_BATCH, STRICT & bwd_weight & conv_output_16bit),
+    Condition("conv.split_k_vector_c", "split-K adds 16-bit outputs atomically in pairs: an odd vector_size_c "
+              "takes k_batch = 1", k_batch.eq(1),
+              (bwd_data | bwd_weight) & (vector_size_c % 2).eq(1) & conv_output_16bit),
+    Condition("conv.k_batch_warp_tiles", "at most one K split per warp tile of GEMM K",
+              k_batch <= ceil_div(bwd_weight_gemm_k, warp_tile_k), STRICT & bwd_weight & ~Col("streamk_enabled")),
+    Condition("conv.gemm_count", f"the backward-data kernel runs at most {MAX_BWD_DATA_GEMMS} GEMMs",
+              bwd_data_gemms <= MAX_BWD_DATA_GEMMS, bwd_data),
+    Condition("conv.filter1x1_stride1_pad0", "a 1x1 filter, stride 1, no padding",
+              _every("filter", 1) & _every("stride", 1) & unpadded,
+              implicit_gemm & specialization.eq("filter1x1_stride1_pad0")),
+    Condition("conv.filter1x1_pad0", "a 1x1 filter, no padding", _every("filter", 1) & unpadded,
+              implicit_gemm & specialization.eq("filter1x1_pad0")),
+    Condition("conv.filter3x3", "a 3x3 filter over one channel per group", C.eq(1) & _every("filter", 3),
+              implicit_gemm & specialization.eq("filter3x3")),
+    Condition("conv.vector_a", "GEMM A's channels (C forward, K backward) are whole vectors",
+              (where(forward, C, KC) % vector_size_a).eq(0), implicit_gemm & ~merging_forward),
+    Condition("conv.vector_b", "C is whole vectors of GEMM B", (C % vector_size_b).eq(0), implicit_gemm),
+    Condition("conv.vector_c", "GEMM C's channels (K forward, C backward) are whole vectors (a forward kernel merging "
+              "groups may store along G)", (where(forward, KC, C) % vector_size_c).eq(0)
+              | (merging_forward & (G % merge).eq(0) & (G % vector_size_c).eq(0)), implicit_gemm),
+    Condition("conv.merged_groups", "groups merge in whole sets (and, forward, over one channel per group)",
+              (G % merge).eq(0) & (~forward | C.eq(1)), (merge > 1) & (bwd_weight | merging_forward)),
+    Condition("depthwise.channels", "one input and one output channel per group", C.eq(1) & KC.eq(1), depthwise),
+    Condition("depthwise.filter", "the kernel's square filter", _hw("filter", Col("filt"), Col("filt")), depthwise),
+    Condition("depthwise.stride", "the kernel's strides", _hw("stride", Col("str_h"), Col("str_w")), depthwise),
+    Condition("depthwise.dilation", f"dilation {DEPTHWISE_DILATION}",
+              _hw("dilation", DEPTHWISE_DILATION, DEPTHWISE_DILATION), depthwise),
+    Condition("depthwise.left_pad", "the kernel's left pads (right pads are clamped)",
+              _hw("left_pad", Col("pad_h"), Col("pad_w")), depthwise),
+    Condition("depthwise.nbatch", "whole groups of nbatch images", (Field("N") % Col("nbatch")).eq(0), depthwise),
+    Condition("depthwise.output_tile", "a block holding several tiles covers the whole output with one",
+              (Field("output", -2) <= Col("tile_h")) & (Field("output", -1) <= Col("tile_w")),
+              depthwise & tiles_per_block.ne(1)),
+)
+
+KIND = Condition("kernel.direction", "a kernel serves GEMM problems or one conv direction",
+                 direction.eq(Field("direction")))
+CONDITIONS: Mapping[str, tuple[Condition, ...]] = {"gemm": (KIND, *GEMM_CONDITIONS),
+                                                   "grouped_conv": (KIND, *CONV_CONDITIONS)}
+"""Every condition a problem of each kind is checked against, in CK's order."""
+
+
+def problem_fields(problem: Problem) -> dict[str, Any]:
+    """The fields conditions read: GEMM M, N, K, k_batch; conv G, N, C, K, k_batch, ndim and the
+    spatial tuples (input, filter, stride, dilation, left_pad, right_pad, output); both `direction`."""
+    if isinstance(problem, GemmProblem):
+        fields = {"direction": "gemm", **attrs.asdict(problem)}
+    else:
+        fields = {**attrs.asdict(problem, recurse=False), "ndim": problem.ndim, "output": problem.output}
+    return problem_values(fields)
+
+
+def _table(kernels: KernelTable | Sequence[Mapping[str, Any]]) -> KernelTable:
+    return kernels if isinstance(kernels, KernelTable) else KernelTable.of(kernels)
+
+
+def applicable(problem: Problem, kernels: KernelTable | Sequence[Mapping[str, Any]]) -> np.ndarray:
+    """One bool per kernel of the table (or of a list of configs): whether it accepts `problem`."""
+    columns = Columns(_table(kernels))
+    fields = problem_fields(problem)
+    ok = np.ones(len(columns), dtype=bool)
+    for condition in CONDITIONS[problem.kind]:
+        ok &= evaluate(condition.holds, fields, columns)
+    return ok
+
+
+def why_not(problem: Problem, config: Mapping[str, Any]) -> str | None:
+    """The first condition that refuses `config` for `problem` (its name, reason, requirement and the
+    values it read), or None when the kernel accepts the problem."""
+    columns = Columns(KernelTable.of([config]))
+    fields = problem_fields(problem)
+    for condition in CONDITIONS[problem.kind]:
+        if _first(evaluate(condition.when, fields, columns)) and not _first(evaluate(condition.require, fields,
+                                                                                     columns)):
+            values = ", ".join(f"{text(leaf)}={_shown(evaluate(leaf, fields, columns), leaf)}"
+                               for leaf in leaves(condition.require))
+            return f"{condition.name}: {condition.reason}; {text(condition.require)} is false ({values})"
+    return None
+
+
+def _first(value: Any) -> bool:
+    return bool(np.asarray(value).reshape(-1)[0]) if np.ndim(value) else bool(value)
+
+
+def _shown(value: Any, leaf: Expr) -> Any:
+    """A leaf's value for one kernel: a spatial field as a tuple, a column's single entry."""
+    if isinstance(leaf, Field) and np.ndim(value):
+        return tuple(int(v) for v in value)
+    value = np.asarray(value)
+    item = value.reshape(-1)[0].item() if value.ndim else value.item()
+    return item
+
