@@ -254,7 +254,9 @@ def test_config_files_are_a_library_source(tmp_path):
     out = tmp_path / "lib"
     generated = run("generate", "--config", str(cfg), "-o", str(out), "-j", "1")
     assert generated.exit_code == 0 and "1 kernels (2 proposed, 1 refused, 0 merged)" in generated.output
-    assert json.loads((out / "manifest.json").read_text())["run"] == {"configs": [str(cfg)], "ck_api": "ck-2025.11"}
+    digest = hashlib.sha256(cfg.read_bytes()).hexdigest()  # the file by name and bytes, not by its path here
+    assert json.loads((out / "manifest.json").read_text())["run"] == {
+        "configs": [{"file": "two.json", "sha256": digest}], "ck_api": "ck-2025.11"}
     assert run("emit", "--config", str(cfg), "-o", str(tmp_path / "strict")).exit_code == 2
     assert not (tmp_path / "strict").exists()
     broken = tmp_path / "broken.json"

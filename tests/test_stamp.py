@@ -110,3 +110,18 @@ def test_run_keys_follow_the_command_options_and_input_bytes(tmp_path):
     assert key != run_key("emit", {"chunk_size": 25}, [config])
     os.utime(config, (0, 0))  # times do not count, bytes do
     assert run_key("emit", {"chunk_size": 25}, [config]) == run_key("emit", {"chunk_size": 25}, [config])
+
+
+def test_generate_config_records_the_file_by_name_and_digest(tmp_path):
+    """A config file given by an absolute path leaves no path of the machine in the tree."""
+    config = tmp_path / "deep" / "cfg.json"
+    config.parent.mkdir()
+    shutil.copy(EXAMPLES / "gemm_standard.json", config)
+    trees = []
+    for name, given in (("a", config), ("b", os.path.relpath(config))):
+        run("generate", "--config", given, "-j", "1", "-o", tmp_path / name)
+        trees.append(output_tree(tmp_path / name))
+    assert trees[0] == trees[1]
+    assert not [p for p, data in trees[0].items() if str(tmp_path).encode() in data]
+    [recorded] = json.loads(trees[0]["manifest.json"])["run"]["configs"]
+    assert recorded["file"] == "cfg.json" and len(recorded["sha256"]) == 64

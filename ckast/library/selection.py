@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -33,9 +34,11 @@ class Selection:
                 and (variant is None or not self.variants or variant in self.variants))
 
     def as_dict(self) -> dict[str, Any]:
-        """The selection as recorded in a manifest (no machine-specific paths)."""
+        """The selection as recorded in a manifest: no machine-specific paths (a config file is its name
+        and the digest of its bytes), so a tree is the same wherever its inputs lie."""
         if self.configs:
-            return {"configs": [str(p) for p in self.configs], "ck_api": self.ck_api}
+            return {"configs": [{"file": p.name, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
+                                for p in self.configs], "ck_api": self.ck_api}
         return {"rule_set": self.rule_set, "arch": self.arch, "ck_api": self.ck_api,
                 "datatypes": list(self.datatypes), "ndims": list(self.ndims), "variants": list(self.variants)}
 
