@@ -383,6 +383,9 @@ def config(**knobs) -> dict:
 FORWARD = config(kind="grouped_conv", variant="forward", ck_api=NEW)
 DEPTHWISE_TILES = config(**dict(CONFIGS["dw_tiles"][0], ck_api=NEW))
 CONV_3X3 = {"G": 2, "N": 4, "C": 16, "K": 16, "Hi": 8, "Wi": 8, "Y": 3, "X": 3}
+WAVE32 = config(kind="gemm", arch="gfx1201", pad_k=True, tile_m=32, tile_n=64, tile_k=32, warp_m=2, warp_n=4, warp_k=1,
+                warp_tile_m=16, warp_tile_n=16, warp_tile_k=16, ck_api=NEW)
+"""Eight 32-wide waves: each thread loads 8 of B's 64 x 32 elements (vectors of 8), 4 of A's (vectors of 4)."""
 
 
 @pytest.mark.parametrize(("problem", "kernel", "message"), [
@@ -403,6 +406,11 @@ CONV_3X3 = {"G": 2, "N": 4, "C": 16, "K": 16, "Hi": 8, "Wi": 8, "Y": 3, "X": 3}
     (gemm_problem({"M": 128, "N": 128, "K": 130}), config(kind="gemm", pad_k=True),
      ("gemm.vector_a: A's contiguous dimension (K row-major, M column-major) is whole load vectors; "
       "(where(a_row, K, M) % vector_a) == 0 is false (layout=rcr, K=130, M=128, vector_a=8)")),
+    (conv_problem(CONV_3X3), config(kind="grouped_conv", variant="forward", pipeline="comp_async", ck_api=NEW),
+     "conv.async_device: async pipelines run on gfx950 only; arch == 'gfx950' is false (arch=gfx942)"),
+    (gemm_problem({"M": 32, "N": 64, "K": 12}), WAVE32,
+     ("gemm.vector_b: B's contiguous dimension (N row-major, K column-major) is whole load vectors; "
+      "(where(b_row, N, K) % vector_b) == 0 is false (layout=rcr, N=64, K=12, vector_b=8)")),
     (conv_problem({"G": 8, "N": 16, "C": 1, "K": 1, "Hi": 32, "Wi": 32, "Y": 3, "X": 3, "pad_h": 1, "pad_w": 1}),
      DEPTHWISE_TILES,
      ("depthwise.output_tile: a block holding several tiles covers the whole output with one; (output[-2] <= "
@@ -424,6 +432,13 @@ def test_why_not_is_none_exactly_where_applicable():
             mask = applicable(problem, table)
             assert [why_not(problem, c) is None for c in kernels] == list(mask)
             assert np.array_equal(mask, applicable(problem, kernels))  # a table or the configs themselves
+
+
+def test_kernels_run_on_the_device_of_their_arch():
+    """A 32-wide wave arch loads with half the threads of a 64-wide one; async pipelines run on gfx950."""
+    assert why_not(gemm_problem({"M": 32, "N": 64, "K": 8}), WAVE32) is None
+    async_gfx950 = config(kind="grouped_conv", variant="forward", pipeline="comp_async", arch="gfx950", ck_api=NEW)
+    assert why_not(conv_problem(CONV_3X3), async_gfx950) is None
 
 
 def test_depthwise_kernels_ignore_k_batch_and_right_pads():
