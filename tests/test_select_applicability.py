@@ -195,7 +195,8 @@ def _input(out: int, f: int, s: int, d: int, lp: int, rp: int) -> int:
 
 def _conv(direction: str, p: dict) -> ConvProblem:
     ndim = len(p["filter"])
-    fields = {"direction": direction, "ndim": ndim, **{x: p[x] for x in ("G", "N", "C", "K", "k_batch")}}
+    fields = {"direction": direction, "ndim": ndim, **{x: p[x] for x in ("G", "N", "k_batch")},
+              **{x: p[x] * p["G"] for x in ("C", "K")}}  # the draws are per group; CK's spellings count all groups
     for i, a in enumerate("dhw"[3 - ndim:]):
         fields |= {"DHW"[3 - ndim + i] + "i": _input(*(p[x][i] for x in ("out", "filter", "stride", "dilation",
                                                                          "left_pad", "right_pad"))),
@@ -382,7 +383,7 @@ def config(**knobs) -> dict:
 
 FORWARD = config(kind="grouped_conv", variant="forward", ck_api=NEW)
 DEPTHWISE_TILES = config(**dict(CONFIGS["dw_tiles"][0], ck_api=NEW))
-CONV_3X3 = {"G": 2, "N": 4, "C": 16, "K": 16, "Hi": 8, "Wi": 8, "Y": 3, "X": 3}
+CONV_3X3 = {"G": 2, "N": 4, "C": 32, "K": 32, "Hi": 8, "Wi": 8, "Y": 3, "X": 3}  # 16 channels per group
 WAVE32 = config(kind="gemm", arch="gfx1201", pad_k=True, tile_m=32, tile_n=64, tile_k=32, warp_m=2, warp_n=4, warp_k=1,
                 warp_tile_m=16, warp_tile_n=16, warp_tile_k=16, ck_api=NEW)
 """Eight 32-wide waves: each thread loads 8 of B's 64 x 32 elements (vectors of 8), 4 of A's (vectors of 4)."""
@@ -392,7 +393,7 @@ WAVE32 = config(kind="gemm", arch="gfx1201", pad_k=True, tile_m=32, tile_n=64, t
     (gemm_problem({"M": 128, "N": 128, "K": 128}), FORWARD,
      ("kernel.direction: a kernel serves GEMM problems or one conv direction; kernel_direction == direction is "
       "false (kernel_direction=forward, direction=gemm)")),
-    (conv_problem(dict(CONV_3X3, C=12)), FORWARD,
+    (conv_problem(dict(CONV_3X3, C=24)), FORWARD,
      "conv.vector_b: C is whole vectors of GEMM B; (C % vector_size_b) == 0 is false (C=12, vector_size_b=8)"),
     (conv_problem(dict(CONV_3X3, k_batch=2)), FORWARD,
      ("conv.split_k: the forward kernel (and the wheel's backward-data kernel) never splits K; k_batch == 1 is "
@@ -411,7 +412,7 @@ WAVE32 = config(kind="gemm", arch="gfx1201", pad_k=True, tile_m=32, tile_n=64, t
     (gemm_problem({"M": 32, "N": 64, "K": 12}), WAVE32,
      ("gemm.vector_b: B's contiguous dimension (N row-major, K column-major) is whole load vectors; "
       "(where(b_row, N, K) % vector_b) == 0 is false (layout=rcr, N=64, K=12, vector_b=8)")),
-    (conv_problem({"G": 8, "N": 16, "C": 1, "K": 1, "Hi": 32, "Wi": 32, "Y": 3, "X": 3, "pad_h": 1, "pad_w": 1}),
+    (conv_problem({"G": 8, "N": 16, "C": 8, "K": 8, "Hi": 32, "Wi": 32, "Y": 3, "X": 3, "pad_h": 1, "pad_w": 1}),
      DEPTHWISE_TILES,
      ("depthwise.output_tile: a block holding several tiles covers the whole output with one; (output[-2] <= "
       "tile_h) and (output[-1] <= tile_w) is false (output[-2]=32, tile_h=8, output[-1]=32, tile_w=8)")),
@@ -442,7 +443,7 @@ def test_kernels_run_on_the_device_of_their_arch():
 
 
 def test_depthwise_kernels_ignore_k_batch_and_right_pads():
-    problem = conv_problem({"G": 8, "N": 16, "C": 1, "K": 1, "Hi": 8, "Wi": 8, "Y": 3, "X": 3, "pad_h": 1,
+    problem = conv_problem({"G": 8, "N": 16, "C": 8, "K": 8, "Hi": 8, "Wi": 8, "Y": 3, "X": 3, "pad_h": 1,
                             "left_pad_w": 1, "right_pad_w": 0, "k_batch": 4})
     assert why_not(problem, DEPTHWISE_TILES) is None
 

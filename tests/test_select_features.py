@@ -173,11 +173,11 @@ def gemm_problems(rng: random.Random, count: int) -> list:
 def conv_problems(rng: random.Random, count: int) -> list:
     corners = [
         "N=1 C=1 K=1 G=1 Hi=1 Wi=1 Y=1 X=1",
-        "N=1 C=1 K=1 G=64 Hi=56 Wi=56 Y=3 X=3 pad_h=1 pad_w=1",  # depthwise
-        "N=7 C=5 K=3 G=3 Hi=31 Wi=13 Y=3 X=5 stride_h=2 stride_w=3 dilation_h=2 left_pad_h=2 right_pad_h=1",
+        "N=1 C=64 K=64 G=64 Hi=56 Wi=56 Y=3 X=3 pad_h=1 pad_w=1",  # depthwise (CK counts C, K over all groups)
+        "N=7 C=15 K=9 G=3 Hi=31 Wi=13 Y=3 X=5 stride_h=2 stride_w=3 dilation_h=2 left_pad_h=2 right_pad_h=1",
         "N=2 C=8 K=16 G=1 Di=1 Hi=8 Wi=8 Z=1 Y=3 X=3 pad_d=1 pad_h=1 pad_w=1",  # CK: is_3d by pad_d
-        "N=2 C=16 K=16 G=2 Di=9 Hi=9 Wi=9 Z=3 Y=3 X=3 stride_d=2",
-        "N=3 C=7 K=11 G=5 Wi=101 X=7 pad_w=3",  # 1-D
+        "N=2 C=32 K=32 G=2 Di=9 Hi=9 Wi=9 Z=3 Y=3 X=3 stride_d=2",
+        "N=3 C=35 K=55 G=5 Wi=101 X=7 pad_w=3",  # 1-D
         "N=65521 C=32768 K=1 G=1 Hi=1 Wi=1 Y=1 X=1",
         "N=1 C=1048576 K=1048576 G=1 Hi=1 Wi=2047 Y=1 X=1",
     ]
@@ -189,6 +189,8 @@ def conv_problems(rng: random.Random, count: int) -> list:
                   "Hi": rng.randint(y, 300), "Wi": rng.randint(x, 300), "Y": y, "X": x,
                   "stride_h": rng.choice((1, 2)), "stride_w": rng.choice((1, 2)), "pad_h": rng.choice((0, y // 2)),
                   "pad_w": rng.choice((0, x // 2)), "dilation_h": rng.choice((1, 2))}
+        fields["C"] *= fields["G"]  # per group as drawn; CK's spellings count all groups
+        fields["K"] *= fields["G"]
         if rng.random() < 0.3:
             fields.update(Di=rng.randint(1, 17), Z=rng.choice((1, 3)), pad_d=rng.choice((0, 1)))
         try:
@@ -353,12 +355,12 @@ def test_conv_corner_all_ones():
 
 
 def test_conv_channels_are_cks_totals():
-    f = _conv(CONV_KERNEL, N=7, C=5, K=3, G=3, Hi=31, Wi=13, Y=3, X=5)  # ckast: per group
+    f = _conv(CONV_KERNEL, N=7, C=15, K=9, G=3, Hi=31, Wi=13, Y=3, X=5)  # 5 and 3 per group
     assert (f["C"], f["K"], f["G"], f["channels_per_group"]) == (15.0, 9.0, 3.0, 5.0)
     assert (f["group_density"], f["channels_product_per_group"], f["batch_group_product"]) == (0.2, 15.0, 21.0)
     assert (f["gemm_n_output"], f["gemm_k_output"], f["is_depthwise"]) == (9.0, 5 * 3 * 5, 0.0)
     assert f["is_small_batch_grouped"] == 1.0
-    depthwise = _conv(CONV_KERNEL, N=1, C=1, K=1, G=64, Hi=56, Wi=56, Y=3, X=3, pad_h=1, pad_w=1)
+    depthwise = _conv(CONV_KERNEL, N=1, C=64, K=64, G=64, Hi=56, Wi=56, Y=3, X=3, pad_h=1, pad_w=1)
     assert (depthwise["is_depthwise"], depthwise["C"], depthwise["Ho"]) == (1.0, 64.0, 56.0)
 
 
@@ -376,13 +378,13 @@ def test_conv_is_3d_is_cks_value_test_not_the_rank():
     assert (flat["is_3d"], flat["Do"], flat["is_3x3_conv"], flat["log2_filter"]) == (0.0, 1.0, 1.0, math.log2(9))
     padded = _conv(CONV_KERNEL, N=2, C=8, K=16, G=1, Di=1, Hi=8, Wi=8, Z=1, Y=3, X=3, pad_d=1, pad_h=1, pad_w=1)
     assert (padded["is_3d"], padded["Do"], padded["pad_d"], padded["is_3x3_conv"]) == (1.0, 3.0, 1.0, 0.0)
-    one_d = _conv(CONV_KERNEL, N=3, C=7, K=11, G=5, Wi=101, X=7, pad_w=3)
+    one_d = _conv(CONV_KERNEL, N=3, C=35, K=55, G=5, Wi=101, X=7, pad_w=3)
     assert (one_d["Hi"], one_d["Y"], one_d["Ho"], one_d["Wo"], one_d["aspect_ratio_filter"]) == (1, 1, 1, 101, 1 / 7)
 
 
 def test_conv_kernels_outside_cks_tiling_read_nan():
     depthwise = {"kind": "grouped_conv", "variant": "forward_depthwise", "datatype": "fp16", "pipeline": "depthwise"}
-    f = _conv(depthwise, N=1, C=1, K=1, G=8, Hi=8, Wi=8, Y=3, X=3)
+    f = _conv(depthwise, N=1, C=8, K=8, G=8, Hi=8, Wi=8, Y=3, X=3)
     assert math.isnan(f["block_size"]) and math.isnan(f["num_tiles_k"]) and f["N"] == 1.0
 
 

@@ -15,13 +15,13 @@ from ckast.select.analytic import AnalyticPredictor, gemm_view
 from ckast.select.features import feature_set
 from ckast.select.model_features import model_features
 from ckast.select.library import LibraryError, load_library
-from ckast.select.problem import conv_problem, gemm_problem, parse_pairs
+from ckast.select.problem import ProblemError, conv_problem, gemm_problem, parse_pairs
 from ckast.select.rank import rank
 
 from .select_helpers import conv_entries, gemm_entries, write_library
 
 CONV = "G=1,N=32,C=64,K=64,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1"
-DEPTHWISE = "G=64,N=8,C=1,K=1,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1"
+DEPTHWISE = "G=64,N=8,C=64,K=64,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1"
 GEMM = "M=4096,N=4096,K=4096"
 
 
@@ -104,7 +104,7 @@ def test_analytic_model_charges_padding_and_stays_under_peak(libs):
 
 
 def test_gemm_view_per_direction():
-    fields = "G=2,N=4,C=8,K=16,Hi=10,Wi=10,Y=3,X=3"
+    fields = "G=2,N=4,C=16,K=32,Hi=10,Wi=10,Y=3,X=3"  # 8 and 16 channels per group
     assert gemm_view(conv_problem(parse_pairs(fields))) == (2, 4 * 8 * 8, 16, 8 * 9)
     assert gemm_view(conv_problem(parse_pairs(fields + ",direction=bwd_data"))) == (2, 4 * 100, 8, 16 * 9)
     assert gemm_view(conv_problem(parse_pairs(fields + ",direction=bwd_weight"))) == (2, 16, 8 * 9, 4 * 64)
@@ -184,3 +184,12 @@ def test_problems_file(libs, tmp_path):
     csv_file.write_text("M,N,K\n4096,4096,-1\n")
     result, _, err = _run("--library", str(libs["gemm"]), "--problems", str(csv_file))
     assert result.exit_code == 2 and err.startswith(f"{csv_file}: row 1: K:")
+
+
+def test_conv_channels_count_all_groups():
+    """CK's spellings count C and K over all groups (as its benchmark tables do); the problem holds them per
+    group, as ConvParam and the launchers do; a count that does not split into G groups is refused."""
+    problem = conv_problem(parse_pairs("G=4,N=2,C=64,K=32,Hi=8,Wi=8,Y=3,X=3"))
+    assert (problem.C, problem.K) == (16, 8)
+    with pytest.raises(ProblemError, match="C: 6 channels do not split into G=4 groups"):
+        conv_problem(parse_pairs("G=4,N=2,C=6,K=32,Hi=8,Wi=8,Y=3,X=3"))

@@ -29,7 +29,7 @@ PROBLEMS = (
     "G=1,N=128,C=256,K=256,Hi=28,Wi=28,Y=1,X=1",
     "G=1,N=8,C=512,K=512,Hi=14,Wi=14,Y=3,X=3,pad_h=1,pad_w=1,direction=bwd_data",
     "G=1,N=32,C=128,K=128,Hi=28,Wi=28,Y=3,X=3,pad_h=1,pad_w=1,direction=bwd_weight,k_batch=4",
-    "G=64,N=8,C=1,K=1,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1",
+    "G=64,N=8,C=64,K=64,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1",
 )
 LIBRARY = ("--rule-set", "full", "--arch", "gfx942", "--datatype", "fp16", "--ndim", "2", "--ck-api", "ck-2026.06")
 

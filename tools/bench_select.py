@@ -36,8 +36,8 @@ import synth_timings  # noqa: E402
 PROBLEMS = (
     "G=1,N=32,C=64,K=64,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1",
     "G=1,N=128,C=256,K=256,Hi=28,Wi=28,Y=1,X=1",
-    "G=32,N=16,C=8,K=8,Hi=28,Wi=28,Y=3,X=3,pad_h=1,pad_w=1",
-    "G=64,N=8,C=1,K=1,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1",
+    "G=32,N=16,C=256,K=256,Hi=28,Wi=28,Y=3,X=3,pad_h=1,pad_w=1",
+    "G=64,N=8,C=64,K=64,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1",
     "G=1,N=8,C=512,K=512,Hi=14,Wi=14,Y=3,X=3,pad_h=1,pad_w=1,direction=bwd_data",
     "G=1,N=64,C=128,K=128,Hi=28,Wi=28,Y=3,X=3,pad_h=1,pad_w=1,direction=bwd_weight",
     "G=1,N=32,C=64,K=256,Hi=56,Wi=56,Y=1,X=1,direction=bwd_weight",
@@ -97,7 +97,7 @@ def batch_file(path: Path, count: int) -> None:
     while len(rows) < count:
         fields = next(shapes)
         key = tuple(sorted(fields.items()))
-        if key not in seen and fields["G"] * fields["N"] * fields["C"] * fields["Hi"] * fields["Wi"] < 2**31:
+        if key not in seen and fields["N"] * fields["C"] * fields["Hi"] * fields["Wi"] < 2**31:
             seen.add(key)
             rows.append(fields)
     synth_timings.write(rows, path)

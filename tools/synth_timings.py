@@ -56,11 +56,13 @@ def conv_shapes(rng: random.Random, direction: str, ndim: int) -> Iterator[dict[
         stride = rng.choice((1, 1, 1, 2)) if f > 1 or rng.random() < 0.2 else 1
         fields: dict[str, Any] = {"direction": direction, "N": rng.choice((1, 2, 4, 8, 16, 32, 64, 128))}
         if depthwise:
-            fields.update(G=rng.choice((32, 64, 128, 256, 512)), C=1, K=1)
+            groups = rng.choice((32, 64, 128, 256, 512))
+            fields.update(G=groups, C=groups, K=groups)  # one channel per group; C and K count all groups
             f, stride = 3, rng.choice((1, 2))
         else:
-            fields.update(G=rng.choice((1, 1, 1, 2, 4, 8, 32)), C=rng.choice((16, 32, 64, 128, 256, 512)),
-                          K=rng.choice((16, 32, 64, 128, 256, 512)))
+            groups = rng.choice((1, 1, 1, 2, 4, 8, 32))
+            fields.update(G=groups, C=groups * rng.choice((16, 32, 64, 128, 256, 512)),
+                          K=groups * rng.choice((16, 32, 64, 128, 256, 512)))
         for a in axes:
             fields[{"d": "Di", "h": "Hi", "w": "Wi"}[a]] = size
             fields[{"d": "Z", "h": "Y", "w": "X"}[a]] = f

@@ -5,7 +5,8 @@ Datatype and layout come from the library's kernels, not from the problem. A pro
 by `gemm_problem` / `conv_problem`; a bad one raises `ProblemError` naming the field.
 
 Convolution fields use CK's spellings (those of its heuristics' benchmark tables):
-`N, C, K, G` (C and K per group), input `Di, Hi, Wi`, filter `Z, Y, X`, `stride_{d,h,w}`,
+`N, C, K, G` (C and K in all groups together, as CK's tables and frameworks count them: each must be a
+multiple of G, and the problem holds C / G and K / G per group), input `Di, Hi, Wi`, filter `Z, Y, X`, `stride_{d,h,w}`,
 `dilation_{d,h,w}`, `pad_{d,h,w}` (both sides), or `left_pad_*` / `right_pad_*` for one side. The
 spatial rank is taken from the fields given (W only: 1-D; H and W: 2-D; D, H and W: 3-D), or from
 `ndim`. `direction` is forward (default), bwd_data or bwd_weight.
@@ -132,8 +133,9 @@ def conv_problem(fields: Mapping[str, Any], where: str = "") -> ConvProblem:
     def pad(side: str) -> tuple[int, ...]:
         return tuple(_int(fields, f"{side}_pad_{a}", where, _int(fields, f"pad_{a}", where, 0, 0), 0) for a in axes)
 
+    groups = _int(fields, "G", where)
     problem = ConvProblem(
-        direction, *(_int(fields, f, where) for f in ("G", "N", "C", "K")),
+        direction, groups, _int(fields, "N", where), *(_per_group(fields, f, groups, where) for f in ("C", "K")),
         input=tuple(_int(fields, _INPUT[a], where) for a in axes),
         filter=tuple(_int(fields, _FILTER[a], where) for a in axes),
         stride=spatial("stride_{}", 1, 1), dilation=spatial("dilation_{}", 1, 1),
@@ -211,6 +213,14 @@ def _int(fields: Mapping[str, Any], name: str, where: str, default: int | None =
     if not minimum <= value <= INT_MAX:
         raise ProblemError(name, f"{value} is out of range [{minimum}, {INT_MAX}]", where)
     return value
+
+
+def _per_group(fields: Mapping[str, Any], name: str, groups: int, where: str) -> int:
+    total = _int(fields, name, where)
+    if total % groups:
+        raise ProblemError(name, f"{total} channels do not split into G={groups} groups (C and K count all groups)",
+                           where)
+    return total // groups
 
 
 def _product(values: tuple[int, ...]) -> int:
