@@ -20,6 +20,42 @@ CK's figures are those of issue 12 and printed alongside, with the targets set t
     python tools/bench_generate.py --set a --set c --runs 3 --jobs 2 --out-root /var/tmp/bench
 
 Figures from a shared, busy machine are noisy: use --runs (medians are reported).
+
+Against CK's own generator (`--ck DIR`): each round runs CK's generator for the set into an empty
+directory, then `ckast generate` into an empty directory with an empty template cache (cold) and
+again with a cache primed before the first round (warm); it prints each wall's median (min-max) and
+the ratios ckast/CK taken round by round, with kernels, files and peak RSS. Output directories are
+emptied outside the timing. CK's generator is run as `python -c "import sys; sys.path.insert(0, DIR);
+import MODULE; sys.exit(MODULE.main())" ARGS...`: importing the module once, by its own name, matters,
+because running `unified_grouped_conv_codegen.py` as a script writes no kernel (its rule sets import
+the module a second time and its isinstance filters reject their configs).
+
+    python tools/bench_generate.py --ck /work/ckgen --runs 5                       # tmpfs
+    python tools/bench_generate.py --ck /work/ckgen --runs 5 --out-root /var/tmp/bench  # disk
+
+CK's generator cannot be committed here; rebuild it outside the repository from the public
+ROCm/composable_kernel repository, files under `dispatcher/codegen/` at these commits (length in
+characters), keeping the layout (`grouped_conv/` needs no `__init__.py`: it is imported as a
+namespace package):
+
+    unified_grouped_conv_codegen.py                   6edc0c0229889cb8c8b8b962f3cd87488d5ecebb  104,121
+    unified_gemm_codegen.py                           907c6e94aef9b796f960cdd29513a8c92613ae07   58,923
+    codegen_common.py                                 789a7f9c18c207f46002f923f5f9bc33c6c4c2ad   11,337
+    arch_filter.py                                    304c1f924467c41b51d5a16944be6cb7b233e760   34,648
+    arch_specs_generated.py                           60b276647b1fca38d41f7d9d38ea21e16a78166a   10,245
+    grouped_conv/tile_math.py                         60b276647b1fca38d41f7d9d38ea21e16a78166a   21,051
+    grouped_conv/grouped_config_rules_default.py      610e69bf523e1c89fe755b7a52c9189f7a50d4a2   19,348
+    grouped_conv/grouped_config_rules_full.py         610e69bf523e1c89fe755b7a52c9189f7a50d4a2   86,367
+    grouped_conv/grouped_config_rules_full_tests.py   54f25023e8af49decbd174c8a6154356e8f815d0    6,249
+
+(A newer `arch_specs_generated.py` lacks `LDS_CAPACITY_LIMITS`, and `arch_filter.py` then falls back
+to small built-in tables without saying so: keep the commit above.) CK's commands per set (its CLI
+path, arch filter on: it writes no bwd_data kernel and 974 of 2,404 fp16 2-D bwd_weight configs):
+
+    a  unified_grouped_conv_codegen --output OUT --datatype fp16 --ndim 2 --arch gfx942 --rule-set full
+    b  unified_grouped_conv_codegen --output OUT --arch gfx942 --rule-set full
+    c  unified_gemm_codegen --output-dir OUT --datatype fp16 --layout rcr --gpu-target gfx942
+         --variants standard preshuffle multi_d
 """
 
 from __future__ import annotations
@@ -52,6 +88,8 @@ class LibrarySet(NamedTuple):
     label: str
     ck: str  # CK's figure (issue 12) for the comparable library
     ck_wall: tuple[float, float]  # CK's wall, seconds (best, worst)
+    ck_module: str  # CK's generator module for the comparable library (`--ck`)
+    ck_args: tuple[str, ...]  # its command-line arguments; "{out}" is the output directory
 
     def cli_args(self) -> list[str]:
         args = ["--rule-set", self.rule_set, "--arch", self.arch]
@@ -62,11 +100,15 @@ class LibrarySet(NamedTuple):
 
 SETS = {s.key: s for s in (
     LibrarySet("a", "full", "gfx942", ("fp16",), (2,), "full fp16 2-D",
-               "conv full fp16 2-D gfx942: 1,649 kernels", (0.70, 0.93)),
+               "conv full fp16 2-D gfx942: 1,649 kernels", (0.70, 0.93), "unified_grouped_conv_codegen",
+               ("--output", "{out}", "--datatype", "fp16", "--ndim", "2", "--arch", "gfx942", "--rule-set", "full")),
     LibrarySet("b", "full", "gfx942", (), (), "full, all dtypes and ranks",
-               "conv full fp16+bf16+fp32 2-D+3-D: 14,048 kernels", (4.2, 5.5)),
+               "conv full fp16+bf16+fp32 2-D+3-D: 14,048 kernels", (4.2, 5.5), "unified_grouped_conv_codegen",
+               ("--output", "{out}", "--arch", "gfx942", "--rule-set", "full")),
     LibrarySet("c", "gemm-default", "gfx942", ("fp16",), (), "gemm-default fp16",
-               "GEMM standard+preshuffle+multi_d fp16 rcr: 14,364 configs", (2.9, 3.4)),
+               "GEMM standard+preshuffle+multi_d fp16 rcr: 14,364 configs", (2.9, 3.4), "unified_gemm_codegen",
+               ("--output-dir", "{out}", "--datatype", "fp16", "--layout", "rcr", "--gpu-target", "gfx942",
+                "--variants", "standard", "preshuffle", "multi_d")),
 )}
 BIG_CONV_SET = "b"
 TARGETS = ("half of CK's wall; render <= 50 us/kernel (CK 17-30); no-op rerun <= 10% of fresh; "
@@ -75,6 +117,7 @@ TARGETS = ("half of CK's wall; render <= 50 us/kernel (CK 17-30); no-op rerun <=
 SUMMARY = re.compile(r"(?P<kernels>\d+) kernels \(.*\) -> .*: (?P<written>\d+) files written, "
                      r"(?P<unchanged>\d+) unchanged, (?P<removed>\d+) removed in [\d.]+ s( \(up to date\))?$",
                      re.MULTILINE)
+CK_KERNELS = re.compile(r"Generated (\d+) grouped convolution kernel files|Kernels: (\d+)")
 
 
 # ---------------------------------------------------------------------------------------------- runs
@@ -271,6 +314,73 @@ def report(results: list[tuple[LibrarySet, str, CommandFigures, dict[str, float]
     print(f"targets: {TARGETS}")
 
 
+# ------------------------------------------------------------------------------- against CK (--ck)
+
+
+def ck_command(lib: LibrarySet, ck_dir: Path, out: Path) -> list[str]:
+    """CK's generator for `lib`, imported once from `ck_dir` by its module name (see the docstring)."""
+    code = f"import sys; sys.path.insert(0, {str(ck_dir)!r}); import {lib.ck_module} as m; sys.exit(m.main())"
+    return [sys.executable, "-c", code, *(arg.format(out=out) for arg in lib.ck_args)]
+
+
+class Comparison(NamedTuple):
+    ck: list[float]  # walls per round
+    cold: list[float]
+    warm: list[float]
+    ck_kernels: int
+    ck_files: int
+    kernels: int
+    files: int
+    ck_rss_mb: float
+    rss_mb: float
+
+
+def measure_vs_ck(lib: LibrarySet, profile: str, ck_dir: Path, root: Path, jobs: int, runs: int) -> Comparison:
+    """`runs` rounds of CK's generator, ckast cold and ckast warm, each into an emptied directory."""
+    ck_out, out, cold_cache, warm_cache = (root / name for name in ("ck", "ckast", "cache-cold", "cache-warm"))
+    ck_argv = ck_command(lib, ck_dir, ck_out)
+    argv = ckast("generate", *lib.cli_args(), "--ck-api", profile, "-o", str(out), "-j", str(jobs))
+
+    def fresh(target: Path, command: list[str], cache: Path | None = None, empty_cache: bool = False) -> Run:
+        shutil.rmtree(target, ignore_errors=True)
+        if empty_cache and cache is not None:
+            shutil.rmtree(cache, ignore_errors=True)
+        return run_measured(command, cache)
+
+    fresh(ck_out, ck_argv)  # warm-up: the OS caches CK's files as it does ckast's
+    fresh(out, argv, warm_cache, empty_cache=True)  # primes the warm cache
+    ck, cold, warm = [], [], []
+    for _ in range(runs):
+        ck.append(fresh(ck_out, ck_argv))
+        cold.append(fresh(out, argv, cold_cache, empty_cache=True))
+        warm.append(fresh(out, argv, warm_cache))
+    found = CK_KERNELS.search(ck[-1].output)
+    summary = SUMMARY.search(warm[-1].output)
+    if found is None or summary is None:
+        raise SystemExit(f"no kernel count in the output of CK's generator or of ckast for set {lib.key}")
+    return Comparison([r.wall for r in ck], [r.wall for r in cold], [r.wall for r in warm],
+                      int(found[1] or found[2]), tree_size(ck_out)[0], int(summary["kernels"]), tree_size(out)[0],
+                      median([r.peak_rss_mb for r in ck]), median([r.peak_rss_mb for r in cold + warm]))
+
+
+def spread(values: Sequence[float], digits: int = 2) -> str:
+    return f"{median(values):.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
+
+
+def report_vs_ck(results: list[tuple[LibrarySet, Comparison]], ck_dir: Path, profile: str, root: Path,
+                 jobs: int, runs: int) -> None:
+    print(f"\nckast generate -j {jobs} --ck-api {profile} against CK's generator at {ck_dir}, output under {root}: "
+          f"median (min-max) of {runs} round(s); ratios ckast/CK taken round by round")
+    print_table(
+        ("set", "CK kernels/files", "ckast kernels/files", "CK s", "ckast cold s", "ckast warm s",
+         "cold/CK", "warm/CK", "CK RSS MB", "ckast RSS MB"),
+        [(f"{lib.key} {lib.label}", f"{c.ck_kernels}/{c.ck_files}", f"{c.kernels}/{c.files}", spread(c.ck),
+          spread(c.cold), spread(c.warm), spread([a / b for a, b in zip(c.cold, c.ck)]),
+          spread([a / b for a, b in zip(c.warm, c.ck)]), f"{c.ck_rss_mb:.0f}", f"{c.rss_mb:.0f}")
+         for lib, c in results])
+    print(f"target: {TARGETS.split(';')[0]} (ratio <= 0.5)")
+
+
 # ---------------------------------------------------------------------------------------------- main
 
 
@@ -290,6 +400,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="runs per figure, median reported (default 3; 1 with --quick)")
     parser.add_argument("--quick", action="store_true",
                         help=f"only set a, at one profile (the first --profile; default {PROFILES[-1]})")
+    parser.add_argument("--ck", type=Path, metavar="DIR",
+                        help="only compare with CK's generator rebuilt in DIR (see this file's docstring; "
+                             f"one profile, default {PROFILES[-1]}; --runs rounds, default 5)")
     parser.add_argument("--stages-of", choices=sorted(SETS), help=argparse.SUPPRESS)  # internal: stage worker
     return parser.parse_args(argv)
 
@@ -301,11 +414,24 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(json.dumps(stage_times(SETS[args.stages_of], profiles[0], args.out_root, args.jobs)))
         return
     sets = ["a"] if args.quick else (args.sets or sorted(SETS))
-    profiles = (args.profiles or [PROFILES[-1]])[:1] if args.quick else profiles
-    runs = args.runs or (1 if args.quick else 3)
+    profiles = (args.profiles or [PROFILES[-1]])[:1] if args.quick or args.ck else profiles
+    runs = args.runs or (1 if args.quick else 5 if args.ck else 3)
     own_root = args.out_root is None
     root = Path(tempfile.mkdtemp(prefix="ckast-bench-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)) \
         if own_root else args.out_root
+    if args.ck:
+        compared = []
+        try:
+            for key in sets:
+                print(f"set {key} ({SETS[key].label}) against CK ...", file=sys.stderr, flush=True)
+                compared.append((SETS[key], measure_vs_ck(SETS[key], profiles[0], args.ck.resolve(),
+                                                          root / f"{key}-vs-ck", args.jobs, runs)))
+                shutil.rmtree(root / f"{key}-vs-ck", ignore_errors=True)
+        finally:
+            if own_root:
+                shutil.rmtree(root, ignore_errors=True)
+        report_vs_ck(compared, args.ck.resolve(), profiles[0], root, args.jobs, runs)
+        return
     results = []
     try:
         for key in sets:
