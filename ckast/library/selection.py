@@ -37,8 +37,7 @@ class Selection:
         """The selection as recorded in a manifest: no machine-specific paths (a config file is its name
         and the digest of its bytes), so a tree is the same wherever its inputs lie."""
         if self.configs:
-            return {"configs": [{"file": p.name, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
-                                for p in self.configs], "ck_api": self.ck_api}
+            return {"configs": [{"file": p.name, "sha256": _digest(p)} for p in self.configs], "ck_api": self.ck_api}
         return {"rule_set": self.rule_set, "arch": self.arch, "ck_api": self.ck_api,
                 "datatypes": list(self.datatypes), "ndims": list(self.ndims), "variants": list(self.variants)}
 
@@ -47,6 +46,14 @@ class Selection:
         (`ckast.output.stamp.run_key`)."""
         conf = sorted(Path(self.builder_conf).rglob("*.conf")) if self.builder_conf is not None else []
         return (*self.configs, *conf)
+
+
+def _digest(path: Path) -> str | None:
+    """The sha256 of a file's bytes; None when it cannot be read (the library build refuses it, exit 2)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 @attrs.frozen
