@@ -193,8 +193,106 @@ def test_knob_features_extend_cks_set():
     for kind, count in (("gemm", 72), ("grouped_conv", 97)):
         ours, ck = model_features(kind), feature_set(kind)
         assert ours.names[:count] == ck.names and len(ck.names) == count
-        extra = ours.names[count:]
+        extra = [n for n in ours.names[count:] if not n.startswith("ckast_")]
         assert all(n.startswith("knob_") for n in extra) and not {n[5:] for n in extra} & set(ck.names)
     conv = model_features("grouped_conv")
     assert {"knob_vector_size_a", "knob_specialization", "knob_tile_h", "knob_num_groups_to_merge"} <= set(conv.names)
     assert conv.categorical["knob_specialization"]["filter3x3"] == 3
+
+
+DERIVED = {
+    "gemm": ("ckast_pad_eff_m", "ckast_blocks_per_cu", "ckast_wave_eff", "ckast_mfma_utilization",
+             "ckast_split_k_share"),
+    "grouped_conv": ("ckast_gemm_m", "ckast_pad_eff", "ckast_waves", "ckast_wave_eff", "ckast_simd_share",
+                     "ckast_dw_tile_eff", "ckast_dw_wave_eff"),
+}
+
+
+@pytest.mark.parametrize("kind", ["gemm", "grouped_conv"])
+def test_derived_features_are_declared_after_cks_and_the_knobs(kind):
+    """The `ckast_*` features are expression trees of the table, after CK's and the knob features."""
+    from ckast.select.features.derived import derived_features
+    from ckast.select.features.expr import Expr
+    from ckast.select.model_features import model_features
+
+    names = model_features(kind).names
+    derived = [f.name for f in derived_features(kind)]
+    assert set(DERIVED[kind]) <= set(derived) and all(n.startswith("ckast_") for n in derived)
+    assert list(names[-len(derived):]) == derived and names[:len(feature_set(kind).names)] == feature_set(kind).names
+    assert all(isinstance(f.expr, Expr) and f.encoding is None for f in derived_features(kind))
+
+
+@pytest.mark.parametrize("kind, problem", [
+    ("gemm", "M=1000,N=520,K=260,k_batch=2"),
+    ("grouped_conv", "G=1,N=4,C=64,K=96,Hi=30,Wi=28,Y=3,X=3,pad_h=1,pad_w=1"),
+    ("grouped_conv", "G=32,N=2,C=32,K=32,Hi=17,Wi=20,Y=3,X=3,stride_h=2,stride_w=2,pad_h=1,pad_w=1"),
+    ("grouped_conv", "G=4,N=8,C=64,K=128,Hi=14,Wi=14,Y=3,X=3,direction=bwd_weight"),
+])
+def test_derived_features_batch_and_single_agree(tmp_path, kind, problem):
+    """Each kernel's row of the batch matrix is the vector of its config alone, bit for bit."""
+    from ckast.select.model_features import model_features
+    from ckast.select.problem import conv_problem, parse_pairs
+
+    from .select_helpers import conv_entries
+
+    if kind == "gemm":
+        parsed, entries = gemm_problem(parse_pairs(problem)), gemm_entries(tmp_path)
+    else:
+        parsed = conv_problem(parse_pairs(problem))
+        entries = conv_entries(parsed.direction, *(("forward_depthwise",) if parsed.direction == "forward" else ()))
+    part = load_library(write_library(tmp_path / "lib", entries)).part(parsed)
+    features, hw = model_features(kind), hardware("gfx942")
+    columns = [i for i, n in enumerate(features.names) if n.startswith("ckast_")]
+    batch = features.matrix(parsed, part.table, hw)[:, columns]
+    single = np.array([features.vector(parsed, config, hw)[columns] for config in part.configs])
+    assert batch.shape == (len(part.configs), len(columns)) and len(part.configs) > 1
+    np.testing.assert_array_equal(batch, single)
+    assert np.isfinite(batch[:, features.names[columns[0]:].index("ckast_wave_eff")]).any()
+
+
+def test_derived_features_are_physical_on_a_known_shape():
+    """A 64x64x64 tile, 4 warps, single LDS buffer: 64 KiB / 16 KiB = 4 blocks per CU (8 warps / 4 = 2 cap);
+    a 1000x520x260 GEMM pads M to 1024 and waves 16 x 9 = 144 tiles over 304 x 2 slots."""
+    from ckast.select.model_features import model_features
+
+    config = {"kind": "gemm", "variant": "standard", "datatype": "fp16", "tile_m": 64, "tile_n": 64, "tile_k": 64,
+              "warp_m": 2, "warp_n": 2, "warp_k": 1, "pipeline": "compv3", "double_smem_buffer": False}
+    features = model_features("gemm")
+    row = dict(zip(features.names, features.vector(gemm_problem({"M": 1000, "N": 520, "K": 260}), config,
+                                                   hardware("gfx942"))))
+    assert row["ckast_blocks_per_cu"] == 2 and row["ckast_tiles"] == 16 * 9 and row["ckast_waves"] == 1
+    assert row["ckast_pad_eff_m"] == 1000 / 1024 and row["ckast_pad_eff_k"] == 260 / 320
+    assert row["ckast_wave_eff"] == pytest.approx(144 / 608) and row["ckast_split_k_share"] == 0
+    assert row["ckast_mfma_utilization"] == pytest.approx(1000 * 520 * 260 / (5 * 64**3 * 2 * 304))
+
+
+def test_model_of_cks_conv_features_alone_still_loads(tmp_path):
+    """A conv model trained on CK's 97 features (no knob or ckast_* feature) binds by name and predicts
+    as LightGBM does on CK's columns of ckast's set."""
+    from ckast.select.model_features import model_features
+    from ckast.select.problem import conv_problem, parse_pairs
+
+    from .select_helpers import conv_entries
+
+    ck = feature_set("grouped_conv")
+    names = list(ck.names)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(300, len(names))) * 10
+    for j, name in enumerate(names):
+        if name in ck.categorical:
+            x[:, j] = rng.choice(list(ck.categorical[name].values()), len(x))
+    booster = lgb.train({"verbose": -1, "num_leaves": 7, "seed": 0, "deterministic": True, "num_threads": 1},
+                        lgb.Dataset(x, x[:, 0] ** 2, feature_name=names,
+                                    categorical_feature=list(ck.categorical)), 10)
+    model = tmp_path / "ck"
+    model.mkdir()
+    (model / "model_tflops.lgbm").write_text(booster.model_to_string())
+    (model / "feature_spec.json").write_text(json.dumps({
+        "op_type": "grouped_conv", "dtype": "fp16", "arch": "gfx942", "feature_names": names,
+        "categorical_features": list(ck.categorical), "log_targets": ["tflops"]}))
+    predictor = load_model(model)
+    problem = conv_problem(parse_pairs("G=1,N=4,C=64,K=96,Hi=30,Wi=28,Y=3,X=3,pad_h=1,pad_w=1"))
+    part = load_library(write_library(tmp_path / "lib", conv_entries("forward"))).part(problem)
+    full = model_features("grouped_conv").matrix(problem, part.table, predictor.hw)
+    expected = np.expm1(booster.predict(full[:, :len(names)]))
+    assert np.array_equal(predictor.predict_tflops(problem, part, None), expected)

@@ -1,5 +1,7 @@
 """The features ckast trains its models on: CK's feature set of the kind, then one feature per kernel
-knob CK's set does not read (`knob_<name>`).
+knob CK's set does not read (`knob_<name>`), then ckast's derived tiling features (`ckast_*`:
+padding, blocks per CU, waves and their quantization, matrix-core use, depthwise tiling; see
+`features.derived`).
 
 CK's 97 conv features tell the 675 forward kernels of the fp16 2-D `full` library apart as only 92
 vectors: vector widths, warp layouts, warp tiles, specializations, merged groups and every depthwise
@@ -17,6 +19,7 @@ import functools
 from ckast.config import knobs as K
 
 from .features import Feature, FeatureSet, feature_set
+from .features.derived import derived_features
 from .features.expr import Lookup, kernel
 
 _ENCODINGS = {
@@ -38,7 +41,7 @@ _NUMERIC_TYPES = (int, bool)
 
 @functools.cache
 def model_features(kind: str) -> FeatureSet:
-    """CK's feature set of `kind`, then the knob features of that kind's kernels."""
+    """CK's feature set of `kind`, the knob features of that kind's kernels, then the derived ones."""
     base = feature_set(kind)
     extra = []
     for knob in K.KNOBS:
@@ -52,4 +55,4 @@ def model_features(kind: str) -> FeatureSet:
         elif knob.name in _ENCODINGS:
             encoding = {value: code for code, value in enumerate(_ENCODINGS[knob.name](kind))}
             extra.append(Feature(name, Lookup(knob.name, encoding, len(encoding)), encoding))
-    return FeatureSet(kind, (*base.features, *extra))
+    return FeatureSet(kind, (*base.features, *extra, *derived_features(kind)))
