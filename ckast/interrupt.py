@@ -15,11 +15,13 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import TypeVar
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+T = TypeVar("T")
 _PR_SET_PDEATHSIG = 1
 
 
@@ -87,6 +89,30 @@ def deferred() -> Iterator[None]:
         if not _held and _pending is not None:
             signum, _pending = _pending, None
             raise Interrupted(signum)
+
+
+def interruptible(call: Callable[[], T]) -> T:
+    """`call()`, a long call into C that takes no signal until it returns (a libclang parse), in a daemon
+    thread while the main thread waits in short joins: a signal then stops the command at once, and the
+    thread is abandoned with the process. Outside `handling()` (or off the main thread) it is a plain call."""
+    if not _active or threading.current_thread() is not threading.main_thread():
+        return call()
+    outcome: list = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, call()))
+        except BaseException as exc:  # handed to the main thread as it is
+            outcome.append((False, exc))
+
+    worker = threading.Thread(target=run, name="ckast-call", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.05)
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value
 
 
 def _in_child() -> None:

@@ -270,3 +270,43 @@ def test_signals_at_random_times(old_tree, tmp_path):
             outcomes.append(line.rsplit(": ", 1)[1] if "; " in line else "before the transaction")
         assert snapshot(out) == (after if outcomes[-1] in ("done", "the new tree is in place") else before), i
     print(f"run {duration:.1f} s; outcomes: {sorted(outcomes)}")
+
+
+def test_a_long_call_into_c_is_left_behind_on_a_signal():
+    """`interruptible` runs the call in a thread the process does not wait for: the signal stops the
+    command at once (a libclang parse takes no signal until it returns); values and errors come through."""
+    code = ("import os, signal, threading, time\n"
+            "from ckast.interrupt import Interrupted, handling, interruptible\n"
+            "with handling():\n"
+            "    assert interruptible(lambda: 7) == 7\n"
+            "    try:\n"
+            "        interruptible(lambda: 1 // 0)\n"
+            "    except ZeroDivisionError:\n"
+            "        print('error passed')\n"
+            "threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()\n"
+            "start = time.monotonic()\n"
+            "try:\n"
+            "    with handling():\n"
+            "        interruptible(lambda: threading.Event().wait(30))\n"
+            "except Interrupted as exc:\n"
+            "    print(exc.signum, time.monotonic() - start < 2)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG)
+    assert done.stdout.split("\n")[:2] == ["error passed", f"{int(signal.SIGINT)} True"], done.stderr
+
+
+@pytest.mark.ck_compile
+def test_a_signal_during_the_api_parse():
+    """`ckast api check` stops within a second of a signal while libclang parses the real CK tree."""
+    from ckast.check.toolchain import find_ck_include
+
+    proc = subprocess.Popen([sys.executable, "-m", "ckast", "api", "check", "--ck-include", str(find_ck_include())],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "CKAST_CACHE_DIR": "off"})
+    time.sleep(2.0)
+    if proc.poll() is not None:
+        pytest.skip("the parse ended before the signal (a machine faster than this test assumes)")
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    err = proc.communicate(timeout=HANG)[1]
+    assert proc.returncode == 130 and err.strip() == "ckast: interrupted by SIGINT"
+    assert time.monotonic() - sent < 1.0

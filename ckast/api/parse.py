@@ -25,6 +25,7 @@ from typing import Any
 import attrs
 
 from ckast import nodes as n
+from ckast.interrupt import interruptible
 from ckast.check.toolchain import Toolchain
 from ckast.data_files import cache_root, file_states, keep_json, unchanged
 
@@ -137,7 +138,8 @@ def _parse(ci: ModuleType, root: Path, umbrellas: Sequence[str], dispatcher: Dis
     present = [u for u in umbrellas if (root / u).is_file()]
     source = n.to_source(n.File(body, includes=[n.Header(u) for u in present], pragma_once=False))
     options = ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES | ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
-    tu = ci.Index.create().parse(None, args=args, unsaved_files=[(TU_NAME, source)], options=options)
+    tu = interruptible(lambda: ci.Index.create().parse(None, args=args, unsaved_files=[(TU_NAME, source)],
+                                                        options=options))
     walker = _Walker([root] + ([dispatcher.root] if dispatcher is not None else []))
     walker.scope(tu.cursor, "")
     errors = tuple(f"{walker.relative(d.location.file.name) if d.location.file else TU_NAME}:{d.location.line}: "
