@@ -105,7 +105,7 @@ _END = b"\n\nend of trees\n"
 
 @pytest.mark.parametrize("content, message", [
     (None, "No such file"),
-    (b"\x1f\x8b\x08garbage", "corrupt gzip"),
+    (b"\x1f\x8b\x08garbage", "not a complete gzip file"),
     (b"\xff\xfe not text", "not UTF-8"),
     (b"hello", "not a LightGBM text model"),
     (_HEAD.replace(b"objective=regression", b"objective=binary sigmoid:1") + b"num_leaves=1\nleaf_value=0\n"

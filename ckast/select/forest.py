@@ -17,6 +17,7 @@ Semantics, as LightGBM's `Tree` predicts from raw feature values:
 from __future__ import annotations
 
 import gzip
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -131,18 +132,25 @@ def _input(x: np.ndarray) -> np.ndarray:
 
 
 def read_model(path: Path) -> Forest:
-    """A model file (LightGBM's text format, optionally gzip'd by name `.gz` or by content)."""
+    """A model file (LightGBM's text format, optionally gzip'd)."""
+    return read_model_text(path)[1]
+
+
+def read_model_text(path: Path) -> tuple[str, Forest]:
+    """A model file's text (gunzipped when its bytes are gzip's) and its trees; ModelError naming the file
+    when it cannot be read, is not a complete gzip file or UTF-8 text, or is not a model ckast evaluates."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
-        raise ModelError(f"{path}: {exc.strerror}") from None
+        raise ModelError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise ModelError(f"{path}: corrupt gzip ({exc})") from None
+        except (OSError, EOFError, zlib.error) as exc:
+            raise ModelError(f"{path}: not a complete gzip file ({exc})") from None
     try:
-        return parse_model(data.decode())
+        text = data.decode()
+        return text, parse_model(text)
     except UnicodeDecodeError:
         raise ModelError(f"{path}: not a LightGBM text model (not UTF-8 text)") from None
     except ModelError as exc:

@@ -11,10 +11,8 @@ corrupt or disagrees with its spec: `ModelError`, one line naming the file and t
 from __future__ import annotations
 
 import contextlib
-import gzip
 import json
 import os
-import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,7 +20,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from .forest import ModelError, parse_model
+from .forest import ModelError, read_model_text
 from .problem import Problem
 
 MODEL_FILE = "model_tflops.lgbm"
@@ -184,24 +182,11 @@ def _read_booster(model_dir: Path):
     lightgbm = lightgbm_module()
     plain, packed = model_dir / MODEL_FILE, model_dir / (MODEL_FILE + ".gz")
     path = plain if plain.exists() else packed
-    try:
-        raw = path.read_bytes()
-        if path is packed:
-            raw = gzip.decompress(raw)
-    except FileNotFoundError:
-        raise ModelError(f"{plain}: missing (nor is there a {packed.name})") from None
-    except OSError as exc:
-        raise ModelError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except (EOFError, zlib.error) as exc:
-        raise ModelError(f"{path}: not a complete gzip file ({exc})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ModelError(f"{path}: not a LightGBM text model (not UTF-8)") from None
-    try:
-        parse_model(text)  # LightGBM parses trees on worker threads, where a malformed tree aborts the process
-    except ModelError as exc:
-        raise ModelError(f"{path}: {exc}") from None
+    if not path.exists():
+        raise ModelError(f"{plain}: missing (nor is there a {packed.name})")
+    # Checked by ckast's own parse first: LightGBM parses trees on worker threads, where a malformed tree
+    # aborts the process.
+    text, _ = read_model_text(path)
     try:
         with _quiet_stderr():
             return lightgbm.Booster(model_str=text)
