@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from ckast.cli import main
-from ckast.review import Kernel, Side, compare, read_tree, render_selection, Request
+from ckast.library.selection import Selection
+from ckast.review import Kernel, Request, Side, compare, read_tree, render_selection
 
 GEMM = {"kind": "gemm", "variant": "standard", "datatype": "fp16", "layout": "rcr", "pipeline": "compv3"}
 
@@ -49,7 +50,9 @@ def configs(tmp_path_factory) -> tuple[Path, Path]:
 @pytest.fixture(scope="module")
 def result(configs):
     old, new = configs
-    return compare(render_selection(Request(configs=(old,)), "old"), render_selection(Request(configs=(new,)), "new"))
+    sides = (render_selection(Request(Selection("", "", "", configs=(path,))), label) for path, label in
+             ((old, "old"), (new, "new")))
+    return compare(*sides)
 
 
 def test_pairs_and_groups(result):

@@ -38,11 +38,12 @@ def diff(old, new, rule_set, arch, datatypes, ndims, variants, ck_api, builder_c
       ckast diff HEAD~1:configs/gemm.json configs/gemm.json
     """
     from ckast.library.generate import default_jobs
+    from ckast.library.selection import Selection
     from ckast.review import Request, SideError, compare, read_side
     from ckast.review import report
 
-    request = Request(rule_set or "", arch or "", ck_api, tuple(datatypes), tuple(ndims), tuple(variants),
-                      builder_conf, tuple(configs), chunk_size, jobs or default_jobs())
+    request = Request(Selection(rule_set or "", arch or "", ck_api, tuple(datatypes), tuple(ndims), tuple(variants),
+                                builder_conf, tuple(configs)), chunk_size, jobs or default_jobs())
     try:
         result = compare(read_side(old, request), read_side(new, request))
         if as_json:

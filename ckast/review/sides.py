@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from ckast.library.selection import Selection
 from ckast.output import MANIFEST
 
 class SideError(ValueError):
@@ -50,18 +51,15 @@ class Side:
 
 @attrs.frozen
 class Request:
-    """The shared selection options a side starts from (those of `ckast generate`)."""
+    """What a side starts from: the shared selection options (those of `ckast generate`), and how a
+    selection side is rendered."""
 
-    rule_set: str = ""
-    arch: str = ""
-    ck_api: str = ""
-    datatypes: tuple[str, ...] = ()
-    ndims: tuple[int, ...] = ()
-    variants: tuple[str, ...] = ()
-    builder_conf: Path | None = None
-    configs: tuple[Path, ...] = ()
+    selection: Selection
     chunk_size: int = 25
     jobs: int = 1
+
+    def with_selection(self, **changes: Any) -> Request:
+        return attrs.evolve(self, selection=attrs.evolve(self.selection, **changes))
 
 
 _KEYS = {"rule-set": "rule_set", "arch": "arch", "ck-api": "ck_api", "datatype": "datatypes", "ndim": "ndims",
@@ -74,7 +72,7 @@ def read_side(text: str, request: Request) -> Side:
     if path.is_dir():
         return read_tree(path)
     if path.is_file():
-        return render_selection(attrs.evolve(request, configs=(path,)), text)
+        return render_selection(request.with_selection(configs=(path,)), text)
     if "=" in text:
         return render_selection(_override(request, text), text)
     rev, colon, file = text.partition(":")
@@ -112,12 +110,9 @@ def render_selection(request: Request, label: str) -> Side:
     from ckast.emit import tree_files
     from ckast.library import SelectionError, build
     from ckast.library.generate import render_all
-    from ckast.library.selection import Selection
-
-    if not request.configs and (not request.rule_set or not request.arch):
+    selection = request.selection
+    if not selection.configs and (not selection.rule_set or not selection.arch):
         raise SideError(f"{label}: a selection needs a rule set and an arch (--rule-set, --arch) or a config file")
-    selection = Selection(request.rule_set, request.arch, request.ck_api, request.datatypes, request.ndims,
-                          request.variants, request.builder_conf, request.configs)
     try:
         library = build(selection)
         emitted = render_all(library.kernels(), request.jobs)
@@ -148,7 +143,7 @@ def _override(request: Request, text: str) -> Request:
             changes[field] = Path(value)
         else:
             changes[field] = value
-    return attrs.evolve(request, **changes)
+    return request.with_selection(**changes)
 
 
 def _at_revision(rev: str, file: str, request: Request, label: str) -> Side:
@@ -166,7 +161,7 @@ def _at_revision(rev: str, file: str, request: Request, label: str) -> Side:
         copy = Path(tmp, label.replace(os.sep, "_"))
         copy.write_bytes(blob)
         try:
-            side = render_selection(attrs.evolve(request, configs=(copy,)), label)
+            side = render_selection(request.with_selection(configs=(copy,)), label)
         except SideError as exc:
             raise SideError(str(exc).replace(str(copy), label)) from None
     return side
