@@ -31,6 +31,13 @@ MISSING = "(absent)"
 """How a knob that one side's config does not hold is shown."""
 
 KnobChange = tuple[str, Any, Any]
+_ORDER = {k: i for i, k in enumerate(KNOB_NAMES)}
+
+
+def _knob_order(knob: str) -> tuple[int, str]:
+    """The knob table's order; knobs it does not hold (a tree of another ckast) after, by name."""
+    return _ORDER.get(knob, len(_ORDER)), knob
+
 
 
 @attrs.frozen
@@ -118,8 +125,7 @@ def unified_diff(old: Kernel, new: Kernel, context: int = 3) -> list[str]:
 
 def knob_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[KnobChange, ...]:
     """(knob, old value, new value) for each knob that differs, in the knob table's order."""
-    order = {k: i for i, k in enumerate(KNOB_NAMES)}
-    keys = sorted(old.keys() | new.keys(), key=lambda k: (order.get(k, len(order)), k))
+    keys = sorted(old.keys() | new.keys(), key=_knob_order)
     return tuple((k, old.get(k, MISSING), new.get(k, MISSING)) for k in keys if old.get(k, MISSING) != new.get(k, MISSING))
 
 
@@ -164,9 +170,8 @@ def _registry_key(kernel: Kernel) -> tuple | None:
 
 
 def _knobs(*sides: Iterable[Kernel]) -> list[str]:
-    order = {k: i for i, k in enumerate(KNOB_NAMES)}
     names = {knob for side in sides for k in side for knob in k.config}
-    return sorted(names, key=lambda k: (order.get(k, len(order)), k))
+    return sorted(names, key=_knob_order)
 
 
 def _config_without(kernel: Kernel, knob: str) -> tuple:
