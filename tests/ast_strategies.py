@@ -9,6 +9,7 @@ up as a compile error. A small "prelude" of templates is itself printed from sig
 from __future__ import annotations
 
 import itertools
+import struct
 
 from hypothesis import strategies as st
 
@@ -162,7 +163,13 @@ def function(draw, scope: Scope, static: bool) -> n.FunctionDef:
         local.consts[p.name] = 0  # value unknown; only used where values do not matter
     body: list[n.Stmt] = []
     for _ in range(draw(st.integers(0, 4))):
-        kind = draw(st.integers(0, 4))
+        kind = draw(st.integers(0, 6))
+        if kind == 5:
+            body += draw(double_table(local))
+            continue
+        if kind == 6:
+            body.append(draw(loop(local)))
+            continue
         if kind == 0:
             name = local.fresh("v", draw(st.integers(0, 10)))
             body.append(n.VarDecl(n.Const(INT), name, draw(int_expr(local, 2)), brace=draw(st.booleans())))
@@ -184,6 +191,43 @@ def function(draw, scope: Scope, static: bool) -> n.FunctionDef:
             body.append(n.ExprStmt(n.StaticCast(n.Builtin("void"), n.ident(name))))
     body.append(n.Return(draw(int_expr(local, 2))))
     return n.FunctionDef(scope.fresh("fn", draw(st.integers(0, 6))), INT, params, body, static=static, inline=not static)
+
+
+BIT_CAST = n.Signature("bit_cast", ("std", "bit_cast"), "function", [n.Param("To", "type")],
+                       header=n.Header("bit", system=True))
+doubles = st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from([0.1, -0.0, 1e-35, 2.0**60, 5e-324])
+
+
+@st.composite
+def double_table(draw, scope: Scope) -> list[n.Stmt]:
+    """A constexpr array of doubles and, per element, a static_assert on its bit pattern: a literal
+    that does not read back as exactly its value fails to compile."""
+    values = draw(st.lists(doubles, min_size=1, max_size=40))
+    name = scope.fresh("d", 0)
+    table = n.VarDecl(n.Array(n.Const(n.Builtin("double")), None), name,
+                      n.BraceInit(None, [n.FloatLit(v) for v in values]), static=True, constexpr=True)
+    checks = []
+    for i, v in enumerate(values):
+        bits = n.Call(n.Id(n.Name((BIT_CAST(To=n.type_of("std", "uint64_t")),))), [n.Index(n.ident(name), n.IntLit(i))])
+        if v != v:  # any NaN: the payload is the quiet NaN's, not Python's
+            checks.append(n.StaticAssert(n.BinOp("!=", n.Index(n.ident(name), n.IntLit(i)),
+                                                 n.Index(n.ident(name), n.IntLit(i)))))
+        else:
+            pattern = struct.unpack("<Q", struct.pack("<d", v))[0]
+            checks.append(n.StaticAssert(n.BinOp("==", bits, n.IntLit(pattern, "ull"))))
+    return [table, *checks]
+
+
+@st.composite
+def loop(draw, scope: Scope) -> n.Stmt:
+    """A counted for-loop (or a while loop) whose body breaks and continues."""
+    i = scope.fresh("i", 0)
+    stop = n.IntLit(draw(st.integers(0, 9)))
+    body = [n.If(n.BinOp("==", n.ident(i), stop), [n.Break()]), n.Continue()]
+    if draw(st.booleans()):
+        return n.For(n.VarDecl(INT, i, n.IntLit(0)), n.BinOp("<", n.ident(i), n.IntLit(10)),
+                     n.UnOp("++", n.ident(i)), body)
+    return n.While(n.BoolLit(False), [n.Break()] if draw(st.booleans()) else [])
 
 
 @st.composite
@@ -226,7 +270,8 @@ def files(draw) -> n.File:
     body = draw(decls(scope, False))
     return n.File(
         [PRELUDE, n.Namespace(scope.fresh("gen", 0), body)],
-        includes=[n.Header("cstddef", system=True)],
+        includes=[n.Header("cstddef", system=True), n.Header("cstdint", system=True),
+                  n.Header("limits", system=True), n.Header("bit", system=True)],
         preamble=draw(comment_text),
         pragma_once=False,
     )

@@ -212,3 +212,53 @@ def test_pack_expansion_of_values_and_template_decl_kinds():
     assert n.to_source(n.type_of(seq(Is=(n.IntLit(1), n.PackExpansion(n.ident("Is")))))) == "ns::Seq<1, Is...>"
     with pytest.raises(TypeError):
         n.TemplateDecl([n.Param("T", "type")], n.Include(n.Header("x.hpp")))
+
+
+@pytest.mark.parametrize("value, text", [
+    (0.1, "0.1"), (100.0, "100.0"), (1e-35, "1e-35"), (1e300, "1e+300"), (-2.5, "-2.5"), (-0.0, "-0.0"),
+    (5e-324, "5e-324"), (float("nan"), "std::numeric_limits<double>::quiet_NaN()"),
+    (float("-inf"), "-std::numeric_limits<double>::infinity()"),
+])
+def test_float_literals_print_the_shortest_round_trip_form(value, text):
+    assert n.to_source(n.FloatLit(value)) == text
+    if value == value and abs(value) != float("inf"):
+        assert float(text) == value
+
+
+def test_float_literals_refuse_bools_and_strings_and_negatives_are_unary():
+    for bad in (True, "1.0"):
+        with pytest.raises(TypeError):
+            n.FloatLit(bad)
+    assert n.to_source(n.BinOp("-", n.IntLit(1), n.FloatLit(-2.0))) == "1 - -2.0"
+    assert n.to_source(n.UnOp("-", n.FloatLit(-2.0))) == "-(-2.0)"
+    assert n.required_headers(n.FloatLit(float("inf"))) == (n.Header("limits", system=True),)
+    assert n.required_headers(n.FloatLit(1.0)) == ()
+
+
+def test_arrays_print_their_bounds_after_the_name_and_pack_long_literal_lists():
+    table = n.VarDecl(n.Array(n.Const(n.Builtin("double")), None), "x",
+                      n.BraceInit(None, [n.FloatLit(i / 4) for i in range(60)]), static=True, constexpr=True)
+    source = n.to_source(table)
+    lines = source.splitlines()
+    assert lines[0] == "static constexpr const double x[] = {"
+    assert 3 <= len(lines) <= 6 and all(len(line) <= n.LINE_LIMIT for line in lines)
+    assert lines[-1].endswith("14.75};") and reformat(source) == source
+    assert n.to_source(n.Array(n.Builtin("int"), 3)) == "int[3]"
+    param = n.FunctionDef("f", n.Builtin("void"), [n.FuncParam(n.Array(n.Builtin("int"), 2), "a")], None)
+    assert n.to_source(param) == "void f(int a[2]);\n"
+    with pytest.raises(ValueError):
+        n.Array(n.Builtin("int"), 0)
+
+
+def test_loops_print_in_the_project_style():
+    i = n.ident("i")
+    body = [n.If(n.BinOp("==", i, n.IntLit(3)), [n.Break()]), n.Continue()]
+    loop = n.For(n.VarDecl(n.Builtin("int"), "i", n.IntLit(0)), n.BinOp("<", i, n.IntLit(9)), n.UnOp("++", i), body)
+    f = n.FunctionDef("f", n.Builtin("void"), (), [loop, n.While(n.BoolLit(True), [n.Break()]), n.For(None, None, None, [])])
+    source = n.to_source(f)
+    assert source == (
+        "void f() {\n    for (int i = 0; i < 9; ++i) {\n        if (i == 3) {\n            break;\n        }\n"
+        "        continue;\n    }\n    while (true) {\n        break;\n    }\n    for (;;) {}\n}\n")
+    assert reformat(source) == source
+    with pytest.raises(TypeError):
+        n.For(n.Return(), None, None, [])

@@ -32,6 +32,7 @@ from .expr import (
     Call,
     Cond,
     EnumValue,
+    FloatLit,
     FuncParam,
     Id,
     Index,
@@ -48,9 +49,9 @@ from .expr import (
 )
 from .names import KEYWORDS, NameError_, header_path, identifier
 from .printer import LINE_LIMIT, Printer, PrintError, c_string, required_headers, to_source
-from .stmt import ExprStmt, If, Repeated, Return, Throw
+from .stmt import Break, Continue, ExprStmt, For, If, Repeated, Return, Throw, While
 from .symbols import EnumSpec, Header, Symbol, split_qualname
 from .templates import BindError, PackExpansion, Param, ParamRef, Signature, TemplateId
-from .types import Builtin, Const, LRef, Name, Ptr, TypeName, type_of
+from .types import Array, Builtin, Const, LRef, Name, Ptr, TypeName, type_of
 
 __all__ = [name for name in dir() if not name.startswith("_")]

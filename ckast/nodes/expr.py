@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import attrs
 
 from .base import Expr, Node, Stmt, Type, as_tuple, each, instances_of, node
@@ -28,6 +30,25 @@ class IntLit(Expr):
     def __attrs_post_init__(self) -> None:
         if isinstance(self.value, bool):
             raise TypeError("IntLit takes an int, not a bool (use BoolLit)")
+
+
+def _double(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"FloatLit takes a float, got {type(value).__name__}")
+    return float(value)
+
+
+@node
+class FloatLit(Expr):
+    """A `double` literal that reads back as exactly `value` (the shortest round-trip decimal form);
+    NaN and infinities print as `std::numeric_limits<double>` calls (header `<limits>`)."""
+
+    value: float = attrs.field(converter=_double)
+    literal_kind = "float"
+
+    @property
+    def finite(self) -> bool:
+        return math.isfinite(self.value)
 
 
 @node

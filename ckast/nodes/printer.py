@@ -9,6 +9,7 @@ clang-format keeps such breaks unchanged, which tests check on every golden and 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import Union
 
@@ -33,11 +34,13 @@ class PrintError(ValueError):
 
 @attrs.frozen
 class Group:
-    """A bracketed, comma-separated list that the layout may break one item per line."""
+    """A bracketed, comma-separated list that the layout may break one item per line (or, when
+    `packed`, fill each line with as many items as fit: long lists of literals)."""
 
     open: str
     items: tuple[Doc, ...]
     close: str
+    packed: bool = False
 
 
 Doc = tuple[Union[str, Group], ...]
@@ -65,16 +68,43 @@ def layout(doc: Doc, indent: str) -> list[str]:
     lines = [indent + flat(doc[:last]) + group.open]
     tail = group.close + flat(doc[last + 1 :])
     inner = indent + INDENT
+    if group.packed:
+        return lines + _packed(group, tail, inner)
     for i, item in enumerate(group.items):
         trailer = "," if i < len(group.items) - 1 else tail
         lines.extend(layout(item + (trailer,), inner))
     return lines
 
 
-def group(open_: str, items: Iterable[Doc], close: str) -> Doc:
+def _packed(group: Group, tail: str, indent: str) -> list[str]:
+    """The items of a packed group, as many per line as fit; the last one carries `tail`."""
+    lines: list[str] = []
+    line = ""
+    last = len(group.items) - 1
+    for i, item in enumerate(group.items):
+        piece = flat(item) + ("," if i < last else tail)
+        if line and len(indent) + len(line) + 1 + len(piece) > LINE_LIMIT:
+            lines.append(indent + line)
+            line = piece
+        else:
+            line = f"{line} {piece}" if line else piece
+    return lines + [indent + line]
+
+
+def group(open_: str, items: Iterable[Doc], close: str, packed: bool = False) -> Doc:
     """A group doc; an empty list is plain text (it can never need a break)."""
     items = tuple(items)
-    return (Group(open_, items, close),) if items else (open_ + close,)
+    return (Group(open_, items, close, packed),) if items else (open_ + close,)
+
+
+def float_text(value: float) -> str:
+    """A `double` literal (or, for NaN and infinities, an expression) that is exactly `value`."""
+    if math.isnan(value):
+        return "std::numeric_limits<double>::quiet_NaN()"
+    if math.isinf(value):
+        return ("-" if value < 0 else "") + "std::numeric_limits<double>::infinity()"
+    text = repr(value)  # the shortest decimal that reads back as the same double
+    return text if any(c in text for c in ".en") else text + ".0"
 
 
 def c_string(text: str) -> str:
@@ -225,7 +255,7 @@ class Printer:
             )
             if flag
         )
-        head = (specs + flat(self.type(n.type)) + " " + n.name,)
+        head = (specs + self.declarator(n.type, n.name),)
         if isinstance(n.init, e.Lambda) and n.init.body:
             if n.brace:
                 raise PrintError("a lambda initializer is printed with '=', not braces")
@@ -264,8 +294,16 @@ class Printer:
             out += self.lines(st, indent + INDENT)
         return out
 
+    def declarator(self, type_: Type, name: str) -> str:
+        """`T name`, or `T name[N]` for an array type."""
+        bounds = ""
+        while isinstance(type_, t.Array):
+            bounds += f"[{'' if type_.size is None else type_.size}]"
+            type_ = type_.of
+        return flat(self.type(type_)) + " " + name + bounds
+
     def param(self, p: e.FuncParam) -> Doc:
-        text = flat(self.type(p.type)) + " " + p.name
+        text = self.declarator(p.type, p.name)
         if p.default is None:
             return (text,)
         return (text + " = ",) + self.expr(p.default)
@@ -392,6 +430,33 @@ class Printer:
             node = None
         return out
 
+    @_LINES.on(s.For)
+    def _(self, n: s.For, indent: str) -> list[str]:
+        init = ""
+        if n.init is not None:
+            init = " ".join(line.strip() for line in self.lines(n.init, ""))[:-1]
+        cond = "" if n.cond is None else flat(self.expr(n.cond))
+        step = "" if n.step is None else flat(self.expr(n.step))
+        head = f"for ({init};{' ' + cond if cond else ''};{' ' + step if step else ''})"
+        return self.loop(head, n.body, indent)
+
+    @_LINES.on(s.While)
+    def _(self, n: s.While, indent: str) -> list[str]:
+        return self.loop(f"while ({flat(self.expr(n.cond))})", n.body, indent)
+
+    def loop(self, head: str, body: tuple[Stmt, ...], indent: str) -> list[str]:
+        if not body:
+            return [f"{indent}{head} {{}}"]
+        return [f"{indent}{head} {{"] + self.block(body, indent) + [indent + "}"]
+
+    @_LINES.on(s.Break)
+    def _(self, n: s.Break, indent: str) -> list[str]:
+        return [indent + "break;"]
+
+    @_LINES.on(s.Continue)
+    def _(self, n: s.Continue, indent: str) -> list[str]:
+        return [indent + "continue;"]
+
     def lambda_block(self, head: Doc, lam: e.Lambda, indent: str, end: str) -> list[str]:
         first = flat(head) + self.lambda_head(lam) + " {"
         return [indent + first] + self.block(lam.body, indent) + [indent + "}" + end]
@@ -419,6 +484,10 @@ class Printer:
     @_EXPR.on(e.IntLit)
     def _(self, n: e.IntLit) -> Doc:
         return (f"{n.value}{n.suffix}",)
+
+    @_EXPR.on(e.FloatLit)
+    def _(self, n: e.FloatLit) -> Doc:
+        return (float_text(n.value),)
 
     @_EXPR.on(e.BoolLit)
     def _(self, n: e.BoolLit) -> Doc:
@@ -478,7 +547,8 @@ class Printer:
     @_EXPR.on(e.BraceInit)
     def _(self, n: e.BraceInit) -> Doc:
         prefix = flat(self.type(n.type)) if n.type is not None else ""
-        return (prefix,) + group("{", (self.arg(i) for i in n.items), "}")
+        packed = all(isinstance(_unsigned(i), _LITERALS) for i in n.items)
+        return (prefix,) + group("{", (self.arg(i) for i in n.items), "}", packed)
 
     @_EXPR.on(e.StaticCast)
     def _(self, n: e.StaticCast) -> Doc:
@@ -549,9 +619,21 @@ class Printer:
     def _(self, n: t.Ptr) -> Doc:
         return (flat(self.type(n.of)) + "*",)
 
+    @_TYPE.on(t.Array)
+    def _(self, n: t.Array) -> Doc:
+        return (self.declarator(n, "").replace(" [", "["),)
+
     @_TYPE.on(t.LRef)
     def _(self, n: t.LRef) -> Doc:
         return (flat(self.type(n.of)) + "&",)
+
+
+_LITERALS = (e.IntLit, e.FloatLit, e.BoolLit, e.StrLit, e.NullPtr, e.EnumValue)
+
+
+def _unsigned(x: Expr) -> Expr:
+    """`x` without a leading unary minus."""
+    return x.operand if isinstance(x, e.UnOp) and x.op == "-" else x
 
 
 def _prec(x: Expr) -> int:
@@ -561,6 +643,10 @@ def _prec(x: Expr) -> int:
         return PREC_COND
     if isinstance(x, e.UnOp) or (isinstance(x, e.IntLit) and x.value < 0):
         return PREC_UNARY
+    if isinstance(x, e.FloatLit):
+        if math.copysign(1.0, x.value) < 0:
+            return PREC_UNARY
+        return PREC_PRIMARY if math.isfinite(x.value) else PREC_POSTFIX
     if isinstance(x, (e.Call, e.Member, e.Index)):
         return PREC_POSTFIX
     return PREC_PRIMARY
@@ -583,6 +669,10 @@ def to_source(n: Node) -> str:
     return Printer().print(n)
 
 
+LIMITS = Header("limits", system=True)
+"""Where `std::numeric_limits` is: NaN and infinite `FloatLit`s print as its calls."""
+
+
 def required_headers(root: Node) -> tuple[Header, ...]:
     """Headers of every catalog entity used below `root`, sorted and without duplicates.
 
@@ -596,6 +686,9 @@ def required_headers(root: Node) -> tuple[Header, ...]:
         if isinstance(current, (Symbol, Signature, EnumSpec)):
             if current.header is not None:
                 found.add(current.header)
+            continue
+        if isinstance(current, e.FloatLit) and not current.finite:
+            found.add(LIMITS)
             continue
         stack += children(current)
     return tuple(sorted(found, key=lambda h: (not h.system, h.path)))

@@ -42,6 +42,40 @@ class If(Stmt):
             each(Stmt)(self, attrs.fields(If).else_, self.else_)
 
 
+@node
+class For(Stmt):
+    """`for (init; cond; step) { body }`; any of the three heads may be absent."""
+
+    init: Stmt | None = attrs.field(validator=instances_of(Stmt, optional=True))
+    cond: Expr | None = attrs.field(validator=instances_of(Expr, optional=True))
+    step: Expr | None = attrs.field(validator=instances_of(Expr, optional=True))
+    body: tuple[Stmt, ...] = attrs.field(converter=as_tuple, validator=each(Stmt))
+
+    def __attrs_post_init__(self) -> None:
+        from .decl import VarDecl
+
+        if self.init is not None and not isinstance(self.init, (VarDecl, ExprStmt)):
+            raise TypeError(f"a for-loop's init must be a VarDecl or ExprStmt, got {type(self.init).__name__}")
+
+
+@node
+class While(Stmt):
+    """`while (cond) { body }`."""
+
+    cond: Expr = attrs.field(validator=instances_of(Expr))
+    body: tuple[Stmt, ...] = attrs.field(converter=as_tuple, validator=each(Stmt))
+
+
+@node
+class Break(Stmt):
+    """`break;`."""
+
+
+@node
+class Continue(Stmt):
+    """`continue;`."""
+
+
 def _identifiers(names: object) -> tuple[str, ...]:
     return tuple(identifier(name) for name in as_tuple(names))  # type: ignore[arg-type]
 

@@ -73,6 +73,19 @@ class LRef(Type):
     of: Type = attrs.field(validator=instances_of(Type))
 
 
+@node
+class Array(Type):
+    """`T[size]`, or `T[]` (size from the initializer) when `size` is None; as a variable's type the
+    bounds follow the name: `static constexpr double x[] = {...};`."""
+
+    of: Type = attrs.field(validator=instances_of(Type))
+    size: int | None = attrs.field(default=None, validator=instances_of(int, optional=True))
+
+    def __attrs_post_init__(self) -> None:
+        if self.size is not None and (isinstance(self.size, bool) or self.size < 1):
+            raise ValueError(f"an array bound must be a positive int, got {self.size!r}")
+
+
 def type_of(part: object, *more: str) -> TypeName:
     """Shorthand: `type_of(sym_or_tid_or_ident, "member", ...)` -> `TypeName`."""
     return TypeName(Name((part, *more)))
