@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -36,15 +35,21 @@ def load_toml(path: Path) -> dict[str, Any]:
     data = path.read_bytes()
     root = cache_root()
     if root is None:
-        return tomllib.loads(data.decode())
+        return _parse_toml(data)
     kept = root / "toml" / f"{hashlib.sha256(data).hexdigest()[:32]}.json"
     try:
         return json.loads(kept.read_bytes())
     except (OSError, ValueError):
         pass
-    tables = tomllib.loads(data.decode())
+    tables = _parse_toml(data)
     keep_json(kept, tables)
     return tables
+
+
+def _parse_toml(data: bytes) -> dict[str, Any]:
+    import tomllib  # only when a file is not cached yet
+
+    return tomllib.loads(data.decode())
 
 
 def keep_json(path: Path, data: Any) -> None:
@@ -74,5 +79,23 @@ def file_states(root: Path | str, paths: Iterable[str]) -> dict[str, list[int] |
 
 
 def unchanged(root: Path | str, recorded: Mapping[str, Any]) -> bool:
-    """Whether the files `file_states` recorded under `root` (read back from JSON) are still as they were."""
-    return file_states(root, recorded) == dict(recorded)
+    """Whether the files `file_states` recorded under `root` (read back from JSON) are still as they were.
+    Stops at the first difference; each file is looked up from an open `root` (a no-op rerun checks
+    thousands)."""
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return all(state is None for state in recorded.values())
+    try:
+        for path, state in recorded.items():
+            try:
+                st = os.stat(path, dir_fd=fd)
+            except OSError:
+                if state is not None:
+                    return False
+                continue
+            if state is None or st.st_size != state[0] or st.st_mtime_ns != state[1]:
+                return False
+        return True
+    finally:
+        os.close(fd)

@@ -1,16 +1,21 @@
 """The `ckast` command line: one module per command group, each importing what it runs inside its
-commands, so that starting the CLI imports click and nothing else of weight. Every command runs under
+commands, so that starting the CLI imports click and nothing else of weight; a command's module is
+imported when that command is looked up (`--help` of the group looks them all up). Every command runs under
 `ckast.interrupt.handling()`: SIGINT or SIGTERM stops it with one line and exit status 130 or 143."""
 
 from __future__ import annotations
 
+import importlib
 import sys
 import warnings
 from typing import Any
 
 import click
 
-from . import api, check, diff, emit, library, select
+COMMANDS = {"emit": ("emit", "emit"), "check": ("check", "check"), "jit": ("check", "jit"),
+            "generate": ("library", "generate"), "list": ("library", "list_"), "explain": ("library", "explain"),
+            "diff": ("diff", "diff"), "api": ("api", "api"), "select": ("select", "select")}
+"""Command name -> (module of this package, attribute): the commands, imported on first use."""
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -23,6 +28,15 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 
 
 class _Main(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, attribute = COMMANDS[cmd_name]
+        return getattr(importlib.import_module(f".{module}", __name__), attribute)
+
     def main(self, args: Any = None, *more: Any, **kwargs: Any) -> Any:
         from ckast.interrupt import Interrupted, handling
 
@@ -40,8 +54,3 @@ class _Main(click.Group):
 def main() -> None:
     """Generate CK Tile kernel-instance C++ from kernel configs."""
     warnings.formatwarning = lambda message, *_args, **_kw: f"warning: {message}\n"
-
-
-for command in (emit.emit, check.check, check.jit, library.generate, library.list_, library.explain, diff.diff,
-                api.api, select.select):
-    main.add_command(command)

@@ -30,9 +30,15 @@ _PACKAGE = Path(__file__).resolve().parent.parent
 @cache
 def generator_digest() -> str:
     """Digest of every file of the ckast package (code, catalogs, rule-set data)."""
+    files = []
+    for top, dirs, names in os.walk(_PACKAGE):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        rel = os.path.relpath(top, _PACKAGE).replace(os.sep, "/")
+        files += [(name if rel == "." else f"{rel}/{name}", os.path.join(top, name)) for name in names]
     h = hashlib.sha256()
-    for path in sorted(p for p in _PACKAGE.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        h.update(path.relative_to(_PACKAGE).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    for rel, path in sorted(files):
+        with open(path, "rb") as f:
+            h.update(rel.encode() + b"\0" + f.read() + b"\0")
     return h.hexdigest()
 
 
