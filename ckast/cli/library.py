@@ -55,14 +55,21 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
 
     from ckast.config import ConfigError
     from ckast.emit import write_outputs
+    from ckast.library import index
     from ckast.library.generate import default_jobs, render_into
 
-    library = build_library(selection)
-    kernels = library.kernels()
-    counts = {"proposed": len(library.entries), "refused": len(library.refused),
-              "merged": len(library.with_status("merged"))}
-    if not kernels and configs:  # the user's own configs, all refused: bad input, reported as emit does
-        bad_input(ConfigError([i for e in library.refused for i in e.issues]).lines())
+    indexed = index.load(selection)  # a selection built before, under the same key: no enumeration, no validation
+    if indexed is not None:
+        kernels, counts = indexed
+    else:
+        library = build_library(selection)
+        kernels = library.kernels()
+        counts = {"proposed": len(library.entries), "refused": len(library.refused),
+                  "merged": len(library.with_status("merged"))}
+        if not kernels and configs:  # the user's own configs, all refused: bad input, reported as emit does
+            bad_input(ConfigError([i for e in library.refused for i in e.issues]).lines())
+        if kernels:
+            index.keep(selection, kernels, counts)
     if not kernels:
         click.echo(f"nothing to generate ({counts_line(counts)}); see `ckast list --rejected`", err=True)
         sys.exit(1)

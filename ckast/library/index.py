@@ -1,0 +1,74 @@
+"""A persistent index per selection: what `build` accepted, so that a fresh `generate` with a warm cache
+skips enumeration and validation.
+
+One file per selection under the cache directory (`index/<digest of the selection>.pickle`) holds the
+run key it was made under (`ckast.output.stamp.run_key`: ckast's own files, so its version, the API
+profiles and the rule-set data, the selection and the bytes of its input files), the counts `generate`
+reports and the accepted kernels in `build`'s order. Any other key, or a file that cannot be read, is
+a miss: the library is built again and the file replaced. A cache never fails a run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ckast.data_files import cache_root
+from ckast.output.stamp import run_key
+
+from .selection import Selection
+
+FORMAT = 1
+
+
+def index_path(selection: Selection) -> Path | None:
+    """Where the index of `selection` is kept (None without a cache directory)."""
+    root = cache_root()
+    if root is None:
+        return None
+    ident = json.dumps([selection.as_dict(), [str(p) for p in selection.input_files()]], sort_keys=True, default=str)
+    return root / "index" / f"{hashlib.sha256(ident.encode()).hexdigest()[:32]}.pickle"
+
+
+def selection_key(selection: Selection) -> str:
+    return run_key("library-index", {"format": FORMAT, "selection": selection.as_dict()}, selection.input_files())
+
+
+def load(selection: Selection) -> tuple[list[Any], dict[str, int]] | None:
+    """The accepted kernels (`LoadedKernel`s, in `build`'s order) and the counts of `selection`, if an
+    index made under its current key is kept; else None."""
+    path = index_path(selection)
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            key, counts, kernels = pickle.load(f)
+    except Exception:  # missing, truncated or from another format: a miss
+        return None
+    if key != selection_key(selection):
+        return None
+    from ckast.config import KernelConfig, LoadedKernel
+
+    return [LoadedKernel(origin, KernelConfig(*values)) for origin, values in kernels], dict(counts)
+
+
+def keep(selection: Selection, kernels: list[Any], counts: Mapping[str, int]) -> None:
+    """Record `kernels` (`LoadedKernel`s) and `counts` as the index of `selection`; best effort."""
+    path = index_path(selection)
+    if path is None:
+        return
+    from ckast.config import KNOB_NAMES
+
+    rows = [(k.path, tuple(getattr(k.config, name) for name in KNOB_NAMES)) for k in kernels]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(pickle.dumps((selection_key(selection), dict(counts), rows), pickle.HIGHEST_PROTOCOL))
+        os.replace(tmp, path)
+    except OSError:
+        pass
