@@ -38,6 +38,7 @@ _FILES = {
     "behaviour/conv.hpp": "GroupedConvBwdDataHostArgs GroupedConvBwdWeightHostArgs",
     "behaviour/dispatcher.hpp": "KernelKey KernelInstancePtr Registry GroupedConvKernelKey GroupedConvKernelInstance "
                                 "GroupedConvKernelInstancePtr GroupedConvRegistry GroupedConvProblem HeuristicFunction "
+                                "Problem Dispatcher GroupedConvDispatcher "
                                 "register_all_grouped_conv_fwd_kernels register_all_grouped_conv_bwd_data_kernels "
                                 "register_all_grouped_conv_bwd_weight_kernels",
 }

@@ -63,6 +63,8 @@ struct KernelKey {
     std::string gfx_arch;
 
     std::string encode() const;
+    /// The identifier a selection heuristic ranks by (CK spells it differently; the model's is the key text).
+    std::string encode_identifier() const { return encode(); }
 };
 
 std::string KernelKey::encode() const {
@@ -99,7 +101,18 @@ private:
 
 using KernelInstancePtr = std::shared_ptr<KernelInstance>;
 
-/// The selection hook: a problem -> kernel identifiers, best first (`Problem` is the catalog's, empty here).
+/// The GEMM problem a dispatcher selects for (problem.hpp: the fields selection reads).
+struct Problem {
+    std::int64_t M = 0;
+    std::int64_t N = 0;
+    std::int64_t K = 0;
+    std::int32_t k_batch = 1;
+    std::int32_t smem_budget = 0;
+    bool prefer_persistent = false;
+    bool enable_validation = false;
+};
+
+/// The selection hook: a problem -> kernel identifiers, best first.
 using HeuristicFunction = std::function<std::vector<std::string>(const Problem&)>;
 
 /// Kernels by key; a key is taken by its first registration unless a later one has higher priority.
@@ -112,6 +125,22 @@ public:
     KernelInstancePtr lookup(const KernelKey& key) const {
         const auto found = entries_.find(key.encode());
         return found == entries_.end() ? nullptr : found->second.kernel;
+    }
+    /// The kernel whose key's `encode_identifier()` is `identifier`, or null.
+    KernelInstancePtr lookup(const std::string& identifier) const {
+        for (const auto& [text, e] : entries_) {
+            if (e.kernel->get_key().encode_identifier() == identifier) {
+                return e.kernel;
+            }
+        }
+        return nullptr;
+    }
+    std::vector<KernelInstancePtr> get_all() const {
+        std::vector<KernelInstancePtr> out;
+        for (const auto& [text, e] : entries_) {
+            out.push_back(e.kernel);
+        }
+        return out;
     }
     void clear() { entries_.clear(); }
 
@@ -127,6 +156,35 @@ Registry& Registry::instance() {
     static Registry registry;
     return registry;
 }
+
+/// Selects a registered GEMM kernel for a problem: with the Heuristic strategy, the first of the heuristic's
+/// identifiers that the registry holds (none: null); with FirstFit, the first registered kernel.
+class Dispatcher {
+public:
+    enum class SelectionStrategy { FirstFit, Heuristic };
+
+    explicit Dispatcher(Registry* registry = nullptr) : registry_(registry ? registry : &Registry::instance()) {}
+    void set_heuristic(HeuristicFunction heuristic) { heuristic_ = std::move(heuristic); }
+    void set_strategy(SelectionStrategy strategy) { strategy_ = strategy; }
+
+    KernelInstancePtr select_kernel(const Problem& problem) const {
+        if (strategy_ == SelectionStrategy::Heuristic && heuristic_) {
+            for (const auto& identifier : heuristic_(problem)) {
+                if (auto kernel = registry_->lookup(identifier)) {
+                    return kernel;
+                }
+            }
+            return nullptr;
+        }
+        const auto all = registry_->get_all();
+        return all.empty() ? nullptr : all.front();
+    }
+
+private:
+    Registry* registry_;
+    HeuristicFunction heuristic_;
+    SelectionStrategy strategy_ = SelectionStrategy::FirstFit;
+};
 
 bool Registry::register_kernel(KernelInstancePtr kernel, Priority priority) {
     const std::string key = kernel->get_key().encode();
@@ -221,9 +279,55 @@ public:
     }
     std::size_t size() const { return entries_.size(); }
     void clear() { entries_.clear(); }
+    /// Every kernel, in key order (CK's is its hash map's order).
+    std::vector<const GroupedConvKernelInstance*> all_kernels() const {
+        std::vector<const GroupedConvKernelInstance*> out;
+        for (const auto& [text, kernel] : entries_) {
+            out.push_back(kernel.get());
+        }
+        return out;
+    }
+    /// CK's priority-based choice; every kernel of the model has the same priority and no problem
+    /// check, so the first one.
+    const GroupedConvKernelInstance* find(const GroupedConvProblem&) const {
+        return entries_.empty() ? nullptr : entries_.begin()->second.get();
+    }
 
 private:
     std::map<std::string, GroupedConvKernelInstancePtr> entries_;
+};
+
+/// CK's grouped-conv dispatcher: with the Heuristic strategy, the first registered kernel whose name contains
+/// one of the heuristic's names, in the heuristic's order; when none does (or no heuristic is set), the
+/// registry's priority-based `find`, which does not ask the kernel whether it supports the problem.
+class GroupedConvDispatcher {
+public:
+    enum class SelectionStrategy { PriorityBased, Heuristic };
+    using HeuristicFunction = std::function<std::vector<std::string>(const GroupedConvProblem&)>;
+
+    explicit GroupedConvDispatcher(GroupedConvRegistry* registry) : registry_(registry) {}
+    void set_strategy(SelectionStrategy s) { strategy_ = s; }
+    void set_heuristic(HeuristicFunction fn) { heuristic_ = std::move(fn); }
+
+    const GroupedConvKernelInstance* select_kernel(const GroupedConvProblem& problem) const {
+        if (strategy_ != SelectionStrategy::Heuristic || !heuristic_) {
+            return registry_->find(problem);
+        }
+        const auto all = registry_->all_kernels();
+        for (const auto& name : heuristic_(problem)) {
+            for (const auto* kernel : all) {
+                if (kernel->name().find(name) != std::string::npos) {
+                    return kernel;
+                }
+            }
+        }
+        return registry_->find(problem);
+    }
+
+private:
+    GroupedConvRegistry* registry_;
+    SelectionStrategy strategy_ = SelectionStrategy::PriorityBased;
+    HeuristicFunction heuristic_;
 };
 
 GroupedConvRegistry& GroupedConvRegistry::instance() {
