@@ -14,7 +14,7 @@ import click
 
 COMMANDS = {"emit": ("emit", "emit"), "check": ("check", "check"), "jit": ("check", "jit"),
             "generate": ("library", "generate"), "list": ("library", "list_"), "explain": ("library", "explain"),
-            "diff": ("diff", "diff"), "api": ("api", "api"), "select": ("select", "select")}
+            "diff": ("diff", "diff"), "api": ("api", "api"), "select": ("select", "select"), "bench": ("bench", "bench")}
 """Command name -> (module of this package, attribute): the commands, imported on first use."""
 
 
