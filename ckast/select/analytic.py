@@ -1,7 +1,7 @@
 """The analytic performance model: predicted TFLOPS of every kernel of a part for one problem, from
 the kernels' knobs and the arch's published figures alone (no timing data).
 
-The problem is seen as the GEMM its kernels run (`gemm_view`): for a conv problem per direction,
+The problem is seen as the GEMM its kernels run (`view`): for a conv problem per direction,
 forward (M, N, K) = (N x output, K, C x filter), bwd_data (N x input, C, K x filter) and bwd_weight
 (K, C x filter, N x output), G of them. A kernel of tile (tm, tn, tk), w warps, on a GPU of `num_cus`
 CUs with peak P (dense matrix FLOP/s of the datatype) and HBM bandwidth B:
@@ -23,22 +23,55 @@ CUs with peak P (dense matrix FLOP/s of the datatype) and HBM bandwidth B:
   rewards explicit GEMM and the filter specializations (less index arithmetic) and charges split-image.
 - **Depthwise** kernels (one 64-thread wave per block, no MFMA) are bound by HBM and the vector unit:
   their output tiles (tile_h x tile_w) quantize the output plane, and the input vector width scales
-  the memory efficiency.
+  the memory efficiency. The model covers 2-D depthwise problems only (other ranks: 0 TFLOPS).
 
 The figures are the public ones of `ckast/arch/hardware.toml`; the efficiencies below are modelling
 assumptions, stated once here. The model ranks; its absolute TFLOPS are estimates.
+
+The model is data: `analytic_tree(kind, direction, datatype, hw, ndim)` is one `features.expr` tree
+giving the predicted TFLOPS from problem columns (`problem_columns`), kernel columns and the hardware
+columns of `featureset.HW_COLUMNS`; the peak rate and HBM bandwidth enter as constants. Python
+evaluates it with `features.expr.Columns` (`AnalyticPredictor`), the C++ selector lowers the same
+tree. Its kernel-side terms (`kernel_terms`: efficiencies, occupancy, gains) read no problem column,
+so they fold to per-kernel constants; a knob a kernel lacks (a NaN column) reads as its default, as
+does a zero or false one.
 """
 
 from __future__ import annotations
 
-import math
+import functools
 from collections.abc import Mapping
-from typing import Any
 
 import attrs
 import numpy as np
 
-from .problem import ConvProblem, Problem
+from ckast.arch import DTYPES, PIPELINES
+
+from .features.expr import (
+    Columns,
+    Const,
+    Expr,
+    Lookup,
+    and_,
+    ceil,
+    eq,
+    floor,
+    ge,
+    gt,
+    hw,
+    is_in,
+    kernel,
+    lt,
+    maximum,
+    minimum,
+    ne,
+    or_,
+    problem,
+    where,
+)
+from .features.featureset import hw_columns
+from .features.featureset import problem_columns as feature_problem_columns
+from .problem import Problem
 
 PIPELINE_EFFICIENCY: Mapping[str, tuple[float, float, int]] = {
     # pipeline: (matrix efficiency, feed efficiency, prologue k-steps)
@@ -56,6 +89,8 @@ PIPELINE_EFFICIENCY: Mapping[str, tuple[float, float, int]] = {
     "wavelet": (0.80, 0.95, 2),
     "preshufflev2": (0.94, 0.95, 3),
 }
+OTHER_PIPELINE = (0.7, 0.9, 1)
+"""The efficiencies of a pipeline the table does not hold."""
 SCHEDULER_EFFICIENCY: Mapping[str, tuple[float, float]] = {
     # scheduler: (matrix, feed); interwave interleaves loads between the MFMAs of other waves
     "intrawave": (1.00, 1.00), "interwave": (0.97, 1.04), "default": (1.00, 1.00),
@@ -76,113 +111,239 @@ MAX_WARPS_RESIDENT = 8
 DEPTHWISE_SLOTS_PER_CU = 8
 DEPTHWISE_VECTOR_SHARE = 0.25
 """Depthwise kernels compute on the vector unit: this share of the datatype's matrix peak."""
+DOUBLE_LDS_PIPELINES = tuple(name for name, p in PIPELINES.items() if p.lds == "double")
+"""Pipelines that hold their A and B tiles twice in LDS."""
+_AXES = {"d": ("Di", "Z"), "h": ("Hi", "Y"), "w": ("Wi", "X")}
+"""Per spatial axis: its input and filter problem columns."""
+
+
+# --- problem-side quantities: problem columns only ---------------------------------------------------
 
 
 @attrs.frozen
-class Terms:
-    """What the model needs of each kernel of a part, as columns (built once per part)."""
+class View:
+    """The GEMM a problem's kernels run: `batch` GEMMs of (m, n, k), as expressions over problem columns."""
 
-    depthwise: np.ndarray
-    tm: np.ndarray
-    tn: np.ndarray
-    tk: np.ndarray
-    warps: np.ndarray
-    occupancy: np.ndarray
-    matrix_eff: np.ndarray
-    feed_eff: np.ndarray
-    prologue: np.ndarray
-    merge: np.ndarray
-    streamk: np.ndarray
-    two_stage: np.ndarray
-    gain: np.ndarray
-    tile_h: np.ndarray
-    tile_w: np.ndarray
-    element_bytes: int
-    output_bytes: int
+    batch: Expr
+    m: Expr
+    n: Expr
+    k: Expr
 
 
-def terms(configs: tuple[Mapping[str, Any], ...], lds_bytes: int) -> Terms:
-    """The per-kernel columns of `configs` (one datatype) on an arch whose CU holds `lds_bytes` of LDS."""
-    from ckast.arch import DTYPES, PIPELINES
-
-    def col(f, dtype=np.float64) -> np.ndarray:
-        return np.fromiter((f(c) for c in configs), dtype=dtype, count=len(configs))
-
-    dw = col(lambda c: c["variant"] == "forward_depthwise", bool)
-    tm, tn, tk = (col(lambda c, d=d: c.get(f"tile_{d}") or 1) for d in "mnk")
-    warps = col(lambda c: (c.get("warp_m") or 1) * (c.get("warp_n") or 1) * (c.get("warp_k") or 1))
-    size = DTYPES[configs[0]["datatype"]].size
-    buffers = col(lambda c: 2 if c.get("double_smem_buffer") or PIPELINES.get(c.get("pipeline"), None) is not None
-                  and PIPELINES[c["pipeline"]].lds == "double" else 1)
-    lds_block = (tm + tn) * tk * size * buffers
-    occupancy = np.clip(np.floor(lds_bytes / lds_block), 1, np.maximum(1, MAX_WARPS_RESIDENT // warps))
-    pipe = [PIPELINE_EFFICIENCY.get(c.get("pipeline"), (0.7, 0.9, 1)) for c in configs]
-    sched = [SCHEDULER_EFFICIENCY.get(c.get("scheduler"), (1.0, 1.0)) for c in configs]
-    shape = col(lambda c: _mfma_efficiency(c.get("warp_tile_m") or 32, c.get("warp_tile_n") or 32,
-                                           c.get("warp_tile_k") or 16))
-    vector = col(lambda c: _vector_efficiency(c, size))
-    gain = col(lambda c: (EXPLICIT_GEMM_GAIN if c.get("explicit_gemm") else 1.0)
-               * (SPLIT_IMAGE_COST if c.get("split_image") else 1.0)
-               * SPECIALIZATION_GAIN[c.get("specialization", "default")])
-    return Terms(
-        depthwise=dw, tm=tm, tn=tn, tk=tk, warps=warps, occupancy=occupancy,
-        matrix_eff=np.array([p[0] * s[0] for p, s in zip(pipe, sched)]) * shape,
-        feed_eff=np.array([p[1] * s[1] for p, s in zip(pipe, sched)]) * vector,
-        prologue=np.array([p[2] for p in pipe], dtype=np.float64),
-        merge=col(lambda c: c.get("num_groups_to_merge") or 1),
-        streamk=col(lambda c: bool(c.get("streamk_enabled")), bool),
-        two_stage=col(lambda c: bool(c.get("two_stage")), bool),
-        gain=gain,
-        tile_h=col(lambda c: c.get("tile_h") or 1), tile_w=col(lambda c: c.get("tile_w") or 1),
-        element_bytes=size, output_bytes=DTYPES[DTYPES[configs[0]["datatype"]].output].size,
-    )
+def conv_output(axis: str) -> Expr:
+    """The output length along `axis` ("d", "h" or "w"), as CK's ConvParam computes it."""
+    i, f = _AXES[axis]
+    span = (problem(f) - 1) * problem(f"dilation_{axis}") + 1
+    padded = problem(i) + problem(f"left_pad_{axis}") + problem(f"right_pad_{axis}")
+    return floor((padded - span) / problem(f"stride_{axis}")) + 1
 
 
-def _mfma_efficiency(m: int, n: int, k: int) -> float:
-    """Square 32x32 MFMAs issue the fewest instructions per FLOP; skinny 4x64 ones the most."""
-    if min(m, n) < 16:
-        return 0.85
-    return (1.0 if min(m, n) >= 32 else 0.96) * (1.0 if k * min(m, n) >= 256 else 0.97)
+def conv_volumes() -> tuple[Expr, Expr, Expr]:
+    """(input, filter, output) volumes of a conv problem (an axis it lacks reads as 1)."""
+    inputs = problem("Di") * problem("Hi") * problem("Wi")
+    filt = problem("Z") * problem("Y") * problem("X")
+    return inputs, filt, conv_output("d") * conv_output("h") * conv_output("w")
 
 
-def _vector_efficiency(config: Mapping[str, Any], size: int) -> float:
-    """Global loads of 16 B per lane are full speed; narrower vectors scale the feed down (to a floor)."""
-    if config["kind"] == "gemm":
-        return 1.0
-    if config["variant"] == "forward_depthwise":
-        widths = (config["in_vec"], config["out_vec"])
-    else:
-        widths = (config["vector_size_a"], config["vector_size_b"], config["vector_size_c"])
-    return float(np.mean([max(0.35, min(1.0, w * size / 16)) for w in widths]))
+def view(kind: str, direction: str) -> View:
+    """The GEMM of a problem of `kind` ("gemm" or "grouped_conv") and conv `direction` (see the module
+    docstring; C and K are per group, as the problem columns hold them)."""
+    if kind == "gemm":
+        return View(Const(1), problem("M"), problem("N"), problem("K"))
+    inputs, filt, output = conv_volumes()
+    n, c, k = problem("N"), problem("C"), problem("K")
+    m, gn, gk = {
+        "forward": (n * output, k, c * filt),
+        "bwd_data": (n * inputs, c, k * filt),
+        "bwd_weight": (k, c * filt, n * output),
+    }[direction]
+    return View(problem("G"), m, gn, gk)
+
+
+def tensor_elements(kind: str, direction: str) -> tuple[Expr, Expr, Expr]:
+    """Elements of the two operands and the result, as they lie in memory (no im2col)."""
+    if kind == "gemm":
+        m, n, k = problem("M"), problem("N"), problem("K")
+        return m * k, k * n, m * n
+    inputs, filt, output = conv_volumes()
+    g, n, c, k = (problem(name) for name in ("G", "N", "C", "K"))
+    x, w, y = g * n * c * inputs, g * k * c * filt, g * n * k * output
+    return {"forward": (x, w, y), "bwd_data": (y, w, x), "bwd_weight": (y, x, w)}[direction]
+
+
+def flops(kind: str) -> Expr:
+    """The problem's FLOPs (a conv problem's are its forward GEMM's, whatever the direction)."""
+    fwd = view(kind, "forward")
+    return 2 * fwd.batch * fwd.m * fwd.n * fwd.k if kind == "grouped_conv" else 2 * fwd.m * fwd.n * fwd.k
+
+
+def problem_columns(problem: Problem) -> dict[str, float]:
+    """The problem columns the trees read: the feature set's (`featureset.problem_columns`) and, for a
+    conv problem, its `k_batch`."""
+    columns = feature_problem_columns(problem)
+    columns.setdefault("k_batch", float(problem.k_batch))
+    return columns
 
 
 def gemm_view(problem: Problem) -> tuple[int, int, int, int]:
-    """(batch, M, N, K) of the GEMM the problem's kernels run (see the module docstring)."""
-    if not isinstance(problem, ConvProblem):
-        return 1, problem.M, problem.N, problem.K
-    p = problem
-    out, inp, filt = math.prod(p.output), math.prod(p.input), math.prod(p.filter)
-    m, n, k = {
-        "forward": (p.N * out, p.K, p.C * filt),
-        "bwd_data": (p.N * inp, p.C, p.K * filt),
-        "bwd_weight": (p.K, p.C * filt, p.N * out),
-    }[p.direction]
-    return p.G, m, n, k
+    """(batch, M, N, K) of the GEMM `problem`'s kernels run (`view` evaluated)."""
+    v = view(problem.kind, getattr(problem, "direction", "gemm"))
+    columns = Columns(problem_columns(problem), {}, None)
+    return tuple(int(columns.value(e)) for e in (v.batch, v.m, v.n, v.k))
 
 
-def tensor_elements(problem: Problem) -> tuple[int, int, int]:
-    """Elements of the two operands and the result, as they lie in memory (no im2col)."""
-    if not isinstance(problem, ConvProblem):
-        return problem.M * problem.K, problem.K * problem.N, problem.M * problem.N
-    p = problem
-    x = p.G * p.N * p.C * math.prod(p.input)
-    w = p.G * p.K * p.C * math.prod(p.filter)
-    y = p.G * p.N * p.K * math.prod(p.output)
-    return {"forward": (x, w, y), "bwd_data": (y, w, x), "bwd_weight": (y, x, w)}[p.direction]
+# --- kernel-side terms: kernel and hardware columns only ---------------------------------------------
+
+
+def _truthy(x: Expr) -> Expr:
+    """1.0 where a kernel column holds a value that is not zero (NaN, a knob the kernel lacks: 0.0)."""
+    return and_(eq(x, x), ne(x, 0.0))
+
+
+def _knob(name: str, default: float) -> Expr:
+    """Kernel column `name`, `default` where the kernel lacks the knob or it is zero."""
+    x = kernel(name)
+    return where(_truthy(x), x, default)
+
+
+def _width_efficiency(name: str, size: int) -> Expr:
+    """Global loads of 16 B per lane are full speed; narrower vectors scale the feed down (to a floor)."""
+    return maximum(0.35, minimum(1.0, kernel(name) * size / 16))
+
+
+@attrs.frozen
+class KernelTerms:
+    """What the model needs of each kernel, as expressions over kernel (and hardware) columns."""
+
+    depthwise: Expr
+    tm: Expr
+    tn: Expr
+    tk: Expr
+    warps: Expr
+    occupancy: Expr
+    matrix_eff: Expr
+    feed_eff: Expr
+    prologue: Expr
+    merge: Expr
+    streamk: Expr
+    two_stage: Expr
+    gain: Expr
+    tile_h: Expr
+    tile_w: Expr
+
+
+def kernel_terms(kind: str, datatype: str) -> KernelTerms:
+    """The kernel-side terms of the kernels of `kind` and `datatype` (the CU's LDS is `hw("lds_bytes")`)."""
+    size = DTYPES[datatype].size
+    tm, tn, tk = (_knob(f"tile_{d}", 1) for d in "mnk")
+    warps = _knob("warp_m", 1) * _knob("warp_n", 1) * _knob("warp_k", 1)
+    buffers = where(or_(_truthy(kernel("double_smem_buffer")), is_in("pipeline", DOUBLE_LDS_PIPELINES)), 2, 1)
+    lds_block = (tm + tn) * tk * size * buffers
+    occupancy = minimum(maximum(floor(hw("lds_bytes") / lds_block), 1), maximum(1, Const(MAX_WARPS_RESIDENT) // warps))
+
+    def pipeline(i: int) -> Lookup:
+        return Lookup("pipeline", {p: e[i] for p, e in PIPELINE_EFFICIENCY.items()}, OTHER_PIPELINE[i])
+
+    def scheduler(i: int) -> Lookup:
+        return Lookup("scheduler", {s: e[i] for s, e in SCHEDULER_EFFICIENCY.items()}, 1.0)
+
+    # MFMA shape: square 32x32 MFMAs issue the fewest instructions per FLOP; skinny 4x64 ones the most
+    short = minimum(_knob("warp_tile_m", 32), _knob("warp_tile_n", 32))
+    shape = where(lt(short, 16), 0.85,
+                  where(ge(short, 32), 1.0, 0.96) * where(ge(_knob("warp_tile_k", 16) * short, 256), 1.0, 0.97))
+    depthwise = is_in("variant", ("forward_depthwise",))
+    if kind == "gemm":
+        vector: Expr = Const(1.0)
+    else:
+        width = functools.partial(_width_efficiency, size=size)
+        vector = where(depthwise, (width("in_vec") + width("out_vec")) / 2,
+                       (width("vector_size_a") + width("vector_size_b") + width("vector_size_c")) / 3)
+    gain = (where(_truthy(kernel("explicit_gemm")), EXPLICIT_GEMM_GAIN, 1.0)
+            * where(_truthy(kernel("split_image")), SPLIT_IMAGE_COST, 1.0)
+            * Lookup("specialization", SPECIALIZATION_GAIN, SPECIALIZATION_GAIN["default"]))
+    return KernelTerms(
+        depthwise=depthwise, tm=tm, tn=tn, tk=tk, warps=warps, occupancy=occupancy,
+        matrix_eff=pipeline(0) * scheduler(0) * shape, feed_eff=pipeline(1) * scheduler(1) * vector,
+        prologue=pipeline(2), merge=_knob("num_groups_to_merge", 1),
+        streamk=_truthy(kernel("streamk_enabled")), two_stage=_truthy(kernel("two_stage")), gain=gain,
+        tile_h=_knob("tile_h", 1), tile_w=_knob("tile_w", 1),
+    )
+
+
+# --- the model ----------------------------------------------------------------------------------------
+
+
+def analytic_tree(kind: str, direction: str, datatype: str, hw: object, ndim: int | None = None) -> Expr:
+    """Predicted TFLOPS of a kernel of `datatype` for a problem of `kind` ("gemm" or "grouped_conv"),
+    conv `direction` and spatial rank `ndim` (conv only), on hardware profile `hw` (its peak rate of
+    `datatype` and HBM bandwidth become constants: KeyError / ValueError where it has none)."""
+    if kind == "grouped_conv" and ndim is None:
+        raise ValueError("a grouped-conv analytic tree needs the problem's spatial rank (ndim)")
+    if hw.hbm_gbps is None:
+        raise ValueError(f"{hw.arch} has no HBM bandwidth figure")
+    return _tree(kind, direction if kind == "grouped_conv" else "gemm", datatype, hw.peak_tflops[datatype],
+                 hw.hbm_gbps, ndim if kind == "grouped_conv" else None)
+
+
+@functools.lru_cache(maxsize=64)
+def _tree(kind: str, direction: str, datatype: str, peak_tflops: float, hbm_gbps: float, ndim: int | None) -> Expr:
+    t = kernel_terms(kind, datatype)
+    v = view(kind, direction)
+    a, b, c = tensor_elements(kind, direction)
+    k_batch = maximum(problem("k_batch"), 1)
+    peak, hbm = Const(peak_tflops * 1e12), Const(hbm_gbps * 1e9)
+    size, out_size = DTYPES[datatype].size, DTYPES[DTYPES[datatype].output].size
+
+    # tiles and padding
+    groups = ceil(v.batch / t.merge)
+    tiles_m = ceil(v.m / t.tm)
+    tiles_n = ceil(v.n * t.merge / t.tn)
+    steps = ceil(ceil(v.k / k_batch) / t.tk)
+    tiles = groups * tiles_m * tiles_n * k_batch
+
+    # one k-step of one block, at its share of the CU
+    active_simds = minimum(SIMDS_PER_CU, t.warps * t.occupancy)
+    block_rate = peak / hw("num_cus") * active_simds / SIMDS_PER_CU / t.occupancy
+    matrix = 2 * t.tm * t.tn * t.tk / (block_rate * t.matrix_eff)
+    l2_share = L2_BYTES_PER_CLOCK_PER_CU * (hw("max_clock_mhz") * 1e6) / t.occupancy
+    feed = (t.tm + t.tn) * t.tk * size / (l2_share * t.feed_eff)
+    write = t.tm * t.tn * out_size / l2_share
+    tile_time = (steps + t.prologue) * maximum(matrix, feed) + write
+
+    slots = hw("num_cus") * t.occupancy
+    waves = where(t.streamk, tiles / slots * STREAMK_OVERHEAD, ceil(tiles / slots))
+    compute = waves * tile_time
+
+    # memory floor and the extra traffic of split-K and two-stage
+    traffic = (a * size * (1 + L2_MISS_RATE * (tiles_n - 1)) + b * size * (1 + L2_MISS_RATE * (tiles_m - 1))
+               + c * out_size)
+    traffic = traffic + where(gt(k_batch, 1), c * 4.0 * (k_batch + 1), 0.0)
+    traffic = traffic + where(t.two_stage, c * (4.0 * 2 + out_size), 0.0)
+    memory = traffic / (hbm * minimum(t.feed_eff, 1.0))
+    seconds = maximum(compute, memory) / t.gain + LAUNCH_SECONDS + where(t.two_stage, SECOND_LAUNCH_SECONDS, 0.0)
+
+    if kind == "grouped_conv" and direction == "forward":
+        depthwise = _depthwise_seconds(t, peak, hbm, size) if ndim == 2 else Const(np.inf)
+        seconds = where(t.depthwise, depthwise, seconds)
+    return flops(kind) / seconds / 1e12
+
+
+def _depthwise_seconds(t: KernelTerms, peak: Expr, hbm: Expr, size: int) -> Expr:
+    """Depthwise kernels (2-D forward): output tiles quantize the plane; HBM or the vector unit bounds them."""
+    ho, wo = conv_output("h"), conv_output("w")
+    tiled = ceil(ho / t.tile_h) * t.tile_h * ceil(wo / t.tile_w) * t.tile_w
+    blocks = problem("N") * problem("G") * ceil(ho / t.tile_h) * ceil(wo / t.tile_w)
+    slots = hw("num_cus") * DEPTHWISE_SLOTS_PER_CU
+    wave_eff = blocks / (ceil(blocks / slots) * slots)
+    a, b, c = tensor_elements("grouped_conv", "forward")
+    memory = (a + b + c) * size / (hbm * t.feed_eff)
+    compute = flops("grouped_conv") * tiled / (ho * wo) / (peak * DEPTHWISE_VECTOR_SHARE)
+    return maximum(memory, compute) / wave_eff + LAUNCH_SECONDS
 
 
 class AnalyticPredictor:
-    """The analytic model as a predictor (`predict_tflops(problem, part, hw)`)."""
+    """The analytic model as a predictor (`predict_tflops(problem, part, hw)`): `analytic_tree` evaluated
+    over the part's kernel table."""
 
     name = "analytic"
 
@@ -192,69 +353,9 @@ class AnalyticPredictor:
 
             raise LibraryError(f"the analytic model needs {hw.arch}'s peak {part.datatype} matrix rate and HBM "
                                "bandwidth, which ckast/arch/hardware.toml does not hold; rank with --model")
-        key = ("analytic", hw.lds_bytes)
-        if key not in part.memo:
-            part.memo[key] = terms(part.configs, hw.lds_bytes)
-        tflops = predict(problem, part.memo[key], hw, part.datatype)
+        tree = analytic_tree(problem.kind, getattr(problem, "direction", "gemm"), part.datatype, hw,
+                             getattr(problem, "ndim", None))
+        columns = Columns(problem_columns(problem), hw_columns(hw), part.table)
+        with np.errstate(all="ignore"):  # where(...) computes both branches, as numpy does
+            tflops = columns.value(tree)
         return tflops if rows is None else tflops[rows]
-
-
-def predict(problem: Problem, t: Terms, hw, datatype: str) -> np.ndarray:
-    """Predicted TFLOPS of every kernel of `t` for `problem` on `hw`."""
-    batch, m, n, k = gemm_view(problem)
-    a, b, c = tensor_elements(problem)
-    k_batch = max(problem.k_batch, 1)
-    peak = hw.peak_tflops[datatype] * 1e12
-    cus = hw.num_cus
-    clock = hw.max_clock_mhz * 1e6
-    hbm = hw.hbm_gbps * 1e9
-    size, out_size = t.element_bytes, t.output_bytes
-
-    # tiles and padding
-    groups = np.ceil(batch / t.merge)
-    tiles_m = np.ceil(m / t.tm)
-    tiles_n = np.ceil(n * t.merge / t.tn)
-    k_split = math.ceil(k / k_batch)
-    steps = np.ceil(k_split / t.tk)
-    tiles = groups * tiles_m * tiles_n * k_batch
-
-    # one k-step of one block, at its share of the CU
-    active_simds = np.minimum(SIMDS_PER_CU, t.warps * t.occupancy)
-    block_rate = peak / cus * active_simds / SIMDS_PER_CU / t.occupancy
-    matrix = 2 * t.tm * t.tn * t.tk / (block_rate * t.matrix_eff)
-    feed = (t.tm + t.tn) * t.tk * size / (L2_BYTES_PER_CLOCK_PER_CU * clock / t.occupancy * t.feed_eff)
-    step = np.maximum(matrix, feed)
-    write = t.tm * t.tn * out_size / (L2_BYTES_PER_CLOCK_PER_CU * clock / t.occupancy)
-    tile_time = (steps + t.prologue) * step + write
-
-    slots = cus * t.occupancy
-    waves = np.where(t.streamk, tiles / slots * STREAMK_OVERHEAD, np.ceil(tiles / slots))
-    compute = waves * tile_time
-
-    # memory floor and the extra traffic of split-K and two-stage
-    traffic = (a * size * (1 + L2_MISS_RATE * (tiles_n - 1)) + b * size * (1 + L2_MISS_RATE * (tiles_m - 1))
-               + c * out_size)
-    traffic = traffic + np.where(k_batch > 1, c * 4.0 * (k_batch + 1), 0.0)
-    traffic = traffic + np.where(t.two_stage, c * (4.0 * 2 + out_size), 0.0)
-    memory = traffic / (hbm * np.minimum(t.feed_eff, 1.0))
-    seconds = np.maximum(compute, memory) / t.gain + LAUNCH_SECONDS + np.where(t.two_stage, SECOND_LAUNCH_SECONDS, 0.0)
-
-    if t.depthwise.any():
-        seconds = np.where(t.depthwise, _depthwise_seconds(problem, t, hw, peak, hbm), seconds)
-    return problem.flops / seconds / 1e12
-
-
-def _depthwise_seconds(problem: Problem, t: Terms, hw, peak: float, hbm: float) -> np.ndarray:
-    """Depthwise kernels: output tiles quantize the plane; HBM or the vector unit bounds them."""
-    if not isinstance(problem, ConvProblem) or problem.ndim != 2:
-        return np.full(len(t.tm), np.inf)
-    ho, wo = problem.output
-    plane = ho * wo
-    tiled = np.ceil(ho / t.tile_h) * t.tile_h * np.ceil(wo / t.tile_w) * t.tile_w
-    blocks = problem.N * problem.G * np.ceil(ho / t.tile_h) * np.ceil(wo / t.tile_w)
-    slots = hw.num_cus * DEPTHWISE_SLOTS_PER_CU
-    wave_eff = blocks / (np.ceil(blocks / slots) * slots)
-    a, b, c = tensor_elements(problem)
-    memory = (a + b + c) * t.element_bytes / (hbm * t.feed_eff)
-    compute = problem.flops * tiled / plane / (peak * DEPTHWISE_VECTOR_SHARE)
-    return np.maximum(memory, compute) / wave_eff + LAUNCH_SECONDS

@@ -18,8 +18,14 @@ so conv reads as k_batch 1). A stream-K kernel balances its tiles: no wave quant
 
 from __future__ import annotations
 
-from ckast.arch import PIPELINES
-from ckast.select.analytic import DEPTHWISE_SLOTS_PER_CU, MAX_WARPS_RESIDENT
+from ckast.select.analytic import (
+    DEPTHWISE_SLOTS_PER_CU,
+    DOUBLE_LDS_PIPELINES,
+    MAX_WARPS_RESIDENT,
+    conv_output,
+    conv_volumes,
+    view,
+)
 
 from .expr import (
     Expr,
@@ -37,8 +43,6 @@ from .expr import (
 )
 from .featureset import Feature
 
-DOUBLE_LDS_PIPELINES = tuple(name for name, p in PIPELINES.items() if p.lds == "double")
-
 
 def _padded(size: Expr, tile: Expr) -> Expr:
     """`size` rounded up to whole tiles."""
@@ -51,21 +55,16 @@ def _quantized(count: Expr, slots: Expr) -> Expr:
 
 
 def _conv_view() -> tuple[Expr, Expr, Expr, Expr, Expr, Expr, Expr]:
-    """(groups, M, N, K, Ho, Wo, output volume) of a conv problem: the per-group GEMM of the kernel's direction."""
-    size = {}
-    for a, (i, f) in {"d": ("Di", "Z"), "h": ("Hi", "Y"), "w": ("Wi", "X")}.items():
-        span = (problem(f) - 1) * problem(f"dilation_{a}") + 1
-        padded = problem(i) + problem(f"left_pad_{a}") + problem(f"right_pad_{a}")
-        size[a] = floor((padded - span) / problem(f"stride_{a}")) + 1
-    output = size["d"] * size["h"] * size["w"]
-    inputs = problem("Di") * problem("Hi") * problem("Wi")
-    filt = problem("Z") * problem("Y") * problem("X")
-    n, c, k = problem("N"), problem("C"), problem("K")
+    """(groups, M, N, K, Ho, Wo, output volume) of a conv problem: the per-group GEMM of the kernel's
+    direction (`analytic.view` of each direction, picked by the kernel's `variant`)."""
+    views = {d: view("grouped_conv", d) for d in ("forward", "bwd_data", "bwd_weight")}
     bwd_data, bwd_weight = is_in("variant", ("bwd_data",)), is_in("variant", ("bwd_weight",))
-    m = where(bwd_data, n * inputs, where(bwd_weight, k, n * output))
-    gn = where(bwd_data, c, where(bwd_weight, c * filt, k))
-    gk = where(bwd_data, k * filt, where(bwd_weight, n * output, c * filt))
-    return problem("G"), m, gn, gk, size["h"], size["w"], output
+
+    def pick(field: str) -> Expr:
+        return where(bwd_data, getattr(views["bwd_data"], field),
+                     where(bwd_weight, getattr(views["bwd_weight"], field), getattr(views["forward"], field)))
+
+    return problem("G"), pick("m"), pick("n"), pick("k"), conv_output("h"), conv_output("w"), conv_volumes()[2]
 
 
 def _depthwise(groups: Expr, ho: Expr, wo: Expr) -> tuple[Expr, list[Feature]]:
