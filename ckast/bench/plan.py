@@ -19,8 +19,21 @@ from typing import Any
 import attrs
 
 from ckast.arch import DTYPES
-from ckast.select.library import Library, LibraryError, Part, direction_of, load_library, problem_direction
-from ckast.select.problem import _FILTER, _INPUT, AXES, ConvProblem, GemmProblem, Problem
+from ckast.select.library import (
+    Library,
+    LibraryError,
+    Part,
+    direction_of,
+    load_library,
+    problem_direction,
+)
+from ckast.select.problem import (  # CK's spellings of the axes
+    _FILTER,
+    _INPUT,
+    AXES,
+    GemmProblem,
+    Problem,
+)
 from ckast.select.report import parse_problem, read_problems
 
 LEFT_OUT_VARIANTS = {"multi_d": "the driver allocates no D tensors"}
@@ -147,9 +160,3 @@ def gemm_applicable(group: Group, run: PartRun) -> list[bool]:
     keep = [run.part.index[name] for name in run.names]
     return [bool(v) for problem in group.problems for v in applicable(problem, run.part.table)[keep]]
 
-
-def is_conv(group: Group) -> bool:
-    return group.kind == "grouped_conv"
-
-
-__all__ = ["ConvProblem", "Group", "PartRun", "Plan", "gemm_applicable", "is_conv", "plan"]

@@ -1,0 +1,190 @@
+"""`ckast bench emit`: the benchmark driver, JIT'd against the host model (whose timed launches return a
+deterministic stand-in time) and run; its timing tables read back by `select.timings` and accepted by
+`ckast select train`. A `ck_compile` test compiles the driver device-only for gfx942 against CK Tile."""
+
+from __future__ import annotations
+
+import csv
+import itertools
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ckast import nodes as n
+from ckast.cli import main
+from ckast.select.applicability import applicable
+from ckast.select.library import load_library
+from ckast.select.timings import read_timings
+
+from .conftest import EXAMPLES
+
+CONV_PROBLEMS = """\
+G,N,C,K,Hi,Wi,Y,X,pad_h,pad_w,direction
+1,4,64,64,14,14,3,3,1,1,forward
+1,2,32,32,7,7,1,1,0,0,
+2,2,32,64,8,8,3,3,1,1,bwd_weight
+8,2,64,64,9,9,3,3,1,1,bwd_weight
+"""
+GEMM_PROBLEMS = '{"problems": [{"M": 256, "N": 256, "K": 256}, {"M": 256, "N": 256, "K": 100}, {"M": 512, "N": 512, "K": 512, "k_batch": 2}]}'
+_runs = itertools.count()
+
+
+def cli(*args: str):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def conv_lib(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("conv") / "lib"
+    assert cli("generate", "--rule-set", "tiny", "--arch", "gfx942", "--ck-api", "ck-2025.11", "-o", out).exit_code == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def gemm_lib(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("gemm") / "lib"
+    assert cli("emit", "--config", EXAMPLES / "gemm_standard.json", "-o", out).exit_code == 0
+    return out
+
+
+def emit(lib: Path, problems: str, tmp_path: Path, suffix: str = ".csv") -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / f"problems{suffix}"
+    path.write_text(problems)
+    out = tmp_path / "bench"
+    result = cli("bench", "emit", "--library", lib, "--problems", path, "-o", out)
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == ["CMakeLists.txt", "bench_driver.cpp"]
+    return out
+
+
+def run_driver(lib: Path, out: Path, *flags: str) -> int:
+    """JIT the driver (main left out) and call run_benchmark with `flags`; its status."""
+    from ckast import testing
+    from ckast.hostmodel.jit import session
+
+    session().cppdef(n.to_source(n.File([n.Define("CKAST_BENCH_NO_MAIN")], pragma_once=False)))
+    unit = testing.jit_files([out / "bench_driver.cpp"], None, root=lib)
+    args = ["ckast_bench", *flags]
+    argv = n.VarDecl(n.Array(n.Const(n.Ptr(n.Const(n.Builtin("char")))), None), "argv",
+                     n.BraceInit(None, [n.StrLit(a) for a in args]))
+    call = n.call("ckast_bench::run_benchmark", n.IntLit(len(args)), n.ident("argv"))
+    return unit.function(n.Builtin("int"), [], [argv, n.Return(call)])()
+
+
+def tables_of(directory: Path) -> dict[str, list[dict[str, str]]]:
+    out = {}
+    for path in sorted(directory.glob("*.csv")):
+        with path.open(newline="") as f:
+            out[path.stem] = list(csv.DictReader(f))
+    return out
+
+
+def check_round_trip(lib: Path, tables: Path) -> dict[str, list[dict[str, str]]]:
+    """Every row is (problem, kernel of the problem's part); is_valid is the kernel's applicability; the
+    tables read back with one run per valid row."""
+    library = load_library(lib)
+    rows = tables_of(tables)
+    for stem, table in rows.items():
+        timings = read_timings([tables / f"{stem}.csv"], library) if any(r["is_valid"] == "true" for r in table) else None
+        valid = [r for r in table if r["is_valid"] == "true"]
+        assert timings is not None and len(timings.runs) == len(valid) and timings.failed == len(table) - len(valid)
+        for run, row in zip(timings.runs, valid):
+            assert library.names[run.kernel] == row["kernel"] and run.tflops == pytest.approx(float(row["tflops"]))
+        for row in table:
+            config = library.config(row["kernel"])
+            fields = {k: v for k, v in row.items() if k not in ("kernel", "time_ms", "tflops", "is_valid", "arch")}
+            from ckast.select.timings import _problem
+
+            problem = _problem(fields, config, stem)
+            assert bool(applicable(problem, [config])[0]) == (row["is_valid"] == "true"), (stem, row)
+            assert row["arch"] == config["arch"] and (float(row["time_ms"]) > 0 if row["is_valid"] == "true" else True)
+    return rows
+
+
+def test_conv_driver_round_trip(conv_lib, tmp_path):
+    out = emit(conv_lib, CONV_PROBLEMS, tmp_path)
+    assert "ckast_add_kernels(ckast_bench_kernels NO_REGISTRATION" in (out / "CMakeLists.txt").read_text()
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    assert run_driver(conv_lib, out, "--warmup", "1", "--repeat", "2", "--output-dir", str(tables)) == 0
+    rows = check_round_trip(conv_lib, tables)
+    # forward and bwd_weight, 2-D, fp16 and bf16 (the tiny library's 2-D parts); rows = problems x kernels
+    assert {s: len(r) for s, r in rows.items()} == {
+        "grouped_conv_bwd_weight_2d_bf16": 4, "grouped_conv_bwd_weight_2d_fp16": 4,
+        "grouped_conv_forward_2d_bf16": 2, "grouped_conv_forward_2d_fp16": 2}
+    statuses = {r["is_valid"] for table in rows.values() for r in table}
+    assert statuses == {"true", "false"}  # the 1x1 kernels refuse the 3x3 problem
+    model = tmp_path / "model"
+    result = cli("select", "train", "--data", tables / "grouped_conv_bwd_weight_2d_fp16.csv", "--library", conv_lib,
+                 "-o", model, "--folds", "0", "--trees", "3")
+    assert result.exit_code == 0, result.output
+    assert (model / "model_tflops.lgbm").is_file()
+
+
+def test_gemm_driver_round_trip_and_timing_flags(gemm_lib, tmp_path):
+    from ckast import testing
+
+    out = emit(gemm_lib, GEMM_PROBLEMS, tmp_path, ".json")
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    testing.clear_log()
+    assert run_driver(gemm_lib, out, "--warmup", "2", "--repeat", "3", "--output-dir", str(tables)) == 0
+    timed = [e for e in testing.log() if e.kind == "timed"]
+    assert timed and {e["iterations"] for e in timed} == {5}
+    rows = check_round_trip(gemm_lib, tables)
+    assert {s: len(r) for s, r in rows.items()} == {"gemm_fp16_rcr": 3, "gemm_fp16_rrr": 3}
+    assert [r["is_valid"] for r in rows["gemm_fp16_rcr"]] == ["true", "false", "true"]  # K=100: no K padding
+    assert [r["is_valid"] for r in rows["gemm_fp16_rrr"]] == ["true", "false", "false"]  # vector_a; no split-K
+    # the stand-in time grows with the launched threads: the 512^3 GEMM takes longer than the 256^3 one
+    assert float(rows["gemm_fp16_rcr"][2]["time_ms"]) > float(rows["gemm_fp16_rcr"][0]["time_ms"])
+    result = cli("select", "train", "--data", tables / "gemm_fp16_rcr.csv", "--library", gemm_lib, "-o",
+                 tmp_path / "model", "--folds", "0", "--trees", "3")
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("flags", [("--repeat", "0"), ("--warmup", "x"), ("--warmup", "-1"), ("--warmup",),
+                                   ("--bogus", "1"), ("--repeat", "10000000")])
+def test_driver_refuses_bad_flags_before_writing(gemm_lib, tmp_path, flags):
+    out = emit(gemm_lib, GEMM_PROBLEMS, tmp_path, ".json")
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    assert run_driver(gemm_lib, out, "--output-dir", str(tables), *flags) == 2
+    assert not list(tables.iterdir())
+
+
+@pytest.mark.parametrize(("lib", "problems", "message"), [
+    ("gemm_lib", "M,N,K\n0,4,4\n", "M: 0 is out of range"),
+    ("gemm_lib", "M,N,Q\n4,4,4\n", "Q: unknown field"),
+    ("gemm_lib", "M,N,K\n", "no problem given"),
+    ("conv_lib", "G,N,C,K,Hi,Wi,Y,X,direction\n1,1,8,8,8,8,3,3,bwd_data\n", "holds no bwd_data 2-D grouped-conv kernel"),
+])
+def test_bad_problems_exit_2_writing_nothing(request, tmp_path, lib, problems, message):
+    path = tmp_path / "p.csv"
+    path.write_text(problems)
+    result = CliRunner().invoke(main, ["bench", "emit", "--library", str(request.getfixturevalue(lib)), "--problems",
+                                                       str(path), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2 and message in result.stderr and len(result.stderr.splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_emitted_driver_is_deterministic(conv_lib, tmp_path):
+    first = emit(conv_lib, CONV_PROBLEMS, tmp_path / "a").joinpath("bench_driver.cpp").read_text()
+    second = emit(conv_lib, CONV_PROBLEMS, tmp_path / "b").joinpath("bench_driver.cpp").read_text()
+    assert first == second and "int main(" in first and "#ifndef CKAST_BENCH_NO_MAIN" in first
+
+
+@pytest.mark.ck_compile
+def test_driver_compiles_device_only_against_ck_tile(conv_lib, gemm_lib, tmp_path):
+    """Two kernels each: the tiny library's forward 2-D parts (fp16, bf16) and the GEMM example."""
+    from ckast.check import Toolchain
+    from ckast.check.runner import compile_one
+
+    toolchain = Toolchain.discover()
+    for lib, problems, suffix in ((conv_lib, "G,N,C,K,Hi,Wi,Y,X\n1,2,32,32,7,7,1,1\n", ".csv"),
+                                  (gemm_lib, GEMM_PROBLEMS, ".json")):
+        out = emit(lib, problems, tmp_path / lib.parent.name, suffix)
+        result = compile_one(out / "bench_driver.cpp", toolchain, include_dirs=[lib])
+        print(result.line())
+        assert result.passed, result.log
