@@ -1,0 +1,75 @@
+"""The problem structs of the C++ selector: one per op kind, every field a `std::int64_t`.
+
+A field per column the features read (`featureset.PROBLEM_COLUMNS`: a 1-D or 2-D conv problem is a
+3-D one with size-1 leading axes, stride 1, dilation 1, pad 0), then what applicability reads
+besides: a conv problem's `k_batch`, `ndim` (1-3: which axes are the problem's own) and `direction`
+(its place in `problem.DIRECTIONS`: forward 0, bwd_data 1, bwd_weight 2). A GEMM problem's direction
+is always "gemm" and has no field (`ProblemStruct.constants`). C and K are per group, as `ConvProblem`
+holds them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+from ckast import nodes as n
+from ckast.select.features.featureset import PROBLEM_COLUMNS, problem_columns
+from ckast.select.problem import DIRECTIONS, ConvProblem, Problem
+
+from .numeric import INT64
+
+_EXTRA = {"gemm": (), "grouped_conv": ("k_batch", "ndim", "direction")}
+_NAMES = {"gemm": "GemmProblem", "grouped_conv": "ConvProblem"}
+_CONSTANTS = {"gemm": {"direction": "gemm"}, "grouped_conv": {}}
+_CODES = {"gemm": {}, "grouped_conv": {"direction": {d: i for i, d in enumerate(DIRECTIONS)}}}
+
+
+@attrs.frozen
+class ProblemStruct:
+    """The struct of one op kind: `name`, `fields` in declaration order, `codes` (string field -> its
+    values' integer codes) and `constants` (fields every problem of the kind has the same value of)."""
+
+    kind: str
+    name: str
+    fields: tuple[str, ...]
+    codes: Mapping[str, Mapping[str, int]]
+    constants: Mapping[str, str]
+
+    @property
+    def type(self) -> n.TypeName:
+        return n.TypeName(n.Name((self.name,)))
+
+    def decl(self) -> n.Struct:
+        """`struct <name> { std::int64_t <field> = 0; ... };`."""
+        return n.Struct(self.name, [n.VarDecl(INT64, f, n.IntLit(0)) for f in self.fields])
+
+    def reader(self, name: str) -> n.FunctionDef:
+        """`inline <name>(const std::int64_t* v)`: the struct from an array in field order (what
+        `values` gives), for drivers that pass problems as rows of integers."""
+        v = n.ident("v")
+        body = [n.VarDecl(self.type, "p"),
+                *(n.ExprStmt(n.BinOp("=", n.Member(n.ident("p"), f), n.Index(v, n.IntLit(i))))
+                  for i, f in enumerate(self.fields)),
+                n.Return(n.ident("p"))]
+        return n.FunctionDef(name, self.type, [n.FuncParam(n.Ptr(n.Const(INT64)), "v")], body, inline=True)
+
+    def values(self, problem: Problem) -> tuple[int, ...]:
+        """`problem`'s field values, in field order."""
+        if problem.kind != self.kind:
+            raise ValueError(f"a {problem.kind} problem given to the {self.kind} problem struct")
+        columns = {k: int(v) for k, v in problem_columns(problem).items()}
+        if isinstance(problem, ConvProblem):
+            columns.update(k_batch=problem.k_batch, ndim=problem.ndim,
+                           direction=self.codes["direction"][problem.direction])
+        return tuple(columns[f] for f in self.fields)
+
+
+def problem_struct(kind: str) -> ProblemStruct:
+    """The problem struct of `kind` ("gemm" or "grouped_conv")."""
+    if kind not in PROBLEM_COLUMNS:
+        raise ValueError(f"no problem struct for {kind!r}; known: {', '.join(PROBLEM_COLUMNS)}")
+    fields = tuple(dict.fromkeys((*PROBLEM_COLUMNS[kind], *_EXTRA[kind])))
+    return ProblemStruct(kind, _NAMES[kind], fields, _CODES[kind], _CONSTANTS[kind])
+
