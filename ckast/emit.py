@@ -39,7 +39,15 @@ class EmittedKernel:
     entry_points: tuple[EntryPoint, ...]
     config: dict
     arch: str
-    files: tuple[tuple[str, str], ...]  # (path, source) of every file of this kernel
+    files: tuple[tuple[str, str | None], ...]  # (path, source) of every file of this kernel
+    manifest_line: str | None = None  # its manifest entry, encoded by the process that rendered it
+
+    def manifest_entry(self) -> str | dict[str, Any]:
+        """The kernel's item of the manifest's `kernels` list."""
+        if self.manifest_line is not None:
+            return self.manifest_line
+        return {"name": self.name, "header": self.header, "entry_points": [e.as_dict() for e in self.entry_points],
+                "files": [path for path, _ in self.files], "config": self.config}
 
 
 def render(kernels: Sequence[LoadedKernel], renderer: Renderer | None = None, save: bool = True) -> list[EmittedKernel]:
@@ -107,21 +115,14 @@ def tree_files(kernels: Sequence[EmittedKernel], chunk_size: int = CHUNK_SIZE) -
 def write_outputs(kernels: Sequence[EmittedKernel], out: Path | Transaction, *, format: bool = False,
                   chunk_size: int = CHUNK_SIZE, run: Mapping[str, Any] | None = None,
                   stamp: tuple[str, Mapping[str, Any]] | None = None,
-                  done: Mapping[str, bool] | None = None) -> dict[str, int]:
+                  done: Mapping[str, tuple[bool, list[int] | None]] | None = None) -> dict[str, int]:
     """Write every kernel's files, the run's aggregates and the manifest into `out` (a directory, or
     the transaction of a run that has already staged some files) and commit. `run` describes how the
     run was made (e.g. a rule set selection); files an earlier run generated and this one did not are
     gone; the run's `stamp` (key, summary) lets a rerun with the same key skip everything. Kernel files
-    whose text is None were staged by a rendering process; `done` says which changed."""
+    whose text is None were staged by a rendering process; `done` says which changed and their states."""
     files = [f for k in kernels for f in k.files if f[1] is not None] + tree_files(kernels, chunk_size)
-    manifest = {
-        "kernels": [
-            {"name": k.name, "header": k.header, "entry_points": [e.as_dict() for e in k.entry_points],
-             "files": [path for path, _ in k.files], "config": k.config}
-            for k in kernels
-        ],
-        **({"run": dict(run)} if run else {}),
-    }
+    manifest = {"kernels": [k.manifest_entry() for k in kernels], **({"run": dict(run)} if run else {})}
 
     def formatted(path: str, text: str) -> str:
         return clang_format(text, assume_filename=path) if path.endswith((".hpp", ".cpp")) else text

@@ -11,8 +11,10 @@ import attrs
 
 from ckast.config import LoadedKernel
 from ckast.config.knobs import KNOB_NAMES
+from ckast.data_files import file_states
 from ckast.emit import EmittedKernel, render
 from ckast.output import Stage
+from ckast.output.tree import json_line
 from ckast.render import shared
 
 from . import workers
@@ -33,10 +35,12 @@ def render_all(kernels: Sequence[LoadedKernel], jobs: int = 1,
 
 
 def render_into(kernels: Sequence[LoadedKernel], stage: Stage | None, jobs: int = 1,
-                progress: Callable[[int], None] | None = None) -> tuple[list[EmittedKernel], dict[str, bool]]:
+                progress: Callable[[int], None] | None = None
+                ) -> tuple[list[EmittedKernel], dict[str, tuple[bool, list[int] | None]]]:
     """`render_all`; with a `stage` and more than one job, each process also stages its kernels' files
-    (`Stage.write`) and returns them without their texts, and the second result says which paths
-    were written (True) or unchanged (False), for `emit.write_outputs(done=...)`."""
+    (`Stage.write`) and returns them without their texts but with their manifest entries encoded, and
+    the second result says which paths were written (True) or unchanged (False) and their
+    `file_states`, for `emit.write_outputs(done=...)`."""
     if jobs <= 1 or len(kernels) < 2:
         out = render(kernels)
         if progress:
@@ -53,7 +57,7 @@ def render_into(kernels: Sequence[LoadedKernel], stage: Stage | None, jobs: int 
 
     workers.run(partial(_render_chunk, stage=stage), chunks, jobs, done)
     merged: list[EmittedKernel] = []
-    written: dict[str, bool] = {}
+    written: dict[str, tuple[bool, list[int] | None]] = {}
     for emitted, paths, learned in results:  # in the chunks' order, whatever order they came in
         merged += emitted
         written.update(paths)
@@ -64,16 +68,17 @@ def render_into(kernels: Sequence[LoadedKernel], stage: Stage | None, jobs: int 
 
 def _render_chunk(kernels: Sequence[LoadedKernel], stage: Stage | None) -> tuple[list[EmittedKernel], dict, tuple]:
     """A worker's part: the chunk's kernels (staged, if a `stage` is given, and then without their
-    texts), which paths it wrote, and the templates it recorded for the parent to keep."""
+    texts, with their manifest entries), which paths it wrote and their states, and the templates it
+    recorded for the parent to keep."""
     renderer = shared()
     emitted = render(kernels, renderer, save=False)
-    written: dict[str, bool] = {}
+    written: dict[str, tuple[bool, list[int] | None]] = {}
     if stage is not None:
         made: set[str] = set()
-        for k in emitted:
-            for path, text in k.files:
-                written[path] = stage.write(path, text, made)
-        emitted = [attrs.evolve(k, files=tuple((path, None) for path, _ in k.files)) for k in emitted]
+        changed = {path: stage.write(path, text, made) for k in emitted for path, text in k.files}
+        written = {path: (changed[path], state) for path, state in file_states(stage.new, changed).items()}
+        emitted = [attrs.evolve(k, files=tuple((path, None) for path, _ in k.files),
+                                manifest_line=json_line(k.manifest_entry())) for k in emitted]
     return emitted, written, renderer.take_new()
 
 

@@ -4,7 +4,8 @@ skips enumeration and validation.
 One file per selection under the cache directory (`index/<digest of the selection>.pickle`) holds the
 run key it was made under (`ckast.output.stamp.run_key`: ckast's own files, so its version, the API
 profiles and the rule-set data, the selection and the bytes of its input files), the counts `generate`
-reports and the accepted kernels in `build`'s order. Any other key, or a file that cannot be read, is
+reports and the accepted kernels in `build`'s order with their names (`kernel_name` under the same ckast
+files, handed back to it by `identity.known_names`). Any other key, or a file that cannot be read, is
 a miss: the library is built again and the file replaced. A cache never fails a run.
 """
 
@@ -23,7 +24,7 @@ from ckast.output.stamp import run_key
 
 from .selection import Selection
 
-FORMAT = 1
+FORMAT = 2
 
 
 def index_path(selection: Selection) -> Path | None:
@@ -53,8 +54,11 @@ def load(selection: Selection) -> tuple[list[Any], dict[str, int]] | None:
     if key != selection_key(selection):
         return None
     from ckast.config import KernelConfig, LoadedKernel
+    from ckast.lower.identity import known_names
 
-    return [LoadedKernel(origin, KernelConfig(*values)) for origin, values in kernels], dict(counts)
+    loaded = [(LoadedKernel(origin, KernelConfig(*values)), name) for origin, values, name in kernels]
+    known_names((k.config, name) for k, name in loaded)
+    return [k for k, _ in loaded], dict(counts)
 
 
 def keep(selection: Selection, kernels: list[Any], counts: Mapping[str, int]) -> None:
@@ -63,8 +67,9 @@ def keep(selection: Selection, kernels: list[Any], counts: Mapping[str, int]) ->
     if path is None:
         return
     from ckast.config import KNOB_NAMES
+    from ckast.lower.identity import kernel_name
 
-    rows = [(k.path, tuple(getattr(k.config, name) for name in KNOB_NAMES)) for k in kernels]
+    rows = [(k.path, tuple(getattr(k.config, name) for name in KNOB_NAMES), kernel_name(k.config)) for k in kernels]
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

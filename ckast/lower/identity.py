@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from collections.abc import Iterable
+from typing import Any
 
 import attrs
 
@@ -78,7 +80,16 @@ def kernel_name(config) -> str:
     symbolic = getattr(config, "symbolic_name", None)
     if symbolic is not None:  # a config lowered for a template (ckast.render.slots): its name is a slot
         return symbolic
-    return _kernel_name(config)
+    return _KNOWN.get(config) or _kernel_name(config)
+
+
+_KNOWN: dict[Any, str] = {}
+
+
+def known_names(named: Iterable[tuple[Any, str]]) -> None:
+    """Take (config, name) pairs this function gave in an earlier process with the same ckast files (the
+    library index, `ckast.library.index`), so this process does not compute them again."""
+    _KNOWN.update(named)
 
 
 @functools.lru_cache(maxsize=1 << 16)

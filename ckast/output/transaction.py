@@ -46,10 +46,12 @@ class OutputError(Exception):
 @attrs.frozen
 class Stage:
     """Where a run writes: the current tree (`old`, may not exist) and the staging tree (`new`).
-    Picklable, so that rendering processes write their kernels' files themselves."""
+    Picklable, so that rendering processes write their kernels' files themselves. `reuse` says whether
+    `old` holds a previous run's tree (its manifest) whose files a write may keep as they are."""
 
     old: str
     new: str
+    reuse: bool = True
 
     def write(self, rel: str, text: str, made_dirs: set[str] | None = None) -> bool:
         """Stage `text` at `rel`: a hard link of the current file if it holds exactly these bytes
@@ -62,11 +64,13 @@ class Stage:
             if made_dirs is not None:
                 made_dirs.add(parent)
         old = os.path.join(self.old, rel)
-        try:
-            with open(old, "rb") as fh:
-                same = fh.read() == data
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-            same = False
+        same = False
+        if self.reuse:
+            try:
+                with open(old, "rb") as fh:
+                    same = fh.read() == data
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                pass
         if same:
             _carry(old, new)
             return False
@@ -103,6 +107,8 @@ class Transaction:
         try:
             _remove_leftovers(self.out)
             os.mkdir(self.staging)
+            # Without a previous run's manifest no file there is ckast's to keep: every write is a new file.
+            self.stage = attrs.evolve(self.stage, reuse=os.path.isfile(self.out / MANIFEST))
         except BaseException as exc:  # an OSError, or a signal: the staging tree is deleted, the lock freed
             self._release()
             if isinstance(exc, OSError):

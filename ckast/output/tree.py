@@ -26,17 +26,18 @@ from .transaction import MANIFEST, Transaction
 
 def write_tree(files: Iterable[tuple[str, str]], manifest: Mapping[str, Any], tx: Transaction,
                transform: Callable[[str, str], str] | None = None,
-               stamp: tuple[str, Mapping[str, Any]] | None = None, done: Mapping[str, bool] | None = None,
-               ) -> dict[str, int]:
+               stamp: tuple[str, Mapping[str, Any]] | None = None,
+               done: Mapping[str, tuple[bool, list[int] | None]] | None = None) -> dict[str, int]:
     """Stage `files` (path relative to the output directory, text) and the manifest, then commit.
 
     `manifest` gets a sorted `files` list added. `transform(path, text)` may rewrite a file's text
     before it is compared (e.g. clang-format). `stamp` = (run key, summary) records the run for
-    `ckast.output.stamp.up_to_date`. `done` lists files of this run already staged elsewhere, written
-    (True) or unchanged (False). Returns counts: written, unchanged, removed.
+    `ckast.output.stamp.up_to_date`. `done` lists files of this run already staged elsewhere: written
+    (True) or unchanged (False), and their `file_states` once staged. Returns counts: written,
+    unchanged, removed.
     """
     done = done or {}
-    written = sum(done.values())
+    written = sum(w for w, _ in done.values())
     unchanged = len(done) - written
     current: set[str] = set(done)
     made_dirs: set[str] = set()
@@ -50,10 +51,20 @@ def write_tree(files: Iterable[tuple[str, str]], manifest: Mapping[str, Any], tx
     produced = current | {MANIFEST}
     record = None
     if stamp is not None:  # the staged files' sizes and times are those the tree has after the swap
-        record = partial(write_stamp, tx.out, stamp[0], {**stamp[1], "files": len(current)},
-                         file_states(tx.stage.new, produced))
+        states = {path: state for path, (_, state) in done.items()}
+        states.update(file_states(tx.stage.new, produced - states.keys()))
+        record = partial(write_stamp, tx.out, stamp[0], {**stamp[1], "files": len(current)}, dict(sorted(states.items())))
     removed = tx.commit(produced, then=record)
     return {"written": written, "unchanged": unchanged, "removed": removed}
+
+
+class JsonText(str):
+    """An item of a manifest list already encoded as `manifest_text` encodes it (`json_line`), e.g. by the
+    process that rendered the kernel."""
+
+
+def json_line(item: Any) -> JsonText:
+    return JsonText(json.dumps(item, sort_keys=True))
 
 
 def manifest_text(manifest: Mapping[str, Any]) -> str:
@@ -64,7 +75,7 @@ def manifest_text(manifest: Mapping[str, Any]) -> str:
         value, comma = manifest[key], "," if i < len(manifest) - 1 else ""
         head = f"  {json.dumps(key)}: "
         if isinstance(value, list) and value:
-            items = [f"    {json.dumps(item, sort_keys=True)}" for item in value]
+            items = [f"    {item if type(item) is JsonText else json_line(item)}" for item in value]
             lines += [head + "[", ",\n".join(items), "  ]" + comma]
         else:
             lines.append(head + json.dumps(value, sort_keys=True) + comma)
