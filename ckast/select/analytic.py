@@ -48,12 +48,16 @@ import numpy as np
 from ckast.arch import DTYPES, PIPELINES
 
 from .features.expr import (
+    Binary,
     Columns,
     Const,
     Expr,
     Lookup,
+    Unary,
+    Where,
     and_,
     ceil,
+    children,
     eq,
     floor,
     ge,
@@ -325,7 +329,28 @@ def _tree(kind: str, direction: str, datatype: str, peak_tflops: float, hbm_gbps
     if kind == "grouped_conv" and direction == "forward":
         depthwise = _depthwise_seconds(t, peak, hbm, size) if ndim == 2 else Const(np.inf)
         seconds = where(t.depthwise, depthwise, seconds)
-    return flops(kind) / seconds / 1e12
+    return _interned(flops(kind) / seconds / 1e12)
+
+
+_INTERNED: dict[Expr, Expr] = {}
+"""One object per subtree of the trees built (`_interned`)."""
+
+
+def _interned(node: Expr) -> Expr:
+    """`node` with every subtree equal to one seen before made that object: the evaluation's memos (dicts
+    keyed by node, `sources`' cache) then find the subtrees of every tree by identity, not by comparing
+    them whole."""
+    found = _INTERNED.get(node)
+    if found is None:
+        kids = tuple(_interned(c) for c in children(node))
+        if isinstance(node, Unary):
+            node = Unary(node.op, *kids)
+        elif isinstance(node, Binary):
+            node = Binary(node.op, *kids)
+        elif isinstance(node, Where):
+            node = Where(*kids)
+        found = _INTERNED[node] = node
+    return found
 
 
 def _depthwise_seconds(t: KernelTerms, peak: Expr, hbm: Expr, size: int) -> Expr:
