@@ -46,6 +46,7 @@ import attrs
 import numpy as np
 
 from ckast.arch import DTYPES, PIPELINES
+from ckast.arch.hardware import Hardware
 
 from .features.expr import (
     Binary,
@@ -277,7 +278,7 @@ def kernel_terms(kind: str, datatype: str) -> KernelTerms:
 # --- the model ----------------------------------------------------------------------------------------
 
 
-def analytic_tree(kind: str, direction: str, datatype: str, hw: object, ndim: int | None = None) -> Expr:
+def analytic_tree(kind: str, direction: str, datatype: str, hw: Hardware, ndim: int | None = None) -> Expr:
     """Predicted TFLOPS of a kernel of `datatype` for a problem of `kind` ("gemm" or "grouped_conv"),
     conv `direction` and spatial rank `ndim` (conv only), on hardware profile `hw` (its peak rate of
     `datatype` and HBM bandwidth become constants: KeyError / ValueError where it has none)."""
