@@ -73,7 +73,7 @@ def test_operators_conditions_do_not_use_yet(tmp_path):
     trees = [
         (P.gcd(P.Field("G"), tile_k) <= P.minimum(P.Field("C"), tile_k)) | P.Op("max", (P.Field("K"), tile_k)).eq(64),
         ((P.Field("input", -3) + P.Field("filter", -1) + P.Field("stride", -2)) % 3).ne(P.Field("N") % 2),
-        P.Over("any", P.Field("output") > tile_k) | P.Over("prod", P.Field("dilation")).eq(1),
+        P.Over("any", P.Field("output") > 7) & (tile_k > 32) | P.Over("prod", P.Field("dilation")).eq(1),
         P.lookup("direction_code", {"forward": 1, "bwd_data": 2}, P.Field("direction"), 3) >= 2,
         P.where(P.Field("ndim").eq(2), P.ceil_div(P.Field("N"), 3) > 1, P.Field("k_batch") > 1),
     ]

@@ -227,10 +227,9 @@ class _Emitter:
         if isinstance(node, P.Over):
             return self.over(node)
         if isinstance(node, P.Lookup):
-            key = self.lower(node.key, axis)
             out = self.constant(node.default)
             for k, v in reversed(node.table):
-                out = n.Cond(n.BinOp("==", key, self.constant(k)), self.constant(v), out)
+                out = n.Cond(self.op(P.Op("==", (node.key, P.Const(k))), axis), self.constant(v), out)
             return out
         if isinstance(node, P.Op):
             return self.op(node, axis)
