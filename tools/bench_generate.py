@@ -12,7 +12,8 @@ For each selected set (rule set + arch + datatypes/ranks) and API profile it mea
    kernels, graph + AST build (`variants.lower_kernel`) against printing (`nodes.to_source`) of
    the kernel header; writing (`emit.write_outputs` into an empty directory).
 
-Start-up is `python -c "import ckast.cli"` (and `python -m ckast --version`), each in a fresh process.
+Start-up is `python -c "import ckast.cli"`, `python -m ckast --version` and `python -m ckast emit` of one
+kernel into an empty directory (its template cached), each in a fresh process.
 Commands run as `sys.executable -m ckast`, so a pyenv shim's own start-up is not counted.
 CK's figures are those of issue 12 and printed alongside, with the targets set there.
 
@@ -22,8 +23,9 @@ CK's figures are those of issue 12 and printed alongside, with the targets set t
 Figures from a shared, busy machine are noisy: use --runs (medians are reported).
 
 Against CK's own generator (`--ck DIR`): each round runs CK's generator for the set into an empty
-directory, then `ckast generate` into an empty directory with an empty template cache (cold) and
-again with a cache primed before the first round (warm); it prints each wall's median (min-max) and
+directory, then `ckast generate` into an empty directory with an empty cache directory (cold) and
+again with one primed before the first round (warm: the templates and the selection's index, so
+no enumeration, validation or recording); it prints each wall's median (min-max) and
 the ratios ckast/CK taken round by round, with kernels, files and peak RSS. Output directories are
 emptied outside the timing. CK's generator is run as `python -c "import sys; sys.path.insert(0, DIR);
 import MODULE; sys.exit(MODULE.main())" ARGS...`: importing the module once, by its own name, matters,
@@ -196,14 +198,27 @@ def measure_command(lib: LibrarySet, profile: str, out: Path, jobs: int, runs: i
                           int(summary["kernels"]), files, size / 1e6, median(rss))
 
 
-def measure_startup(runs: int) -> dict[str, float]:
-    """Median walls of bare Python, importing the command line, and `ckast --version`."""
+def measure_startup(runs: int, root: Path) -> dict[str, float]:
+    """Median walls of bare Python, importing the command line, `ckast --version`, and `ckast emit` of one
+    kernel (the first of examples/gemm_standard.json) into an empty directory with its template cached."""
+    config = root / "one_kernel.json"
+    kernels = json.loads((Path(__file__).parents[1] / "examples" / "gemm_standard.json").read_text())["kernels"]
+    config.write_text(json.dumps({"kernels": kernels[:1]}))
+    cache, out = root / "emit-cache", root / "emit-out"
+    emit = ckast("emit", "--config", str(config), "-o", str(out))
+    run_measured(emit, cache)  # records the kernel's template
+
+    def emit_fresh() -> Run:
+        shutil.rmtree(out, ignore_errors=True)
+        return run_measured(emit, cache)
+
     commands = {
-        "python -c pass": [sys.executable, "-c", "pass"],
-        "python -c 'import ckast.cli'": [sys.executable, "-c", "import ckast.cli"],
-        "python -m ckast --version": ckast("--version"),
+        "python -c pass": lambda: run_measured([sys.executable, "-c", "pass"]),
+        "python -c 'import ckast.cli'": lambda: run_measured([sys.executable, "-c", "import ckast.cli"]),
+        "python -m ckast --version": lambda: run_measured(ckast("--version")),
+        "python -m ckast emit (one kernel)": emit_fresh,
     }
-    return {name: median([run_measured(argv).wall for _ in range(max(runs, 5))]) for name, argv in commands.items()}
+    return {name: median([run().wall for _ in range(max(runs, 5))]) for name, run in commands.items()}
 
 
 # -------------------------------------------------------------------------------------------- stages
@@ -443,7 +458,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 stages = measure_stages(lib, profile, out / "stages", args.jobs, runs)
                 results.append((lib, profile, command, stages))
                 shutil.rmtree(out, ignore_errors=True)
-        startup = measure_startup(runs)
+        startup = measure_startup(runs, root)
     finally:
         if own_root:
             shutil.rmtree(root, ignore_errors=True)
