@@ -50,11 +50,13 @@ class EmittedKernel:
                 "files": [path for path, _ in self.files], "config": self.config}
 
 
-def render(kernels: Sequence[LoadedKernel], renderer: Renderer | None = None, save: bool = True) -> list[EmittedKernel]:
+def render(kernels: Sequence[LoadedKernel], renderer: Renderer | None = None, save: bool = True,
+           check_keys: bool = True) -> list[EmittedKernel]:
     """Build and print every kernel; raise ConfigError (nothing written) if any cannot be built.
 
     Identical configs deduplicate (one name); the result is sorted by name. Kernels render through
     `renderer` (default: this process's shared one); `save` keeps the templates it recorded.
+    `check_keys` refuses kernels whose CK registry keys collide (a library's `build` has already).
     """
     issues: list[ConfigIssue] = []
     out: dict[str, EmittedKernel] = {}
@@ -72,7 +74,8 @@ def render(kernels: Sequence[LoadedKernel], renderer: Renderer | None = None, sa
             issues.append(ConfigIssue(item.path, f"name {text.name} already names a different kernel (hash collision)"))
             continue
         out[text.name] = EmittedKernel(text.name, text.header, text.entry_points, knobs, c.arch, text.files)
-        keyed.setdefault(registry_key(c), []).append((item.path, c.kind, text.name))
+        if check_keys:
+            keyed.setdefault(registry_key(c), []).append((item.path, c.kind, text.name))
     for users in keyed.values():
         names = sorted({name for _, _, name in users})
         if len(names) > 1:

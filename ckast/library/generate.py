@@ -11,7 +11,6 @@ import attrs
 
 from ckast.config import LoadedKernel
 from ckast.config.knobs import KNOB_NAMES
-from ckast.data_files import file_states
 from ckast.emit import EmittedKernel, render
 from ckast.output import Stage
 from ckast.output.tree import json_line
@@ -21,6 +20,8 @@ from . import workers
 
 CHUNKS_PER_JOB = 8
 """Work units per process: small enough to balance, large enough to amortize pickling."""
+SENT_BACK = ("kind", "variant")
+"""The knobs of a staged kernel the parent reads (`emit.run_files`); the rest are in its manifest entry."""
 
 
 def default_jobs() -> int:
@@ -67,17 +68,17 @@ def render_into(kernels: Sequence[LoadedKernel], stage: Stage | None, jobs: int 
 
 
 def _render_chunk(kernels: Sequence[LoadedKernel], stage: Stage | None) -> tuple[list[EmittedKernel], dict, tuple]:
-    """A worker's part: the chunk's kernels (staged, if a `stage` is given, and then without their
-    texts, with their manifest entries), which paths it wrote and their states, and the templates it
-    recorded for the parent to keep."""
+    """A worker's part: the chunk's kernels (staged, if a `stage` is given, and then sent back with their
+    manifest entries encoded, without their texts, entry points and knobs the run files do not read),
+    which paths it wrote and their states, and the templates it recorded for the parent to keep."""
     renderer = shared()
-    emitted = render(kernels, renderer, save=False)
+    emitted = render(kernels, renderer, save=False, check_keys=False)  # `build` refused repeated keys
     written: dict[str, tuple[bool, list[int] | None]] = {}
     if stage is not None:
         made: set[str] = set()
-        changed = {path: stage.write(path, text, made) for k in emitted for path, text in k.files}
-        written = {path: (changed[path], state) for path, state in file_states(stage.new, changed).items()}
-        emitted = [attrs.evolve(k, files=tuple((path, None) for path, _ in k.files),
+        written = {path: stage.put(path, text, made) for k in emitted for path, text in k.files}
+        emitted = [attrs.evolve(k, files=tuple((path, None) for path, _ in k.files), entry_points=(),
+                                config={knob: k.config[knob] for knob in SENT_BACK},
                                 manifest_line=json_line(k.manifest_entry())) for k in emitted]
     return emitted, written, renderer.take_new()
 

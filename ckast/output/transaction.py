@@ -56,6 +56,10 @@ class Stage:
     def write(self, rel: str, text: str, made_dirs: set[str] | None = None) -> bool:
         """Stage `text` at `rel`: a hard link of the current file if it holds exactly these bytes
         (False), else a new file (True). `made_dirs` remembers directories already created."""
+        return self.put(rel, text, made_dirs)[0]
+
+    def put(self, rel: str, text: str, made_dirs: set[str] | None = None) -> tuple[bool, list[int]]:
+        """`write`, and the staged file's `ckast.data_files.file_states` entry ([size, mtime])."""
         data = text.encode()
         new = os.path.join(self.new, rel)
         parent = os.path.dirname(new)
@@ -63,26 +67,27 @@ class Stage:
             os.makedirs(parent, exist_ok=True)
             if made_dirs is not None:
                 made_dirs.add(parent)
-        old = os.path.join(self.old, rel)
-        same = False
         if self.reuse:
+            old = os.path.join(self.old, rel)
             try:
                 with open(old, "rb") as fh:
                     same = fh.read() == data
             except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-                pass
-        if same:
-            _carry(old, new)
-            return False
+                same = False
+            if same:
+                _carry(old, new)
+                st = os.stat(new)
+                return False, [st.st_size, st.st_mtime_ns]
         fd = os.open(new, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
+            st = os.fstat(fd)
         finally:
             os.close(fd)
         _checkpoint("write")
-        return True
+        return True, [st.st_size, st.st_mtime_ns]
 
 
 class Transaction:
