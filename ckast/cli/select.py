@@ -1,4 +1,4 @@
-"""`ckast select`: rank a library's kernels for problems; `select train` and `select eval`."""
+"""`ckast select`: rank a library's kernels for problems; `select train`, `select eval` and `select emit`."""
 
 from __future__ import annotations
 
@@ -196,3 +196,36 @@ def _dropped(timings) -> str:
     if timings.failed:
         parts.append(f"{timings.failed} failed runs (is_valid false) dropped")
     return f"; {', '.join(parts)}" if parts else ""
+
+
+@select.command("emit")
+@_LIBRARY
+@click.option("--model", "model_dirs", multiple=True, type=click.Path(path_type=Path),
+              help="A LightGBM model directory (CK's layout) for the part its spec names (repeatable); parts "
+                   "without one use the analytic model.")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path),
+              help="The directory to write the selector into (not the library's).")
+def emit(library_dir, model_dirs, out_dir):
+    """Write the library's kernel selector as dependency-free C++: ckast_selector.hpp/.cpp (problem structs,
+    features, applicability, the analytic model or the LightGBM forests as constant arrays, rank and
+    select) and ckast_selector_dispatcher.hpp (CK's dispatcher hook and the library's registration).
+
+    \b
+    Example:
+      ckast select emit --library lib/ --model model/ -o selector/
+    """
+    from ckast.output.transaction import OutputError
+    from ckast.select.cxx.selector import write_selector
+    from ckast.select.library import LibraryError
+    from ckast.select.lightgbm_model import MissingPackage, ModelError
+
+    if library_dir is None:
+        bad_input(["--library: missing (the generated library to select from)"])
+    try:
+        counts = write_selector(library_dir, model_dirs, out_dir)
+    except (LibraryError, ModelError) as exc:
+        bad_input([str(exc)])
+    except (MissingPackage, OutputError) as exc:
+        fail(exc)
+    click.echo(f"selector of {counts['kernels']} kernels in {counts['parts']} parts ({counts['forests']} with a "
+               f"LightGBM forest) -> {out_dir}: {counts['written']} files written, {counts['unchanged']} unchanged")

@@ -17,6 +17,7 @@ Semantics, as LightGBM's `Tree` predicts from raw feature values:
 from __future__ import annotations
 
 import gzip
+import math
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -75,10 +76,25 @@ class Forest:
     def predict(self, x: np.ndarray) -> np.ndarray:
         raw = self.raw(x)
         if self.transform == "exp":
-            return np.exp(raw)
+            return libm(math.exp, raw)
         if self.transform == "signed_square":
             return raw * np.abs(raw)
         return raw
+
+
+def libm(function, x: np.ndarray) -> np.ndarray:
+    """`function` (`math.exp`, `math.expm1`: the C library's, which LightGBM's C++ and the emitted selector
+    call) of each element of `x`; numpy's own exp and expm1 (SVML on AVX-512 machines) differ from the C
+    library in the last bit for some arguments. An overflow is infinity, as in C."""
+
+    def one(v: float) -> float:
+        try:
+            return function(v)
+        except OverflowError:
+            return math.inf
+
+    x = np.asarray(x, dtype=np.float64)
+    return np.fromiter((one(v) for v in x.ravel().tolist()), dtype=np.float64, count=x.size).reshape(x.shape)
 
 
 def leaves(tree: Tree, x: np.ndarray) -> np.ndarray:

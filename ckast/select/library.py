@@ -91,6 +91,17 @@ class Library:
             raise LibraryError(f"{name}: no kernel of that name in {self.path}")
         return self.configs[self.index[name]]
 
+    def parts(self) -> list[tuple[tuple, Part]]:
+        """Every part: ((kind, direction, ndim, datatype, layout), its kernels), in key order (`ndim` is None
+        for GEMM, `layout` None for conv, whose layout follows the rank)."""
+        keys = {(c["kind"], direction_of(c), c["ndim_spatial"] if c["kind"] == "grouped_conv" else None, c["datatype"],
+                 c["layout"] if c["kind"] == "gemm" else None) for c in self.configs}
+        ordered = sorted(keys, key=lambda key: tuple("" if v is None else str(v) for v in key))
+        for key in ordered:
+            if key not in self._parts:
+                self._parts[key] = self._select(*key)
+        return [(key, self._parts[key]) for key in ordered]
+
     def part(self, problem: Problem, datatype: str | None = None, layout: str | None = None) -> Part:
         """The kernels `problem` chooses from; LibraryError when there are none or when the datatype or
         layout is ambiguous (the library holds several and none was given)."""

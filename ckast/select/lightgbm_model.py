@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from .forest import ModelError, read_model_text
+from .forest import ModelError, libm, read_model_text
 from .problem import Problem
 
 MODEL_FILE = "model_tflops.lgbm"
@@ -92,7 +93,7 @@ class LightGBMPredictor:
     def transform(self, raw: np.ndarray) -> np.ndarray:
         """The model's output as TFLOPS (CK trains on log1p(TFLOPS) where `log_targets` names it)."""
         if "tflops" in self.spec.get("log_targets", ()):
-            return np.expm1(raw)
+            return libm(math.expm1, raw)
         return np.maximum(raw, 0.0)
 
 
