@@ -42,6 +42,14 @@ def test_a_changed_key_or_an_unreadable_file_is_a_miss(tmp_path, monkeypatch):
     assert index.load(SMALL) is None
 
 
+def test_a_value_json_does_not_hold_as_it_is_keeps_no_index(tmp_path, monkeypatch):
+    monkeypatch.setenv("CKAST_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(index, "PLAIN", (int, str, type(None)))  # as if a knob held a value JSON would change
+    library = build(SMALL)
+    index.keep(SMALL, library.kernels(), counts_of(library))
+    assert not index.index_path(SMALL).exists() and index.load(SMALL) is None
+
+
 def test_no_cache_directory_keeps_no_index(monkeypatch):
     monkeypatch.setenv("CKAST_CACHE_DIR", "off")
     library = build(SMALL)
