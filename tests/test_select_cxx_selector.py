@@ -1,0 +1,264 @@
+"""`ckast select emit`: the emitted selector ranks as `ckast select` does, bit for bit (JIT'd and compiled on the
+host), picks through CK's dispatcher hooks under the host model, and refuses bad input with exit 2."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+
+import attrs
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from ckast import nodes as n
+from ckast.arch.hardware import hardware
+from ckast.cli import main as cli
+from ckast.hostmodel.jit import session
+from ckast.select.analytic import AnalyticPredictor
+from ckast.select.cxx.problem_struct import problem_struct
+from ckast.select.cxx.selector import write_selector
+from ckast.select.library import load_library
+from ckast.select.lightgbm_model import load_model
+from ckast.select.problem import ConvProblem, GemmProblem
+from ckast.library.selection import Selection
+from ckast.select.rank import rank
+
+from .select_helpers import conv_entries, entries, gemm_entries, synth_module, write_library
+
+PROFILE = "ck-2026.06"
+CLANG = shutil.which("clang++-19")
+
+
+def _conv_problem(rng: random.Random, direction: str) -> ConvProblem:
+    size, filt = rng.choice([7, 14, 28, 56]), rng.choice([1, 3])
+    return ConvProblem(direction=direction, G=rng.choice([1, 2, 4]), N=rng.choice([1, 2, 8, 32]),
+                       C=rng.choice([3, 8, 16, 64, 128]), K=rng.choice([5, 8, 16, 64, 256]), input=(size, size),
+                       filter=(filt, filt), stride=(rng.choice([1, 2]),) * 2, dilation=(1, 1),
+                       left_pad=(filt // 2,) * 2, right_pad=(filt // 2,) * 2,
+                       k_batch=rng.choice([1, 1, 2]) if direction == "bwd_weight" else 1)
+
+
+def _gemm_problem(rng: random.Random) -> GemmProblem:
+    return GemmProblem(M=rng.choice([1, 7, 64, 500, 4096]), N=rng.choice([16, 128, 1000, 8192]),
+                       K=rng.choice([8, 64, 100, 4096]), k_batch=rng.choice([1, 1, 4]))
+
+
+def _python(library, problem, predictor, datatype=None, layout=None) -> list[tuple[str, float]]:
+    part = library.part(problem, datatype, layout)
+    ranking = rank(problem, part, predictor, hardware(part.arch))
+    return [(part.names[i], float(ranking.tflops[i])) for i in ranking.order]
+
+
+def _struct(ns, problem):
+    struct = problem_struct(problem.kind)
+    value = getattr(ns, struct.name)()
+    for field, v in zip(struct.fields, struct.values(problem)):
+        setattr(value, field, v)
+    return value
+
+
+def _jit(selector_dir):
+    return session().compile([selector_dir / "ckast_selector.cpp"], PROFILE).lookup("ckast_selector")
+
+
+def _bits(ranking):
+    return [(name, np.float64(t).view(np.uint64)) for name, t in ranking]
+
+
+@pytest.fixture(scope="module")
+def conv(tmp_path_factory):
+    """The full fp16 2-D forward and bwd_weight kernels (1,877), a 40-tree model of the forward part, and
+    the library's selector with that model (bwd_weight: analytic)."""
+    root = tmp_path_factory.mktemp("conv")
+    lib = write_library(root / "lib", conv_entries("forward", "bwd_weight"))
+    synth = synth_module()
+    synth.write(synth.synthesize(lib, "forward", 25, 60, 1, 0.02, 0.08), root / "train.csv")
+    result = CliRunner().invoke(cli, ["select", "train", "--data", str(root / "train.csv"), "--library", str(lib),
+                                      "-o", str(root / "model"), "--trees", "40", "--folds", "0"])
+    assert result.exit_code == 0, result.output
+    counts = write_selector(lib, [root / "model"], root / "selector")
+    assert (counts["parts"], counts["forests"]) == (2, 1)
+    return {"lib": lib, "model": root / "model", "selector": root / "selector", "ns": _jit(root / "selector")}
+
+
+def test_conv_ranking_is_pythons_bit_for_bit(conv):
+    library, model, ns = load_library(conv["lib"]), load_model(conv["model"]), conv["ns"]
+    rng = random.Random(5)
+    ranked = 0
+    for _ in range(30):
+        direction = rng.choice(["forward", "bwd_weight"])
+        problem = _conv_problem(rng, direction)
+        expected = _python(library, problem, model if direction == "forward" else AnalyticPredictor())
+        got = [(str(c.kernel), c.tflops) for c in ns.rank(_struct(ns, problem), "fp16")]
+        assert _bits(got) == _bits(expected), problem
+        assert list(ns.select(_struct(ns, problem))) == [name for name, _ in expected]
+        ranked += len(expected)
+    assert ranked > 1000  # the problems are not all refused
+
+
+def test_a_library_whose_every_kernel_refuses_the_problem_ranks_nothing(tmp_path):
+    """Forward kernels that read 2 or more channels per vector: an odd C is refused by all of them."""
+    kernels = [k for k in entries(Selection("tiny", "gfx942", PROFILE, ("fp16",), (2,), ("forward",), None, ()))
+               if k["config"]["vector_size_a"] % 2 == 0]
+    lib = write_library(tmp_path / "lib", kernels)
+    write_selector(lib, [], tmp_path / "selector")
+    ns = _jit(tmp_path / "selector")
+    refused = ConvProblem(direction="forward", G=1, N=1, C=3, K=8, input=(7, 7), filter=(1, 1), stride=(1, 1),
+                          dilation=(1, 1), left_pad=(0, 0), right_pad=(0, 0))
+    library = load_library(lib)
+    assert len(library.part(refused)) == len(kernels) >= 1
+    assert _python(library, refused, AnalyticPredictor()) == []
+    assert len(ns.rank(_struct(ns, refused))) == 0 and len(ns.select(_struct(ns, refused))) == 0
+    accepted = attrs.evolve(refused, C=16)
+    assert [c.kernel for c in ns.rank(_struct(ns, accepted))] == [k for k, _ in _python(library, accepted,
+                                                                                         AnalyticPredictor())] != []
+
+
+def test_gemm_parts_by_datatype_and_the_name_it_needs(tmp_path):
+    lib = write_library(tmp_path / "lib", gemm_entries(tmp_path, ("fp16", "bf16")))
+    write_selector(lib, [], tmp_path / "selector")
+    ns, library = _jit(tmp_path / "selector"), load_library(lib)
+    rng = random.Random(3)
+    for _ in range(20):
+        problem = _gemm_problem(rng)
+        for datatype in ("fp16", "bf16"):
+            expected = _python(library, problem, AnalyticPredictor(), datatype)
+            got = [(str(c.kernel), c.tflops) for c in ns.rank(_struct(ns, problem), datatype)]
+            assert _bits(got) == _bits(expected)
+    import cppyy
+
+    with pytest.raises(cppyy.gbl.std.invalid_argument, match="datatypes bf16, fp16; name one"):
+        ns.rank(_struct(ns, GemmProblem(M=64, N=64, K=64)))
+
+
+@pytest.mark.skipif(CLANG is None, reason="clang++-19 not installed")
+def test_selector_compiled_on_the_host_ranks_as_python(conv, tmp_path):
+    """The selector built with clang++-19 -O2 (FMA contraction on, its default), driven by a small program that
+    prints each problem's ranking as kernel and bit pattern."""
+    rng = random.Random(11)
+    problems = [_conv_problem(rng, rng.choice(["forward", "bwd_weight"])) for _ in range(12)]
+    struct = problem_struct("grouped_conv")
+    values = [v for p in problems for v in struct.values(p)]
+    ns = ("ckast_selector",)
+    i, c = n.ident("i"), n.ident("c")
+    reader = struct.reader("read")
+    body = [
+        n.VarDecl(n.Array(n.Const(n.TypeName(n.Name(("std", "int64_t")))), None), "values",
+                  n.BraceInit(None, [n.IntLit(v) for v in values]), static=True, constexpr=True),
+        n.For(n.VarDecl(n.Builtin("int"), "i", n.IntLit(0)), n.BinOp("<", i, n.IntLit(len(problems))),
+              n.UnOp("++", i), [
+            n.VarDecl(n.Const(n.Builtin("auto")), "ranked", n.call("ckast_selector::rank", n.call(
+                "ckast_selector::read", n.BinOp("+", n.ident("values"), n.BinOp("*", i, n.IntLit(len(struct.fields))))))),
+            n.For(n.VarDecl(n.TypeName(n.Name(("std", "size_t"))), "c", n.IntLit(0)),
+                  n.BinOp("<", c, n.call(n.Member(n.ident("ranked"), "size"))), n.UnOp("++", c), [
+                n.ExprStmt(n.call("std::printf", n.StrLit("%d %s %a\n"), i,
+                                  n.Member(n.Index(n.ident("ranked"), c), "kernel"),
+                                  n.Member(n.Index(n.ident("ranked"), c), "tflops"))),
+            ]),
+        ]),
+        n.Return(n.IntLit(0)),
+    ]
+    driver = n.File([n.Namespace(ns[0], [reader]), n.FunctionDef("main", n.Builtin("int"), [], body)],
+                    includes=[n.Header("cstdio", system=True), n.Header("ckast_selector.hpp")], pragma_once=False)
+    (tmp_path / "driver.cpp").write_text(n.to_source(driver))
+    exe = tmp_path / "driver"
+    subprocess.run([CLANG, "-O2", "-std=c++17", f"-I{conv['selector']}", str(conv["selector"] / "ckast_selector.cpp"),
+                    str(tmp_path / "driver.cpp"), "-o", str(exe)], check=True, capture_output=True)
+    lines = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.splitlines()
+    got: dict[int, list[tuple[str, float]]] = {}
+    for line in lines:
+        index, name, value = line.split()
+        got.setdefault(int(index), []).append((name, float.fromhex(value)))
+    library, model = load_library(conv["lib"]), load_model(conv["model"])
+    for index, problem in enumerate(problems):
+        predictor = model if problem.direction == "forward" else AnalyticPredictor()
+        assert _bits(got.get(index, [])) == _bits(_python(library, problem, predictor))
+
+
+# --- through CK's dispatcher hooks (host model) ------------------------------------------------------------------
+
+
+def _generate(args, out):
+    result = CliRunner().invoke(cli, [*args, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_conv_dispatcher_picks_the_selectors_first_kernel(tmp_path):
+    from ckast import testing
+
+    lib = _generate(["generate", "--rule-set", "tiny", "--arch", "gfx942", "--ck-api", PROFILE], tmp_path / "lib")
+    write_selector(lib, [], tmp_path / "selector")
+    sources = sorted((lib / "dispatcher_wrappers").glob("register_*.cpp"))
+    unit = testing.jit_files([*sources, tmp_path / "selector" / "ckast_selector.cpp",
+                              tmp_path / "selector" / "ckast_selector_dispatcher.hpp"], PROFILE, lib)
+    library = load_library(lib)
+    d = ("ck_tile", "dispatcher")
+    registry = n.Call(n.ident(*d, "GroupedConvRegistry", "instance"), [])
+    direction, datatype = n.ident("direction"), n.ident("datatype")
+    param = n.ident("param")
+    problem_t = n.TypeName(n.Name((*d, "GroupedConvProblem")))
+    pick = unit.function(n.TypeName(n.Name(("std", "string"))), [
+        n.FuncParam(n.LRef(n.Const(n.TypeName(n.Name(("ck_tile", "conv", "ConvParam"))))), "param"),
+        n.FuncParam(n.TypeName(n.Name(("std", "int64_t"))), "direction"),
+        n.FuncParam(n.Ptr(n.Const(n.Builtin("char"))), "datatype")], [
+        n.ExprStmt(n.call(n.Member(registry, "clear"))),
+        n.ExprStmt(n.call("ckast_selector::register_library", registry, n.StrLit("gfx942"))),
+        n.VarDecl(n.TypeName(n.Name((*d, "GroupedConvDispatcher"))), "dispatcher", n.UnOp("&", registry), brace=True),
+        n.ExprStmt(n.call("ckast_selector::use_selector", n.ident("dispatcher"), direction, datatype)),
+        n.VarDecl(problem_t, "problem", n.BraceInit(None, [param, n.NullPtr(), n.NullPtr(), n.NullPtr(), n.IntLit(1)]),
+                  brace=False),
+        n.VarDecl(n.Const(n.Builtin("auto")), "kernel",
+                  n.call(n.Member(n.ident("dispatcher"), "select_kernel"), n.ident("problem"))),
+        n.Return(n.Cond(n.BinOp("==", n.ident("kernel"), n.NullPtr()), n.StrLit(""),
+                        n.call(n.Member(n.ident("kernel"), "name", arrow=True)))),
+    ])
+    import cppyy
+
+    checked = 0
+    for direction_name in ("forward", "bwd_weight"):
+        for c in (16, 64):
+            problem = ConvProblem(direction=direction_name, G=1, N=2, C=c, K=c, input=(14, 14), filter=(1, 1),
+                                  stride=(1, 1), dilation=(1, 1), left_pad=(0, 0), right_pad=(0, 0))
+            for datatype in ("fp16", "bf16"):
+                expected = _python(library, problem, AnalyticPredictor(), datatype)
+                if not expected:
+                    continue
+                param_v = cppyy.gbl.ckjit_ck_2026_06.ck_tile.conv.ConvParam(
+                    2, 1, 2, c, c, [1, 1], [14, 14], [1, 1], [1, 1], [0, 0], [0, 0])
+                code = {"forward": 0, "bwd_data": 1, "bwd_weight": 2}[direction_name]
+                assert str(pick(param_v, code, datatype)) == expected[0][0]
+                checked += 1
+    assert checked >= 3
+
+
+# --- the command ---------------------------------------------------------------------------------------------------
+
+
+def test_emit_command_writes_once_and_refuses_bad_input(tmp_path):
+    lib = write_library(tmp_path / "lib", gemm_entries(tmp_path))
+    runner = CliRunner()
+    first = runner.invoke(cli, ["select", "emit", "--library", str(lib), "-o", str(tmp_path / "sel")])
+    assert first.exit_code == 0 and "3 files written" in first.output
+    again = runner.invoke(cli, ["select", "emit", "--library", str(lib), "-o", str(tmp_path / "sel")])
+    assert again.exit_code == 0 and "0 files written, 3 unchanged" in again.output
+    for args, message in (
+        (["--library", str(lib), "-o", str(lib)], "the library's own directory"),
+        (["--library", str(tmp_path / "nowhere"), "-o", str(tmp_path / "x")], "manifest"),
+        (["--library", str(lib), "--model", str(tmp_path / "nomodel"), "-o", str(tmp_path / "y")], "not a model"),
+        (["-o", str(tmp_path / "z")], "--library: missing"),
+    ):
+        result = runner.invoke(cli, ["select", "emit", *args])
+        assert result.exit_code == 2 and message in result.stderr, (args, result.output)
+        assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists() and not (tmp_path / "z").exists()
+    assert sorted(p.name for p in lib.iterdir()) == ["manifest.json"]
+
+
+def test_a_model_for_another_part_is_refused(conv, tmp_path):
+    lib = write_library(tmp_path / "lib", gemm_entries(tmp_path))
+    result = CliRunner().invoke(cli, ["select", "emit", "--library", str(lib), "--model", str(conv["model"]),
+                                      "-o", str(tmp_path / "sel")])
+    assert result.exit_code == 2 and "fits no part of the library" in result.stderr
+    assert not (tmp_path / "sel").exists()
