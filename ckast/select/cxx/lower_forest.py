@@ -41,7 +41,8 @@ NAN_LEFT, ZERO_RULE, ZERO_LEFT, CATEGORY = 1, 2, 4, 8
 
 @attrs.frozen(eq=False)
 class Program:
-    """The lowered forest as arrays (what the C++ arrays hold)."""
+    """The lowered forest as arrays (what the C++ arrays hold). A child (or root) below `internal` is a node,
+    `internal + j` is leaf j."""
 
     feature: np.ndarray
     threshold: np.ndarray
@@ -52,11 +53,16 @@ class Program:
     bits: np.ndarray
     bit_bounds: np.ndarray
     roots: np.ndarray
+    """trees x classes: the residual root of each tree for each class."""
     kernel_class: np.ndarray
 
     @property
+    def internal(self) -> int:
+        return len(self.feature)
+
+    @property
     def trees(self) -> int:
-        return self.roots.shape[1]
+        return self.roots.shape[0]
 
 
 class _Builder:
@@ -164,17 +170,30 @@ def lower_arrays(forest: Forest, known: np.ndarray, known_mask: np.ndarray) -> P
     roots = np.empty((len(values), len(forest.trees)), dtype=np.int64)
     for t, tree in enumerate(forest.trees):
         roots[:, t] = _residual(tree, 0 if tree.num_leaves > 1 else ~0, classes, values, mask, builder)
+    return _program(builder, roots, kernel_class)
+
+
+def _program(builder: _Builder, roots: np.ndarray, kernel_class: np.ndarray) -> Program:
+    """The builder's nodes and leaves as arrays, leaves numbered after the nodes."""
     rows = builder.rows
+    internal = len(rows)
+
+    def column(i: int, dtype) -> np.ndarray:
+        return np.array([r[i] for r in rows], dtype=dtype)
+
+    def node(ids: np.ndarray) -> np.ndarray:
+        return np.where(ids < 0, internal + ~ids, ids)
+
     return Program(
-        feature=np.array([r[0] for r in rows], dtype=np.int64),
-        threshold=np.array([r[1] for r in rows], dtype=np.float64),
-        kind=np.array([r[2] for r in rows], dtype=np.int64),
-        left=np.array([r[3] for r in rows], dtype=np.int64),
-        right=np.array([r[4] for r in rows], dtype=np.int64),
+        feature=column(0, np.int64),
+        threshold=column(1, np.float64),
+        kind=column(2, np.int64),
+        left=node(column(3, np.int64)),
+        right=node(column(4, np.int64)),
         leaf=np.array(builder.leaf_values, dtype=np.float64),
         bits=np.array(builder.bit_words, dtype=np.uint32),
         bit_bounds=np.array(builder.bit_bounds, dtype=np.int64),
-        roots=roots,
+        roots=np.ascontiguousarray(node(roots).T),
         kernel_class=kernel_class.astype(np.int64),
     )
 
@@ -201,25 +220,24 @@ DOUBLE, INT, BOOL = n.Builtin("double"), n.Builtin("int"), n.Builtin("bool")
 
 @attrs.frozen(eq=False)
 class LoweredForest:
-    """The emitted forest: `decls` (namespace scope: the arrays and `<prefix>_raw`, `<prefix>_predict`,
-    `<prefix>_tflops`) and the calls into them."""
+    """The emitted forest: `decls` (namespace scope: the arrays; `<prefix>_raw`, `_predict`, `_tflops` for one
+    kernel and `<prefix>_raw_all`, `_predict_all`, `_tflops_all` for kernels 0 .. count-1) and calls into them.
+    A row is a `const double*` to the forest's features (in `forest.feature_names` order) for that kernel; the
+    `_all` functions take `count` rows one after another and write `count` values."""
 
     program: Program
     prefix: str
     decls: tuple[n.Decl, ...]
 
-    def raw(self, kernel: n.Expr, row: n.Expr) -> n.Expr:
-        """The raw score (the trees' sum) of kernel `kernel` on `row` (a `const double*` of the forest's features)."""
-        return n.call(f"{self.prefix}_raw", kernel, row)
+    def call(self, what: str, kernel: n.Expr, row: n.Expr) -> n.Expr:
+        """`<prefix>_<what>(kernel, row)`: what is "raw" (the trees' sum), "predict" (`Forest.predict`, lightgbm's
+        `Booster.predict`) or "tflops" (as `LightGBMPredictor.transform` makes the prediction: expm1 under
+        `log_targets`, else clamped at 0)."""
+        return n.call(f"{self.prefix}_{what}", kernel, row)
 
-    def predict(self, kernel: n.Expr, row: n.Expr) -> n.Expr:
-        """What `Forest.predict` (and lightgbm's `Booster.predict`) returns for that row."""
-        return n.call(f"{self.prefix}_predict", kernel, row)
-
-    def tflops(self, kernel: n.Expr, row: n.Expr) -> n.Expr:
-        """The prediction as TFLOPS, as `LightGBMPredictor.transform` makes it (expm1 under `log_targets`,
-        else clamped at 0)."""
-        return n.call(f"{self.prefix}_tflops", kernel, row)
+    def call_all(self, what: str, rows: n.Expr, count: n.Expr, out: n.Expr) -> n.Expr:
+        """`<prefix>_<what>_all(rows, count, out)`: the same for kernels 0 .. count-1, fastest per kernel."""
+        return n.call(f"{self.prefix}_{what}_all", rows, count, out)
 
 
 def lower_forest(forest: Forest, known: np.ndarray, known_mask: np.ndarray, *, prefix: str,
@@ -227,7 +245,7 @@ def lower_forest(forest: Forest, known: np.ndarray, known_mask: np.ndarray, *, p
     """The forest as C++ for the kernels of `known`/`known_mask` (kernels x forest features: the values fixed at
     emit time and which ones are), partially evaluated per kernel (module docstring)."""
     program = lower_arrays(forest, known, known_mask)
-    return LoweredForest(program, prefix, _decls(program, forest, prefix, log_targets))
+    return LoweredForest(program, prefix, _Emitter(program, prefix).decls(forest, log_targets))
 
 
 def _array(name: str, element: n.Type, values: np.ndarray, literal) -> n.VarDecl:
@@ -241,91 +259,162 @@ def _int_type(values: np.ndarray, unsigned: tuple[str, ...] = ("uint8_t", "uint1
     return _std_type(next((t for t in unsigned if top <= bits[t]), "int32_t"))
 
 
-def _decls(p: Program, forest: Forest, prefix: str, log_targets: bool) -> tuple[n.Decl, ...]:
-    def name(part: str) -> str:
-        return f"{prefix}_{part}"
-
-    def at(array: str, index: n.Expr) -> n.Expr:
-        return n.Index(n.ident(name(array)), index)
-
-    arrays = [
-        _array(name("feature"), _int_type(p.feature), p.feature, n.IntLit),
-        _array(name("threshold"), DOUBLE, p.threshold, n.FloatLit),
-        _array(name("kind"), _std_type("uint8_t"), p.kind, n.IntLit),
-        _array(name("left"), _std_type("int32_t"), p.left, n.IntLit),
-        _array(name("right"), _std_type("int32_t"), p.right, n.IntLit),
-        _array(name("leaf"), DOUBLE, p.leaf, n.FloatLit),
-        _array(name("roots"), _std_type("int32_t"), p.roots.reshape(-1), n.IntLit),
-        _array(name("kernel_class"), _int_type(p.kernel_class, ("uint16_t",)), p.kernel_class, n.IntLit),
-    ]
-    categorical = bool((p.kind & CATEGORY).any())
-    zero_rule = bool((p.kind & ZERO_RULE).any())
-    if categorical:
-        arrays += [_array(name("bits"), _std_type("uint32_t"), p.bits, lambda v: n.IntLit(v, "u")),
-                   _array(name("bit_bounds"), _std_type("int32_t"), p.bit_bounds, n.IntLit)]
-    node, x, kind, left = n.ident("node"), n.ident("x"), n.ident("kind"), n.ident("left")
-
-    def flag(bit: int) -> n.Expr:
-        return n.BinOp("!=", n.BinOp("&", kind, n.IntLit(bit)), n.IntLit(0))
-
-    numeric = [n.ExprStmt(n.BinOp("=", left, n.BinOp("||", n.BinOp("<=", x, at("threshold", node)), n.BinOp(
-        "&&", flag(NAN_LEFT), n.call(_std("isnan"), x)))))]
-    if zero_rule:
-        numeric.append(n.If(n.BinOp("&&", flag(ZERO_RULE), n.BinOp("==", x, n.FloatLit(0.0))),
-                            [n.ExprStmt(n.BinOp("=", left, flag(ZERO_LEFT)))]))
-    decide: list[n.Stmt] = [n.VarDecl(BOOL, "left", n.BoolLit(False))]
-    if categorical:
-        decide.append(n.If(flag(CATEGORY), _category(name, at, x, node, left), numeric))
-    else:
-        decide += numeric
-    trees = n.IntLit(p.trees)
-    walk = n.While(n.BinOp(">=", node, n.IntLit(0)), [
-        n.VarDecl(DOUBLE, "x", n.Index(n.ident("row"), at("feature", node))),
-        n.If(n.BinOp("<=", n.call(_std("fabs"), x), n.FloatLit(ZERO)), [n.ExprStmt(n.BinOp("=", x, n.FloatLit(0.0)))]),
-        n.VarDecl(n.Const(_std_type("uint8_t")), "kind", at("kind", node)),
-        *decide,
-        n.ExprStmt(n.BinOp("=", node, n.Cond(left, at("left", node), at("right", node)))),
-    ])
-    t, total, roots = n.ident("t"), n.ident("sum"), n.ident("roots")
-    raw_body = (
-        n.VarDecl(n.Ptr(n.Const(_std_type("int32_t"))), "roots",
-                  n.BinOp("+", n.ident(name("roots")), n.BinOp("*", at("kernel_class", n.ident("kernel")), trees))),
-        n.VarDecl(DOUBLE, "sum", n.FloatLit(0.0)),
-        n.For(n.VarDecl(INT, "t", n.IntLit(0)), n.BinOp("<", t, trees), n.UnOp("++", t), [
-            n.VarDecl(_std_type("int32_t"), "node", n.Index(roots, t)),
-            walk,
-            n.ExprStmt(n.BinOp("+=", total, at("leaf", n.UnOp("~", node)))),
-        ]),
-        n.Return(total),
-    )
-    params = (n.FuncParam(INT, "kernel"), n.FuncParam(n.Ptr(n.Const(DOUBLE)), "row"))
-    raw = n.call(name("raw"), n.ident("kernel"), n.ident("row"))
-    value = n.ident("value")
-    out = {"identity": value, "signed_square": n.BinOp("*", value, n.call(_std("fabs"), value)),
-           "exp": n.call(_std("exp"), value)}[forest.transform]
-    tflops = n.call(_std("expm1"), value) if log_targets else n.call(_std("max"), value, n.FloatLit(0.0))
-
-    def function(part: str, body) -> n.FunctionDef:
-        return n.FunctionDef(name(part), DOUBLE, params, body, inline=True)
-
-    return (*arrays, function("raw", raw_body),
-            function("predict", [n.VarDecl(n.Const(DOUBLE), "value", raw), n.Return(out)]),
-            function("tflops", [n.VarDecl(n.Const(DOUBLE), "value", n.call(name("predict"), n.ident("kernel"),
-                                                                           n.ident("row"))), n.Return(tflops)]))
+def _assign(target: n.Expr, value: n.Expr) -> n.Stmt:
+    return n.ExprStmt(n.BinOp("=", target, value))
 
 
-def _category(name, at, x: n.Expr, node: n.Expr, left: n.Expr) -> list[n.Stmt]:
-    """`left` for a categorical split: -1 < x < 32 * words and the bit of `int(x)` set."""
-    bounds, begin, category = n.ident(name("bit_bounds")), n.ident("begin"), n.ident("category")
-    index = n.StaticCast(INT, at("threshold", node))
-    words = n.BinOp("-", n.Index(bounds, n.BinOp("+", index, n.IntLit(1))), begin)
-    word = at("bits", n.BinOp("+", begin, n.BinOp("/", category, n.IntLit(32))))
-    bit = n.BinOp("&", n.BinOp(">>", word, n.BinOp("%", category, n.IntLit(32))), n.IntLit(1, "u"))
-    return [
-        n.VarDecl(n.Const(_std_type("int32_t")), "begin", n.Index(bounds, index)),
-        n.If(n.BinOp("&&", n.BinOp(">", x, n.FloatLit(-1.0)),
-                     n.BinOp("<", x, n.BinOp("*", n.FloatLit(32.0), words))), [
-            n.VarDecl(n.Const(INT), "category", n.StaticCast(INT, x)),
-            n.ExprStmt(n.BinOp("=", left, n.BinOp("!=", bit, n.IntLit(0, "u")))),
-        ]),
-    ]
+def _loop(var: str, stop: n.Expr, body: list[n.Stmt], start: n.Expr | None = None, step: int = 1) -> n.For:
+    i = n.ident(var)
+    advance = n.UnOp("++", i) if step == 1 else n.BinOp("+=", i, n.IntLit(step))
+    return n.For(n.VarDecl(INT, var, start or n.IntLit(0)), n.BinOp("<", i, stop), advance, body)
+
+
+class _Emitter:
+    """Builds the declarations of one program."""
+
+    def __init__(self, program: Program, prefix: str) -> None:
+        self.p = program
+        self.prefix = prefix
+
+    def name(self, part: str) -> str:
+        return f"{self.prefix}_{part}"
+
+    def at(self, array: str, index: n.Expr) -> n.Expr:
+        return n.Index(n.ident(self.name(array)), index)
+
+    def arrays(self) -> list[n.Decl]:
+        p = self.p
+        out = [
+            _array(self.name("feature"), _int_type(p.feature), p.feature, n.IntLit),
+            _array(self.name("threshold"), DOUBLE, p.threshold, n.FloatLit),
+            _array(self.name("kind"), _std_type("uint8_t"), p.kind, n.IntLit),
+            _array(self.name("left"), _std_type("int32_t"), p.left, n.IntLit),
+            _array(self.name("right"), _std_type("int32_t"), p.right, n.IntLit),
+            _array(self.name("leaf"), DOUBLE, p.leaf, n.FloatLit),
+            _array(self.name("roots"), _std_type("int32_t"), p.roots.reshape(-1), n.IntLit),
+            _array(self.name("kernel_class"), _int_type(p.kernel_class, ("uint16_t",)), p.kernel_class, n.IntLit),
+        ]
+        if (p.kind & CATEGORY).any():
+            out += [_array(self.name("bits"), _std_type("uint32_t"), p.bits, lambda v: n.IntLit(v, "u")),
+                    _array(self.name("bit_bounds"), _std_type("int32_t"), p.bit_bounds, n.IntLit)]
+        return out
+
+    def next_node(self) -> n.FunctionDef:
+        """`<prefix>_next(node, x)`: the child `x` (already read as LightGBM reads it) goes to."""
+        node, x, kind, left = n.ident("node"), n.ident("x"), n.ident("kind"), n.ident("left")
+
+        def flag(bit: int) -> n.Expr:
+            return n.BinOp("!=", n.BinOp("&", kind, n.IntLit(bit)), n.IntLit(0))
+
+        numeric: list[n.Stmt] = [_assign(left, n.BinOp("||", n.BinOp("<=", x, self.at("threshold", node)), n.BinOp(
+            "&&", flag(NAN_LEFT), n.call(_std("isnan"), x))))]
+        if (self.p.kind & ZERO_RULE).any():
+            numeric.append(n.If(n.BinOp("&&", flag(ZERO_RULE), n.BinOp("==", x, n.FloatLit(0.0))),
+                                [_assign(left, flag(ZERO_LEFT))]))
+        body: list[n.Stmt] = [n.VarDecl(n.Const(_std_type("uint8_t")), "kind", self.at("kind", node)),
+                              n.VarDecl(BOOL, "left", n.BoolLit(False))]
+        if (self.p.kind & CATEGORY).any():
+            body.append(n.If(flag(CATEGORY), self.category(x, node, left), numeric))
+        else:
+            body += numeric
+        body.append(n.Return(n.Cond(left, self.at("left", node), self.at("right", node))))
+        return n.FunctionDef(self.name("next"), _std_type("int32_t"),
+                             (n.FuncParam(_std_type("int32_t"), "node"), n.FuncParam(DOUBLE, "x")), body, inline=True)
+
+    def category(self, x: n.Expr, node: n.Expr, left: n.Expr) -> list[n.Stmt]:
+        """`left` for a categorical split: -1 < x < 32 * words and the bit of `int(x)` set."""
+        bounds, begin, category = n.ident(self.name("bit_bounds")), n.ident("begin"), n.ident("category")
+        index = n.StaticCast(INT, self.at("threshold", node))
+        words = n.BinOp("-", n.Index(bounds, n.BinOp("+", index, n.IntLit(1))), begin)
+        word = self.at("bits", n.BinOp("+", begin, n.BinOp("/", category, n.IntLit(32))))
+        bit = n.BinOp("&", n.BinOp(">>", word, n.BinOp("%", category, n.IntLit(32))), n.IntLit(1, "u"))
+        return [
+            n.VarDecl(n.Const(_std_type("int32_t")), "begin", n.Index(bounds, index)),
+            n.If(n.BinOp("&&", n.BinOp(">", x, n.FloatLit(-1.0)),
+                         n.BinOp("<", x, n.BinOp("*", n.FloatLit(32.0), words))), [
+                n.VarDecl(n.Const(INT), "category", n.StaticCast(INT, x)),
+                _assign(left, n.BinOp("!=", bit, n.IntLit(0, "u"))),
+            ]),
+        ]
+
+    def read(self) -> n.FunctionDef:
+        """`<prefix>_read(x)`: a feature value as LightGBM's dense-row reader reads it (|x| <= 1e-35f is 0)."""
+        x = n.ident("x")
+        return n.FunctionDef(self.name("read"), DOUBLE, (n.FuncParam(DOUBLE, "x"),), [
+            n.Return(n.Cond(n.BinOp("<=", n.call(_std("fabs"), x), n.FloatLit(ZERO)), n.FloatLit(0.0), x))],
+            inline=True)
+
+    def raw(self) -> n.FunctionDef:
+        """`<prefix>_raw(kernel, row)`: each tree from the kernel's class's root, summed in tree order."""
+        p = self.p
+        t, node, total = n.ident("t"), n.ident("node"), n.ident("sum")
+        internal = n.IntLit(p.internal)
+        root = self.at("roots", n.BinOp("+", n.BinOp("*", t, n.IntLit(p.roots.shape[1])), n.ident("cls")))
+        value = n.call(self.name("read"), n.Index(n.ident("row"), self.at("feature", node)))
+        body = [
+            n.VarDecl(n.Const(INT), "cls", self.at("kernel_class", n.ident("kernel"))),
+            n.VarDecl(DOUBLE, "sum", n.FloatLit(0.0)),
+            _loop("t", n.IntLit(p.trees), [
+                n.VarDecl(_std_type("int32_t"), "node", root),
+                n.While(n.BinOp("<", node, internal), [_assign(node, n.call(self.name("next"), node, value))]),
+                n.ExprStmt(n.BinOp("+=", total, self.at("leaf", n.BinOp("-", node, internal)))),
+            ]),
+            n.Return(total),
+        ]
+        return n.FunctionDef(self.name("raw"), DOUBLE, (n.FuncParam(INT, "kernel"), n.FuncParam(_ROW, "row")), body,
+                             inline=True)
+
+    def raw_all(self) -> n.FunctionDef:
+        """`<prefix>_raw_all(rows, count, sums)`: tree by tree, every kernel's walk (a tree's nodes are read from
+        memory once per call, not once per kernel), each kernel's sum still in tree order."""
+        p = self.p
+        i, t, node, sums = n.ident("i"), n.ident("t"), n.ident("node"), n.ident("sums")
+        internal = n.IntLit(p.internal)
+        row = n.BinOp("+", n.ident("rows"), n.BinOp("*", i, n.IntLit(self.features)))
+        value = n.call(self.name("read"), n.Index(n.ident("row"), self.at("feature", node)))
+        body = [
+            _loop("i", n.ident("count"), [_assign(n.Index(sums, i), n.FloatLit(0.0))]),
+            _loop("t", n.IntLit(p.trees), [
+                n.VarDecl(n.Ptr(n.Const(_std_type("int32_t"))), "roots", n.BinOp(
+                    "+", n.ident(self.name("roots")), n.BinOp("*", t, n.IntLit(p.roots.shape[1])))),
+                _loop("i", n.ident("count"), [
+                    n.VarDecl(_std_type("int32_t"), "node", n.Index(n.ident("roots"), self.at("kernel_class", i))),
+                    n.VarDecl(_ROW, "row", row),
+                    n.While(n.BinOp("<", node, internal), [_assign(node, n.call(self.name("next"), node, value))]),
+                    n.ExprStmt(n.BinOp("+=", n.Index(sums, i), self.at("leaf", n.BinOp("-", node, internal)))),
+                ]),
+            ]),
+        ]
+        return n.FunctionDef(self.name("raw_all"), n.Builtin("void"), (
+            n.FuncParam(_ROW, "rows"), n.FuncParam(INT, "count"), n.FuncParam(n.Ptr(DOUBLE), "sums")), body,
+            inline=True)
+
+    def decls(self, forest: Forest, log_targets: bool) -> tuple[n.Decl, ...]:
+        self.features = len(forest.feature_names)
+        value = n.ident("value")
+        output = {"identity": value, "signed_square": n.BinOp("*", value, n.call(_std("fabs"), value)),
+                  "exp": n.call(_std("exp"), value)}[forest.transform]
+        tflops = n.call(_std("expm1"), value) if log_targets else n.call(_std("max"), value, n.FloatLit(0.0))
+        kernel, row = n.ident("kernel"), n.ident("row")
+        one = (n.FuncParam(INT, "kernel"), n.FuncParam(_ROW, "row"))
+        transforms = []
+        for what, source, result in (("output", "raw", output), ("tflops", "predict", tflops)):
+            transforms.append(n.FunctionDef(self.name(what), DOUBLE, (n.FuncParam(DOUBLE, "value"),),
+                                            [n.Return(result)], inline=True))
+        singles = [n.FunctionDef(self.name(what), DOUBLE, one, [n.Return(n.call(self.name(how), n.call(
+            self.name(source), kernel, row)))], inline=True)
+            for what, source, how in (("predict", "raw", "output"), ("tflops", "predict", "tflops_of"))]
+        out, i = n.ident("out"), n.ident("i")
+        alls = []
+        for what, source, how in (("predict", "raw", "output"), ("tflops", "predict", "tflops_of")):
+            alls.append(n.FunctionDef(self.name(f"{what}_all"), n.Builtin("void"), (
+                n.FuncParam(_ROW, "rows"), n.FuncParam(INT, "count"), n.FuncParam(n.Ptr(DOUBLE), "out")), [
+                n.ExprStmt(n.call(self.name(f"{source}_all"), n.ident("rows"), n.ident("count"), out)),
+                _loop("i", n.ident("count"), [_assign(n.Index(out, i), n.call(self.name(how), n.Index(out, i)))]),
+            ], inline=True))
+        transforms[1] = attrs.evolve(transforms[1], name=self.name("tflops_of"))
+        return (*self.arrays(), self.read(), self.next_node(), self.raw(), self.raw_all(), *transforms,
+                singles[0], alls[0], singles[1], alls[1])
+
+
+_ROW = n.Ptr(n.Const(DOUBLE))

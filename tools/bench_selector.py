@@ -1,0 +1,189 @@
+"""Benchmark: the LightGBM forest as emitted C++ (`ckast.select.cxx.lower_forest`) against LightGBM's C API.
+
+On the conv `full` fp16 2-D library's forward part, with a 2,000-tree model trained by `ckast select train` on
+synthetic timings (tools/synth_timings.py; `--leaves` other than 63 trains the same data in-process with that
+many leaves per tree):
+1. Emit: the forest lowered for the part's kernels (kernel and hardware features known) and printed; the
+   harness TU that includes it compiled with clang++-19 -O2 (wall time and peak RSS from /usr/bin/time -v).
+   `--all-kernels` lowers over every kernel of the library (the size goal's ~2,000 kernels; ranking then
+   still uses the forward part).
+2. Rank `--problems` random forward problems (each problem's rows from `FeatureSet.matrix`, all kernels of
+   the part) in one process (tools/lightgbm_capi/harness.cpp): (a) LightGBM's C API once per kernel as CK's
+   ml_heuristic.hpp does, (b) one batch call for all rows, (c) the emitted predictor; per-problem median
+   latency, ratios, and whether predictions are bit-identical and rankings identical.
+
+    python tools/bench_selector.py                                   # generates the library and model
+    python tools/bench_selector.py --library lib/ --model model_2000/ --problems 50
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import synth_timings  # noqa: E402
+
+HARNESS = ROOT / "tools" / "lightgbm_capi" / "harness.cpp"
+CXX = "clang++-19"
+
+
+def ckast(*args: str) -> None:
+    subprocess.run([sys.executable, "-m", "ckast", *args], check=True, capture_output=True, text=True)
+
+
+def train_model(library: Path, work: Path, trees: int, leaves: int, rows: int) -> Path:
+    """A forward model directory trained on synthetic timings (`ckast select train`, or in-process for
+    another leaf count)."""
+    table = work / "train.csv"
+    synth_timings.write(synth_timings.synthesize(library, "forward", max(1, rows // 230), 10_000, 11, 0.02, 0.08),
+                        table)
+    out = work / f"model_{trees}x{leaves}"
+    if leaves == 63:
+        ckast("select", "train", "--data", str(table), "--library", str(library), "-o", str(out), "--folds", "0",
+              "--trees", str(trees), "-j", "2")
+        return out
+    from ckast.arch.hardware import hardware
+    from ckast.select import train as train_module
+    from ckast.select.library import load_library
+    from ckast.select.timings import read_timings
+
+    data = train_module.dataset(list(read_timings([table], load_library(library)).runs), load_library(library),
+                                hardware)
+    saved = train_module.DEFAULT_PARAMS
+    train_module.DEFAULT_PARAMS = {**saved, "num_leaves": leaves, "max_depth": -1}
+    try:
+        booster, spec, cv = train_module.train(data, trees, 0, 0, 2)
+    finally:
+        train_module.DEFAULT_PARAMS = saved
+    train_module.write_model(out, booster, spec, cv)
+    return out
+
+
+def problems(count: int, seed: int):
+    from ckast.select.problem import conv_problem, parse_pairs
+
+    shapes, out, seen = synth_timings.conv_shapes(random.Random(seed), "forward", 2), [], set()
+    while len(out) < count:
+        fields = {k: v for k, v in next(shapes).items() if k != "direction"}
+        key = tuple(sorted(fields.items()))
+        if key not in seen and fields["N"] * fields["C"] * fields["Hi"] * fields["Wi"] < 2**31:
+            seen.add(key)
+            out.append(conv_problem(parse_pairs(",".join(f"{k}={v}" for k, v in fields.items()))))
+    return out
+
+
+def timed_compile(args: list[str]) -> tuple[float, float]:
+    """(wall s, peak RSS GiB) of a compiler run, from /usr/bin/time -v."""
+    run = subprocess.run(["/usr/bin/time", "-v", *args], capture_output=True, text=True)
+    if run.returncode:
+        sys.exit(f"compile failed:\n{run.stderr[-3000:]}")
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", run.stderr)
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", run.stderr)
+    seconds = int(wall.group(1) or 0) * 3600 + int(wall.group(2)) * 60 + float(wall.group(3))
+    return seconds, int(rss.group(1)) / 2**20
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--library", type=Path, help="the fp16 2-D conv library (default: generate it)")
+    ap.add_argument("--model", type=Path, help="a forward model directory (default: train one)")
+    ap.add_argument("--trees", type=int, default=2000)
+    ap.add_argument("--leaves", type=int, default=63, help="leaves per tree of the trained model")
+    ap.add_argument("--rows", type=int, default=50_000, help="synthetic training rows")
+    ap.add_argument("--problems", type=int, default=30, help="problems ranked (latency is their median)")
+    ap.add_argument("--all-kernels", action="store_true", help="lower over every kernel of the library")
+    ap.add_argument("--batch-parameter", default="num_threads=1", help="LightGBM parameter of the batch call (b)")
+    ap.add_argument("--work", type=Path, default=None, help="directory for the outputs (default: tmp)")
+    args = ap.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="ckast-bench-selector-", dir="/dev/shm"))
+    work.mkdir(parents=True, exist_ok=True)
+    library = args.library
+    if library is None:
+        library = work / "lib"
+        ckast("generate", "--rule-set", "full", "--arch", "gfx942", "--datatype", "fp16", "--ndim", "2",
+              "--ck-api", "ck-2026.06", "-o", str(library))
+    model_dir = args.model or train_model(library, work, args.trees, args.leaves, args.rows)
+
+    import lightgbm
+
+    from ckast import nodes as n
+    from ckast.select.cxx.lower_forest import lower_forest
+    from ckast.select.features.expr import sources
+    from ckast.select.features.table import KernelTable
+    from ckast.select.forest import read_model
+    from ckast.select.library import load_library
+    from ckast.select.lightgbm_model import MODEL_FILE, load_model
+    from ckast.select.model_features import model_features
+
+    predictor = load_model(model_dir)
+    model_file = next(p for p in (model_dir / MODEL_FILE, model_dir / (MODEL_FILE + ".gz")) if p.exists())
+    forest = read_model(model_file)
+    plain = work / "model.txt"  # LightGBM's C API reads no gzip
+    plain.write_text(predictor.booster.model_to_string())
+    features = model_features(predictor.kind)
+    columns = predictor.columns
+    known = np.array([sources(features.features[c].expr) <= {"kernel", "hw"} for c in columns])
+    lib = load_library(library)
+    chosen = problems(args.problems, 5)
+    part = lib.part(chosen[0])
+    table = KernelTable.of(lib.configs) if args.all_kernels else part.table
+    values = features.matrix(chosen[0], table, predictor.hw)[:, columns]
+
+    start = time.perf_counter()
+    lowered = lower_forest(forest, values, np.broadcast_to(known, values.shape), prefix="forest",
+                           log_targets="tflops" in predictor.spec.get("log_targets", ()))
+    lowered_s = time.perf_counter() - start
+    source = n.to_source(n.File(lowered.decls, includes=n.required_headers(n.File(lowered.decls))))
+    emit_s = time.perf_counter() - start
+    header = work / "forest.hpp"
+    header.write_text(source)
+    p = lowered.program
+    print(f"model: {len(forest.trees)} trees, up to {max(t.num_leaves for t in forest.trees)} leaves, "
+          f"{sum(t.num_leaves - 1 for t in forest.trees)} splits; {int(known.sum())} of {len(columns)} features known")
+    print(f"lowered over {len(table)} kernels ({p.roots.shape[1]} classes): {len(p.feature)} residual nodes, "
+          f"{len(p.leaf)} leaves, {p.roots.size} roots; lower {lowered_s:.1f} s, print {emit_s - lowered_s:.1f} s, "
+          f"{len(source) / 2**20:.1f} MiB")
+
+    libdir = Path(lightgbm.__file__).parent / "lib"
+    binary = work / "harness"
+    compile_s, compile_gib = timed_compile([
+        CXX, "-std=c++17", "-O2", f"-DFOREST_HEADER=\"{header}\"", str(HARNESS), "-o", str(binary),
+        f"-L{libdir}", "-l_lightgbm", f"-Wl,-rpath,{libdir}"])
+    print(f"compile (clang++-19 -O2, harness + forest): {compile_s:.1f} s, peak RSS {compile_gib:.2f} GiB  "
+          f"goal <= 60 s, <= 2 GiB")
+
+    rows = np.stack([features.matrix(q, part.table, predictor.hw)[:, columns] for q in chosen])
+    data = work / "rows.bin"
+    with open(data, "wb") as f:
+        f.write(np.array(rows.shape, dtype=np.int32).tobytes())
+        f.write(np.ascontiguousarray(rows).tobytes())
+    out = work / "out"
+    subprocess.run([str(binary), str(plain), str(data), str(out), args.batch_parameter], check=True)
+    times = np.fromfile(f"{out}.times").reshape(-1, 3) * 1e3
+    a, b, c = (np.fromfile(f"{out}.{w}") for w in "abc")
+    ranks = [np.fromfile(f"{out}.rank_{w}", dtype=np.int32) for w in "abc"]
+    python = np.concatenate([predictor.predict_tflops(q, part, predictor.hw) for q in chosen])
+    med = [statistics.median(times[:, i]) for i in range(3)]
+    print(f"rank one problem ({len(part)} kernels, median of {len(chosen)} problems): (a) C API per kernel "
+          f"{med[0]:.2f} ms, (b) one batch call ({args.batch_parameter or 'default threads'}) {med[1]:.2f} ms, "
+          f"(c) emitted forest {med[2]:.3f} ms (max {times[:, 2].max():.3f} ms)")
+    print(f"ratios: (a)/(c) {med[0] / med[2]:.1f}x (goal >= 10x), (b)/(c) {med[1] / med[2]:.1f}x (goal > 1x)")
+    same = [np.array_equal(c.view(np.uint64), x.view(np.uint64)) for x in (a, b, python)]
+    print(f"predictions bit-identical: to (a) {same[0]}, to (b) {same[1]}, to Python's predict_tflops {same[2]}; "
+          f"rankings identical: {np.array_equal(ranks[2], ranks[0]) and np.array_equal(ranks[2], ranks[1])}")
+
+
+if __name__ == "__main__":
+    main()
