@@ -25,7 +25,7 @@ from ckast.select.problem import ConvProblem, GemmProblem
 from ckast.library.selection import Selection
 from ckast.select.rank import rank
 
-from .select_helpers import conv_entries, entries, gemm_entries, synth_module, write_library
+from .select_helpers import ROOT, conv_entries, entries, gemm_entries, synth_module, write_library
 
 PROFILE = "ck-2026.06"
 CLANG = shutil.which("clang++-19")
@@ -234,6 +234,41 @@ def test_conv_dispatcher_picks_the_selectors_first_kernel(tmp_path):
     assert checked >= 3
 
 
+def test_gemm_dispatcher_picks_the_selectors_first_kernel_by_its_identifier(tmp_path):
+    from ckast import testing
+
+    lib = _generate(["emit", "--config", str(ROOT / "examples" / "gemm_standard.json")], tmp_path / "lib")
+    write_selector(lib, [], tmp_path / "selector")
+    unit = testing.jit_files([lib / "dispatcher_wrappers" / "register_all_kernels.hpp",
+                              tmp_path / "selector" / "ckast_selector.cpp",
+                              tmp_path / "selector" / "ckast_selector_dispatcher.hpp"], None, lib)
+    d = ("ck_tile", "dispatcher")
+    registry = n.Call(n.ident(*d, "Registry", "instance"), [])
+    problem_t = n.TypeName(n.Name((*d, "Problem")))
+    int64 = n.TypeName(n.Name(("std", "int64_t")))
+    chars = n.Ptr(n.Const(n.Builtin("char")))
+    problem = n.ident("problem")
+    pick = unit.function(n.TypeName(n.Name(("std", "string"))), [
+        n.FuncParam(int64, "m"), n.FuncParam(int64, "nn"), n.FuncParam(int64, "k"), n.FuncParam(chars, "layout")], [
+        n.ExprStmt(n.call(n.Member(registry, "clear"))),
+        n.ExprStmt(n.call("ckast_selector::register_library", n.StrLit("gfx942"))),
+        n.VarDecl(n.TypeName(n.Name((*d, "Dispatcher"))), "dispatcher", n.UnOp("&", registry), brace=True),
+        n.ExprStmt(n.call("ckast_selector::use_selector", n.ident("dispatcher"), registry, n.NullPtr(),
+                          n.ident("layout"))),
+        n.VarDecl(problem_t, "problem"),
+        *(n.ExprStmt(n.BinOp("=", n.Member(problem, f), n.ident(v))) for f, v in (("M", "m"), ("N", "nn"), ("K", "k"))),
+        n.VarDecl(n.Const(n.Builtin("auto")), "kernel",
+                  n.call(n.Member(n.ident("dispatcher"), "select_kernel"), problem)),
+        n.Return(n.Cond(n.BinOp("==", n.ident("kernel"), n.NullPtr()), n.StrLit(""),
+                        n.call(n.Member(n.ident("kernel"), "get_name", arrow=True)))),
+    ])
+    library = load_library(lib)
+    for m, nn, k in ((512, 512, 512), (4096, 1024, 100), (1, 8192, 64)):
+        for layout in ("rcr", "rrr"):
+            expected = _python(library, GemmProblem(M=m, N=nn, K=k), AnalyticPredictor(), None, layout)
+            assert str(pick(m, nn, k, layout)) == (expected[0][0] if expected else "")
+
+
 # --- the command ---------------------------------------------------------------------------------------------------
 
 
@@ -241,9 +276,9 @@ def test_emit_command_writes_once_and_refuses_bad_input(tmp_path):
     lib = write_library(tmp_path / "lib", gemm_entries(tmp_path))
     runner = CliRunner()
     first = runner.invoke(cli, ["select", "emit", "--library", str(lib), "-o", str(tmp_path / "sel")])
-    assert first.exit_code == 0 and "3 files written" in first.output
+    assert first.exit_code == 0 and "4 files written" in first.output
     again = runner.invoke(cli, ["select", "emit", "--library", str(lib), "-o", str(tmp_path / "sel")])
-    assert again.exit_code == 0 and "0 files written, 3 unchanged" in again.output
+    assert again.exit_code == 0 and "0 files written, 4 unchanged" in again.output
     for args, message in (
         (["--library", str(lib), "-o", str(lib)], "the library's own directory"),
         (["--library", str(tmp_path / "nowhere"), "-o", str(tmp_path / "x")], "manifest"),
@@ -262,3 +297,35 @@ def test_a_model_for_another_part_is_refused(conv, tmp_path):
                                       "-o", str(tmp_path / "sel")])
     assert result.exit_code == 2 and "fits no part of the library" in result.stderr
     assert not (tmp_path / "sel").exists()
+
+
+@pytest.mark.ck_compile
+def test_selector_and_its_ck_adapters_compile_against_ck_tile(tmp_path):
+    """The selector and its adapters of CK Tile's ConvParam and GemmHostArgs, with CK Tile's own headers (the
+    wheel's tree has no dispatcher: the hooks are checked under the host model above)."""
+    from ckast.check import Toolchain
+    from ckast.check.runner import compile_one
+
+    entries_ = [*conv_entries("forward"), *gemm_entries(tmp_path)]
+    lib = write_library(tmp_path / "lib", entries_)
+    write_selector(lib, [], tmp_path / "selector")
+    param = n.ident("param")
+    ck = ("ck_tile",)
+    use = n.FunctionDef("use_adapters", n.Builtin("int"), [
+        n.FuncParam(n.LRef(n.Const(n.TypeName(n.Name((*ck, "conv", "ConvParam"))))), "param"),
+        n.FuncParam(n.LRef(n.Const(n.TypeName(n.Name((*ck, "GemmHostArgs"))))), "args")], [
+        n.VarDecl(n.Const(n.Builtin("auto")), "convs",
+                  n.call("ckast_selector::select", n.call("ckast_selector::conv_problem", param,
+                                                          n.ident("ckast_selector", "forward")))),
+        n.VarDecl(n.Const(n.Builtin("auto")), "gemms",
+                  n.call("ckast_selector::rank", n.call("ckast_selector::gemm_problem", n.ident("args")),
+                         n.StrLit("fp16"))),
+        n.Return(n.StaticCast(n.Builtin("int"), n.BinOp("+", n.call(n.Member(n.ident("convs"), "size")),
+                                                        n.call(n.Member(n.ident("gemms"), "size"))))),
+    ])
+    tu = tmp_path / "selector" / "check.cpp"
+    tu.write_text(n.to_source(n.File([use], includes=[n.Header("ckast_selector_ck.hpp"), n.Header("ckast_selector.cpp")],
+                                     pragma_once=False)))
+    result = compile_one(tu, Toolchain.discover(), include_dirs=[tmp_path / "selector"])
+    print(result.line())
+    assert result.passed, result.log
