@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ckast.lower.identity import EntryPoint
 
-from ckast.data_files import file_states
-
 from .stamp import write_stamp
 from .transaction import MANIFEST, Transaction
 
@@ -36,24 +34,19 @@ def write_tree(files: Iterable[tuple[str, str]], manifest: Mapping[str, Any], tx
     (True) or unchanged (False), and their `file_states` once staged. Returns counts: written,
     unchanged, removed.
     """
-    done = done or {}
-    written = sum(w for w, _ in done.values())
-    unchanged = len(done) - written
-    current: set[str] = set(done)
+    staged = dict(done or {})
     made_dirs: set[str] = set()
     for path, text in files:
-        current.add(path)
-        if tx.stage.write(path, transform(path, text) if transform else text, made_dirs):
-            written += 1
-        else:
-            unchanged += 1
-    tx.stage.write(MANIFEST, manifest_text({**manifest, "files": sorted(current)}))
+        staged[path] = tx.stage.put(path, transform(path, text) if transform else text, made_dirs)
+    written = sum(w for w, _ in staged.values())
+    unchanged = len(staged) - written
+    current = set(staged)
+    staged[MANIFEST] = tx.stage.put(MANIFEST, manifest_text({**manifest, "files": sorted(current)}))
     produced = current | {MANIFEST}
     record = None
     if stamp is not None:  # the staged files' sizes and times are those the tree has after the swap
-        states = {path: state for path, (_, state) in done.items()}
-        states.update(file_states(tx.stage.new, produced - states.keys()))
-        record = partial(write_stamp, tx.out, stamp[0], {**stamp[1], "files": len(current)}, dict(sorted(states.items())))
+        states = dict(sorted((path, state) for path, (_, state) in staged.items()))
+        record = partial(write_stamp, tx.out, stamp[0], {**stamp[1], "files": len(current)}, states)
     removed = tx.commit(produced, then=record)
     return {"written": written, "unchanged": unchanged, "removed": removed}
 
