@@ -16,16 +16,23 @@ from ckast import nodes as n
 from ckast.arch.hardware import hardware
 from ckast.cli import main as cli
 from ckast.hostmodel.jit import session
+from ckast.library.selection import Selection
 from ckast.select.analytic import AnalyticPredictor
 from ckast.select.cxx.problem_struct import problem_struct
 from ckast.select.cxx.selector import write_selector
 from ckast.select.library import load_library
 from ckast.select.lightgbm_model import load_model
 from ckast.select.problem import ConvProblem, GemmProblem
-from ckast.library.selection import Selection
 from ckast.select.rank import rank
 
-from .select_helpers import ROOT, conv_entries, entries, gemm_entries, synth_module, write_library
+from .select_helpers import (
+    ROOT,
+    conv_entries,
+    entries,
+    gemm_entries,
+    synth_module,
+    write_library,
+)
 
 PROFILE = "ck-2026.06"
 CLANG = shutil.which("clang++-19")

@@ -34,13 +34,13 @@ import attrs
 from ckast import nodes as n
 from ckast.arch.hardware import hardware
 from ckast.select.features.featureset import hw_columns
-from ckast.select.library import Library, Part, direction_of
+from ckast.select.library import Library, Part
 from ckast.select.problem import DIRECTIONS
 
 from .lower_expr import lower_features
 from .lower_forest import lower_forest
 from .lower_predicate import lower_applicability
-from .problem_struct import ProblemStruct, problem_struct
+from .problem_struct import problem_struct
 
 NAMESPACE = "ckast_selector"
 HEADER, SOURCE = "ckast_selector.hpp", "ckast_selector.cpp"
