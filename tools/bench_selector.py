@@ -119,7 +119,7 @@ def main() -> None:
     import lightgbm
 
     from ckast import nodes as n
-    from ckast.select.cxx.lower_forest import lower_forest
+    from ckast.select.cxx.lower_forest import kernel_keys, lower_forest
     from ckast.select.features.expr import sources
     from ckast.select.features.table import KernelTable
     from ckast.select.forest import read_model
@@ -142,8 +142,9 @@ def main() -> None:
     values = features.matrix(chosen[0], table, predictor.hw)[:, columns]
 
     start = time.perf_counter()
+    keys = kernel_keys([features.features[c] for c in columns], table)
     lowered = lower_forest(forest, values, np.broadcast_to(known, values.shape), prefix="forest",
-                           log_targets="tflops" in predictor.spec.get("log_targets", ()))
+                           log_targets="tflops" in predictor.spec.get("log_targets", ()), kernel_keys=keys)
     lowered_s = time.perf_counter() - start
     source = n.to_source(n.File(lowered.decls, includes=n.required_headers(n.File(lowered.decls))))
     emit_s = time.perf_counter() - start
@@ -152,8 +153,8 @@ def main() -> None:
     p = lowered.program
     print(f"model: {len(forest.trees)} trees, up to {max(t.num_leaves for t in forest.trees)} leaves, "
           f"{sum(t.num_leaves - 1 for t in forest.trees)} splits; {int(known.sum())} of {len(columns)} features known")
-    print(f"lowered over {len(table)} kernels ({p.roots.shape[1]} classes): {len(p.feature)} residual nodes, "
-          f"{len(p.leaf)} leaves, {p.roots.size} roots; lower {lowered_s:.1f} s, print {emit_s - lowered_s:.1f} s, "
+    print(f"lowered over {len(table)} kernels: {p.internal} residual nodes, {len(p.leaf)} leaves, "
+          f"{len(p.walk_root)} walks ({len(p.walk_root) / p.trees:.0f} per tree); lower {lowered_s:.1f} s, print {emit_s - lowered_s:.1f} s, "
           f"{len(source) / 2**20:.1f} MiB")
 
     libdir = Path(lightgbm.__file__).parent / "lib"

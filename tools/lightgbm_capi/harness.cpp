@@ -4,7 +4,7 @@
 //   (a) LightGBM's C API called once per kernel, as CK's dispatcher/ml_heuristic.hpp does
 //       (LGBM_BoosterPredictForMat, one row, float64, row-major, all iterations, parameter ""), expm1, sort;
 //   (b) one LGBM_BoosterPredictForMat call for all the problem's rows (parameter from the command line);
-//   (c) the emitted forest predictor (FOREST_HEADER, defining forest_tflops_all(rows, count, out)), the same sort.
+//   (c) the emitted forest predictor (FOREST_HEADER, defining forest_tflops_all(rows, out) over every kernel), the same sort.
 // Input rows.bin: int32 problems, kernels, features, then problems x kernels x features doubles (kernel k of
 // every problem is the emitted predictor's kernel k). Output: OUT.a/.b/.c (the predictions, doubles) and
 // OUT.times (per problem: a b c seconds), and each way's ranking in OUT.rank_a/.rank_b/.rank_c (int32).
@@ -134,7 +134,7 @@ int main(int argc, char** argv)
         rank_b.insert(rank_b.end(), order.begin(), order.end());
 
         start = std::chrono::steady_clock::now();
-        forest_tflops_all(x, kernels, pc);
+        forest_tflops_all(x, pc);
         rank(pc, kernels, order);
         times.push_back(seconds_since(start));
         rank_c.insert(rank_c.end(), order.begin(), order.end());

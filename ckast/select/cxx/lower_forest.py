@@ -8,16 +8,24 @@ only. Kernels with equal known values (over the features the forest splits on) f
 nodes are hash-consed over all trees and classes (a node is its split and its two children), so classes whose
 known splits route them the same way share their residual tree, and equal subtrees are stored once.
 
-Layout (all `static constexpr`, namespace scope, names prefixed):
-- nodes, structure of arrays: `feature` (uint16), `threshold` (double; for a categorical split the index of
-  its bitset), `kind` (uint8, below), `left`/`right` (int32: a node index, or `~leaf` for a leaf);
-- `leaf` (double): the distinct leaf values; a tree a class's known splits decide entirely is a leaf entry;
-- `roots` (int32, classes x trees, class-major): the residual root of each tree for each class;
-- `kernel_class` (uint16 or int32): each kernel's class; `bits`/`bit_bounds`: the categorical bitsets.
+Walks. A tree's residual is walked once per set of kernels with one residual root and equal values of every
+feature that residual reads (`kernel_keys`: a feature of the problem and hardware only is equal for every
+kernel; one of kernel columns too is equal for kernels with equal columns), from the row of the set's first
+kernel; each kernel then adds its walk's leaf.
 
-Evaluation of `predict(k, row)` sums, from 0.0 and in tree order, the leaf each tree's residual reaches (a
-constant tree costs one load and one add), then applies the objective's output transform: the same
-additions in the same order as LightGBM, so the result is bit-identical (no constant folding across trees).
+Layout (all `static constexpr`, namespace scope, names prefixed):
+- nodes, structure of arrays: `feature` (the forest's feature index), `threshold` (double; for a categorical
+  split the index of its bitset), `kind` (uint8, below), `left`/`right` (int32: a node below `internal`, else
+  leaf `child - internal`); `leaf` (double): the distinct leaf values;
+- walks: tree t's are `walk_bounds[t] .. walk_bounds[t + 1]`, each a root (`walk_root`, a node or a leaf: a
+  tree the kernel's known splits decide entirely) and the kernel whose row it reads (`walk_kernel`);
+  `local` (trees x kernels, tree-major): each kernel's walk in its tree; `bits`/`bit_bounds`: the
+  categorical bitsets.
+
+Evaluation sums, from 0.0 and in tree order, the leaf each tree's walk reaches (a constant tree costs one load
+and one add), then applies the objective's output transform: the same additions in the same order as
+LightGBM, so the result is bit-identical (no constant folding across trees). `<prefix>_raw_all` goes tree by
+tree (a tree's nodes stay in cache while its walks run), each walk once, then adds per kernel.
 A node's `kind` folds LightGBM's missing-value rules (missing type none / zero / NaN, `default_left`) into
 where a NaN and a zero go: bit 0 (`NAN_LEFT`) a NaN goes left (else right, where `x <= threshold` sends it);
 bit 1 (`ZERO_RULE`) a zero goes left iff bit 2 (`ZERO_LEFT`), not by its threshold (missing type zero only);
@@ -28,10 +36,15 @@ bitset is set (LightGBM: NaN, negative and out-of-range values go right). A feat
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 import numpy as np
 
 from ckast import nodes as n
+from ckast.select.features.expr import Field, Lookup, walk
+from ckast.select.features.featureset import Feature
+from ckast.select.features.table import KernelTable
 from ckast.select.forest import (CATEGORICAL, DEFAULT_LEFT, MISSING_NAN, MISSING_NONE, MISSING_ZERO, Forest, Tree,
                                  _input, go_left)
 
@@ -42,7 +55,8 @@ NAN_LEFT, ZERO_RULE, ZERO_LEFT, CATEGORY = 1, 2, 4, 8
 @attrs.frozen(eq=False)
 class Program:
     """The lowered forest as arrays (what the C++ arrays hold). A child (or root) below `internal` is a node,
-    `internal + j` is leaf j."""
+    `internal + j` is leaf j. Tree t's walks are `walk_bounds[t] .. walk_bounds[t + 1]`; kernel k takes the
+    leaf of its tree-t walk `walk_bounds[t] + local[t, k]`."""
 
     feature: np.ndarray
     threshold: np.ndarray
@@ -52,9 +66,12 @@ class Program:
     leaf: np.ndarray
     bits: np.ndarray
     bit_bounds: np.ndarray
-    roots: np.ndarray
-    """trees x classes: the residual root of each tree for each class."""
-    kernel_class: np.ndarray
+    walk_bounds: np.ndarray
+    walk_root: np.ndarray
+    walk_kernel: np.ndarray
+    """The kernel whose row a walk reads (the first of the kernels it serves)."""
+    local: np.ndarray
+    """trees x kernels: each kernel's walk within its tree."""
 
     @property
     def internal(self) -> int:
@@ -62,7 +79,11 @@ class Program:
 
     @property
     def trees(self) -> int:
-        return self.roots.shape[0]
+        return len(self.walk_bounds) - 1
+
+    @property
+    def kernels(self) -> int:
+        return self.local.shape[1]
 
 
 class _Builder:
@@ -160,21 +181,55 @@ def _classes(forest: Forest, known: np.ndarray, mask: np.ndarray) -> tuple[np.nd
     return rank[inverse.reshape(-1)], values[first[order]], mask[first[order]]
 
 
-def lower_arrays(forest: Forest, known: np.ndarray, known_mask: np.ndarray) -> Program:
-    """The forest partially evaluated for each kernel (rows of `known`/`known_mask`) as arrays."""
+def lower_arrays(forest: Forest, known: np.ndarray, known_mask: np.ndarray,
+                 kernel_keys: np.ndarray | None = None) -> Program:
+    """The forest partially evaluated for each kernel (rows of `known`/`known_mask`) as arrays; `kernel_keys`
+    as `lower_forest` takes them."""
     known = np.asarray(known, dtype=np.float64).reshape(len(known_mask), len(forest.feature_names))
     known_mask = np.asarray(known_mask, dtype=bool).reshape(known.shape)
     kernel_class, values, mask = _classes(forest, known, known_mask)
     classes = np.arange(len(values))
     builder = _Builder()
-    roots = np.empty((len(values), len(forest.trees)), dtype=np.int64)
+    roots = np.empty((len(forest.trees), len(values)), dtype=np.int64)
     for t, tree in enumerate(forest.trees):
-        roots[:, t] = _residual(tree, 0 if tree.num_leaves > 1 else ~0, classes, values, mask, builder)
-    return _program(builder, roots, kernel_class)
+        roots[t] = _residual(tree, 0 if tree.num_leaves > 1 else ~0, classes, values, mask, builder)
+    if kernel_keys is None:
+        kernel_keys = np.broadcast_to(np.arange(len(known))[:, None], known.shape)
+    return _program(builder, roots[:, kernel_class], np.asarray(kernel_keys, dtype=np.int64))
 
 
-def _program(builder: _Builder, roots: np.ndarray, kernel_class: np.ndarray) -> Program:
-    """The builder's nodes and leaves as arrays, leaves numbered after the nodes."""
+def _reads(builder: _Builder) -> list[int]:
+    """Per node, the features its subtree splits on (a bit set)."""
+    reads: list[int] = []
+    for feature, _, _, left, right in builder.rows:  # children come first
+        reads.append(1 << feature | (reads[left] if left >= 0 else 0) | (reads[right] if right >= 0 else 0))
+    return reads
+
+
+def _walks(roots: np.ndarray, keys: np.ndarray, reads: list[int]) -> tuple[list[int], list[int], np.ndarray]:
+    """One tree's walks: (root, first kernel) of each set of kernels with one root and equal keys on every feature
+    that root's subtree reads, and each kernel's walk."""
+    walk_root, walk_kernel = [], []
+    local = np.empty(len(roots), dtype=np.int64)
+    for root in np.unique(roots):
+        kernels = np.flatnonzero(roots == root)
+        read = [f for f in range(keys.shape[1]) if reads[root] >> f & 1] if root >= 0 else []
+        if read:
+            _, first, inverse = np.unique(keys[np.ix_(kernels, read)], axis=0, return_index=True,
+                                          return_inverse=True)
+        else:  # a leaf: one walk serves them all
+            first, inverse = np.zeros(1, dtype=np.int64), np.zeros(len(kernels), dtype=np.int64)
+        local[kernels] = len(walk_root) + inverse.reshape(-1)
+        walk_root += [int(root)] * len(first)
+        walk_kernel += kernels[first].tolist()
+    order = np.argsort(walk_kernel, kind="stable")  # walks numbered by their first kernel: deterministic
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return [walk_root[i] for i in order], [walk_kernel[i] for i in order], rank[local]
+
+
+def _program(builder: _Builder, roots: np.ndarray, keys: np.ndarray) -> Program:
+    """The builder's nodes and leaves as arrays (leaves numbered after the nodes) and each tree's walks."""
     rows = builder.rows
     internal = len(rows)
 
@@ -184,6 +239,13 @@ def _program(builder: _Builder, roots: np.ndarray, kernel_class: np.ndarray) -> 
     def node(ids: np.ndarray) -> np.ndarray:
         return np.where(ids < 0, internal + ~ids, ids)
 
+    reads = _reads(builder)
+    bounds, walk_root, walk_kernel, local = [0], [], [], np.empty(roots.shape, dtype=np.int64)
+    for t in range(len(roots)):
+        tree_roots, tree_kernels, local[t] = _walks(roots[t], keys, reads)
+        walk_root += tree_roots
+        walk_kernel += tree_kernels
+        bounds.append(len(walk_root))
     return Program(
         feature=column(0, np.int64),
         threshold=column(1, np.float64),
@@ -193,8 +255,10 @@ def _program(builder: _Builder, roots: np.ndarray, kernel_class: np.ndarray) -> 
         leaf=np.array(builder.leaf_values, dtype=np.float64),
         bits=np.array(builder.bit_words, dtype=np.uint32),
         bit_bounds=np.array(builder.bit_bounds, dtype=np.int64),
-        roots=np.ascontiguousarray(node(roots).T),
-        kernel_class=kernel_class.astype(np.int64),
+        walk_bounds=np.array(bounds, dtype=np.int64),
+        walk_root=node(np.array(walk_root, dtype=np.int64)),
+        walk_kernel=np.array(walk_kernel, dtype=np.int64),
+        local=local,
     )
 
 
@@ -221,9 +285,9 @@ DOUBLE, INT, BOOL = n.Builtin("double"), n.Builtin("int"), n.Builtin("bool")
 @attrs.frozen(eq=False)
 class LoweredForest:
     """The emitted forest: `decls` (namespace scope: the arrays; `<prefix>_raw`, `_predict`, `_tflops` for one
-    kernel and `<prefix>_raw_all`, `_predict_all`, `_tflops_all` for kernels 0 .. count-1) and calls into them.
-    A row is a `const double*` to the forest's features (in `forest.feature_names` order) for that kernel; the
-    `_all` functions take `count` rows one after another and write `count` values."""
+    kernel and `<prefix>_raw_all`, `_predict_all`, `_tflops_all` for every kernel) and calls into them. A row is a
+    `const double*` to the forest's features (in `forest.feature_names` order) for that kernel; the `_all`
+    functions take every kernel's row, one after another, and write one value per kernel."""
 
     program: Program
     prefix: str
@@ -235,17 +299,35 @@ class LoweredForest:
         `log_targets`, else clamped at 0)."""
         return n.call(f"{self.prefix}_{what}", kernel, row)
 
-    def call_all(self, what: str, rows: n.Expr, count: n.Expr, out: n.Expr) -> n.Expr:
-        """`<prefix>_<what>_all(rows, count, out)`: the same for kernels 0 .. count-1, fastest per kernel."""
-        return n.call(f"{self.prefix}_{what}_all", rows, count, out)
+    def call_all(self, what: str, rows: n.Expr, out: n.Expr) -> n.Expr:
+        """`<prefix>_<what>_all(rows, out)`: the same for every kernel (`rows`: one row per kernel, in order),
+        fastest per kernel."""
+        return n.call(f"{self.prefix}_{what}_all", rows, out)
 
 
 def lower_forest(forest: Forest, known: np.ndarray, known_mask: np.ndarray, *, prefix: str,
-                 log_targets: bool = True) -> LoweredForest:
+                 log_targets: bool = True, kernel_keys: np.ndarray | None = None) -> LoweredForest:
     """The forest as C++ for the kernels of `known`/`known_mask` (kernels x forest features: the values fixed at
-    emit time and which ones are), partially evaluated per kernel (module docstring)."""
-    program = lower_arrays(forest, known, known_mask)
+    emit time and which ones are), partially evaluated per kernel (module docstring). `log_targets`: the model
+    directory's spec names tflops in `log_targets`. `kernel_keys` (kernels x features, ints; see `kernel_keys`):
+    kernels with equal keys in a column have equal values of that feature in every problem's rows, so one walk
+    serves them; None: no two kernels share a walk."""
+    program = lower_arrays(forest, known, known_mask, kernel_keys)
     return LoweredForest(program, prefix, _Emitter(program, prefix).decls(forest, log_targets))
+
+
+def kernel_keys(features: Sequence[Feature], table: KernelTable) -> np.ndarray:
+    """(kernels x features) keys for `lower_forest`: per feature, kernels numbered by the values of the kernel
+    columns its expression reads (a feature that reads none, of the problem and hardware only, is one key)."""
+    out = np.zeros((len(table), len(features)), dtype=np.int64)
+    for j, feature in enumerate(features):
+        read = dict.fromkeys((type(x), x.name) for x in walk(feature.expr)
+                             if isinstance(x, Lookup) or (isinstance(x, Field) and x.source == "kernel"))
+        if read:
+            columns = [table.numeric(name).view(np.int64) if kind is Field else
+                       np.asarray(table.categorical(name)[0], dtype=np.int64) for kind, name in read]
+            out[:, j] = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)[1].reshape(-1)
+    return out
 
 
 def _array(name: str, element: n.Type, values: np.ndarray, literal) -> n.VarDecl:
@@ -291,8 +373,10 @@ class _Emitter:
             _array(self.name("left"), _std_type("int32_t"), p.left, n.IntLit),
             _array(self.name("right"), _std_type("int32_t"), p.right, n.IntLit),
             _array(self.name("leaf"), DOUBLE, p.leaf, n.FloatLit),
-            _array(self.name("roots"), _std_type("int32_t"), p.roots.reshape(-1), n.IntLit),
-            _array(self.name("kernel_class"), _int_type(p.kernel_class, ("uint16_t",)), p.kernel_class, n.IntLit),
+            _array(self.name("walk_bounds"), _std_type("int32_t"), p.walk_bounds, n.IntLit),
+            _array(self.name("walk_root"), _std_type("int32_t"), p.walk_root, n.IntLit),
+            _array(self.name("walk_kernel"), _int_type(p.walk_kernel, ("uint16_t",)), p.walk_kernel, n.IntLit),
+            _array(self.name("local"), _int_type(p.local), p.local.reshape(-1), n.IntLit),
         ]
         if (p.kind & CATEGORY).any():
             out += [_array(self.name("bits"), _std_type("uint32_t"), p.bits, lambda v: n.IntLit(v, "u")),
@@ -344,20 +428,27 @@ class _Emitter:
             n.Return(n.Cond(n.BinOp("<=", n.call(_std("fabs"), x), n.FloatLit(ZERO)), n.FloatLit(0.0), x))],
             inline=True)
 
+    def walk(self, node: n.Expr) -> n.Stmt:
+        """`while (node < internal) node = <prefix>_next(node, <prefix>_read(row[feature[node]]));`"""
+        value = n.call(self.name("read"), n.Index(n.ident("row"), self.at("feature", node)))
+        return n.While(n.BinOp("<", node, n.IntLit(self.p.internal)), [_assign(node, n.call(self.name("next"), node,
+                                                                                             value))])
+
+    def leaf(self, node: n.Expr) -> n.Expr:
+        return self.at("leaf", n.BinOp("-", node, n.IntLit(self.p.internal)))
+
     def raw(self) -> n.FunctionDef:
-        """`<prefix>_raw(kernel, row)`: each tree from the kernel's class's root, summed in tree order."""
+        """`<prefix>_raw(kernel, row)`: each tree's residual for the kernel, summed in tree order from 0.0."""
         p = self.p
         t, node, total = n.ident("t"), n.ident("node"), n.ident("sum")
-        internal = n.IntLit(p.internal)
-        root = self.at("roots", n.BinOp("+", n.BinOp("*", t, n.IntLit(p.roots.shape[1])), n.ident("cls")))
-        value = n.call(self.name("read"), n.Index(n.ident("row"), self.at("feature", node)))
+        local = self.at("local", n.BinOp("+", n.BinOp("*", t, n.IntLit(p.kernels)), n.ident("kernel")))
         body = [
-            n.VarDecl(n.Const(INT), "cls", self.at("kernel_class", n.ident("kernel"))),
             n.VarDecl(DOUBLE, "sum", n.FloatLit(0.0)),
             _loop("t", n.IntLit(p.trees), [
-                n.VarDecl(_std_type("int32_t"), "node", root),
-                n.While(n.BinOp("<", node, internal), [_assign(node, n.call(self.name("next"), node, value))]),
-                n.ExprStmt(n.BinOp("+=", total, self.at("leaf", n.BinOp("-", node, internal)))),
+                n.VarDecl(_std_type("int32_t"), "node", self.at("walk_root", n.BinOp("+", self.at("walk_bounds", t),
+                                                                                     local))),
+                self.walk(node),
+                n.ExprStmt(n.BinOp("+=", total, self.leaf(node))),
             ]),
             n.Return(total),
         ]
@@ -365,29 +456,32 @@ class _Emitter:
                              inline=True)
 
     def raw_all(self) -> n.FunctionDef:
-        """`<prefix>_raw_all(rows, count, sums)`: tree by tree, every kernel's walk (a tree's nodes are read from
-        memory once per call, not once per kernel), each kernel's sum still in tree order."""
+        """`<prefix>_raw_all(rows, sums)` for every kernel: tree by tree, each walk once (from the row of its first
+        kernel), then every kernel adds its walk's leaf, so each kernel's sum is in tree order from 0.0."""
         p = self.p
-        i, t, node, sums = n.ident("i"), n.ident("t"), n.ident("node"), n.ident("sums")
-        internal = n.IntLit(p.internal)
-        row = n.BinOp("+", n.ident("rows"), n.BinOp("*", i, n.IntLit(self.features)))
-        value = n.call(self.name("read"), n.Index(n.ident("row"), self.at("feature", node)))
+        t, w, k, node, sums, first = (n.ident(v) for v in ("t", "w", "k", "node", "sums", "first"))
+        value = n.ident("value")
+        widest = int(np.diff(p.walk_bounds).max()) if p.trees else 1
         body = [
-            _loop("i", n.ident("count"), [_assign(n.Index(sums, i), n.FloatLit(0.0))]),
+            n.VarDecl(n.Array(DOUBLE, max(widest, 1)), "value"),
+            _loop("k", n.IntLit(p.kernels), [_assign(n.Index(sums, k), n.FloatLit(0.0))]),
             _loop("t", n.IntLit(p.trees), [
-                n.VarDecl(n.Ptr(n.Const(_std_type("int32_t"))), "roots", n.BinOp(
-                    "+", n.ident(self.name("roots")), n.BinOp("*", t, n.IntLit(p.roots.shape[1])))),
-                _loop("i", n.ident("count"), [
-                    n.VarDecl(_std_type("int32_t"), "node", n.Index(n.ident("roots"), self.at("kernel_class", i))),
-                    n.VarDecl(_ROW, "row", row),
-                    n.While(n.BinOp("<", node, internal), [_assign(node, n.call(self.name("next"), node, value))]),
-                    n.ExprStmt(n.BinOp("+=", n.Index(sums, i), self.at("leaf", n.BinOp("-", node, internal)))),
+                n.VarDecl(n.Const(INT), "first", self.at("walk_bounds", t)),
+                _loop("w", n.BinOp("-", self.at("walk_bounds", n.BinOp("+", t, n.IntLit(1))), first), [
+                    n.VarDecl(_std_type("int32_t"), "node", self.at("walk_root", n.BinOp("+", first, w))),
+                    n.VarDecl(_ROW, "row", n.BinOp("+", n.ident("rows"), n.BinOp(
+                        "*", self.at("walk_kernel", n.BinOp("+", first, w)), n.IntLit(self.features)))),
+                    self.walk(node),
+                    _assign(n.Index(value, w), self.leaf(node)),
                 ]),
+                n.VarDecl(n.Ptr(n.Const(_int_type(p.local))), "local", n.BinOp(
+                    "+", n.ident(self.name("local")), n.BinOp("*", t, n.IntLit(p.kernels)))),
+                _loop("k", n.IntLit(p.kernels), [
+                    n.ExprStmt(n.BinOp("+=", n.Index(sums, k), n.Index(value, n.Index(n.ident("local"), k))))]),
             ]),
         ]
         return n.FunctionDef(self.name("raw_all"), n.Builtin("void"), (
-            n.FuncParam(_ROW, "rows"), n.FuncParam(INT, "count"), n.FuncParam(n.Ptr(DOUBLE), "sums")), body,
-            inline=True)
+            n.FuncParam(_ROW, "rows"), n.FuncParam(n.Ptr(DOUBLE), "sums")), body, inline=True)
 
     def decls(self, forest: Forest, log_targets: bool) -> tuple[n.Decl, ...]:
         self.features = len(forest.feature_names)
@@ -408,9 +502,10 @@ class _Emitter:
         alls = []
         for what, source, how in (("predict", "raw", "output"), ("tflops", "predict", "tflops_of")):
             alls.append(n.FunctionDef(self.name(f"{what}_all"), n.Builtin("void"), (
-                n.FuncParam(_ROW, "rows"), n.FuncParam(INT, "count"), n.FuncParam(n.Ptr(DOUBLE), "out")), [
-                n.ExprStmt(n.call(self.name(f"{source}_all"), n.ident("rows"), n.ident("count"), out)),
-                _loop("i", n.ident("count"), [_assign(n.Index(out, i), n.call(self.name(how), n.Index(out, i)))]),
+                n.FuncParam(_ROW, "rows"), n.FuncParam(n.Ptr(DOUBLE), "out")), [
+                n.ExprStmt(n.call(self.name(f"{source}_all"), n.ident("rows"), out)),
+                _loop("i", n.IntLit(self.p.kernels), [_assign(n.Index(out, i), n.call(self.name(how),
+                                                                                      n.Index(out, i)))]),
             ], inline=True))
         transforms[1] = attrs.evolve(transforms[1], name=self.name("tflops_of"))
         return (*self.arrays(), self.read(), self.next_node(), self.raw(), self.raw_all(), *transforms,
