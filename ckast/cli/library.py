@@ -68,6 +68,7 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
                   "merged": len(library.with_status("merged"))}
         if not kernels and configs:  # the user's own configs, all refused: bad input, reported as emit does
             bad_input(ConfigError([i for e in library.refused for i in e.issues]).lines())
+        del library  # its refused and merged entries are not needed past here (a smaller peak RSS)
         if kernels:
             index.keep(selection, kernels, counts)
     if not kernels:
