@@ -45,8 +45,17 @@ from ckast import nodes as n
 from ckast.select.features.expr import Field, Lookup, walk
 from ckast.select.features.featureset import Feature
 from ckast.select.features.table import KernelTable
-from ckast.select.forest import (CATEGORICAL, DEFAULT_LEFT, MISSING_NAN, MISSING_NONE, MISSING_ZERO, Forest, Tree,
-                                 _input, go_left)
+from ckast.select.forest import (
+    CATEGORICAL,
+    DEFAULT_LEFT,
+    MISSING_NAN,
+    MISSING_NONE,
+    MISSING_ZERO,
+    Forest,
+    Tree,
+    _input,
+    go_left,
+)
 
 NAN_LEFT, ZERO_RULE, ZERO_LEFT, CATEGORY = 1, 2, 4, 8
 """Node kinds (see the module docstring)."""
@@ -206,26 +215,23 @@ def _reads(builder: _Builder) -> list[int]:
     return reads
 
 
-def _walks(roots: np.ndarray, keys: np.ndarray, reads: list[int]) -> tuple[list[int], list[int], np.ndarray]:
+def _walks(roots: np.ndarray, keys: np.ndarray, reads: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One tree's walks: (root, first kernel) of each set of kernels with one root and equal keys on every feature
-    that root's subtree reads, and each kernel's walk."""
-    walk_root, walk_kernel = [], []
-    local = np.empty(len(roots), dtype=np.int64)
-    for root in np.unique(roots):
-        kernels = np.flatnonzero(roots == root)
-        read = [f for f in range(keys.shape[1]) if reads[root] >> f & 1] if root >= 0 else []
-        if read:
-            _, first, inverse = np.unique(keys[np.ix_(kernels, read)], axis=0, return_index=True,
-                                          return_inverse=True)
-        else:  # a leaf: one walk serves them all
-            first, inverse = np.zeros(1, dtype=np.int64), np.zeros(len(kernels), dtype=np.int64)
-        local[kernels] = len(walk_root) + inverse.reshape(-1)
-        walk_root += [int(root)] * len(first)
-        walk_kernel += kernels[first].tolist()
-    order = np.argsort(walk_kernel, kind="stable")  # walks numbered by their first kernel: deterministic
+    that root's subtree reads, numbered by first kernel, and each kernel's walk."""
+    distinct, which = np.unique(roots, return_inverse=True)
+    width = (keys.shape[1] + 7) // 8
+    read = np.unpackbits(np.frombuffer(b"".join(
+        (reads[r] if r >= 0 else 0).to_bytes(width, "little") for r in distinct.tolist()), dtype=np.uint8).reshape(
+        len(distinct), width), axis=1, bitorder="little")[:, :keys.shape[1]].astype(bool)
+    code = which
+    for f in np.flatnonzero(read.any(axis=0)):  # one code per distinct (root, keys read), column by column
+        code = np.unique(code * (keys[:, f].max() + 2) + np.where(read[which, f], keys[:, f] + 1, 0),
+                         return_inverse=True)[1].reshape(-1)
+    _, first, local = np.unique(code, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
-    return [walk_root[i] for i in order], [walk_kernel[i] for i in order], rank[local]
+    return roots[first[order]], first[order], rank[local.reshape(-1)]
 
 
 def _program(builder: _Builder, roots: np.ndarray, keys: np.ndarray) -> Program:
@@ -240,12 +246,8 @@ def _program(builder: _Builder, roots: np.ndarray, keys: np.ndarray) -> Program:
         return np.where(ids < 0, internal + ~ids, ids)
 
     reads = _reads(builder)
-    bounds, walk_root, walk_kernel, local = [0], [], [], np.empty(roots.shape, dtype=np.int64)
-    for t in range(len(roots)):
-        tree_roots, tree_kernels, local[t] = _walks(roots[t], keys, reads)
-        walk_root += tree_roots
-        walk_kernel += tree_kernels
-        bounds.append(len(walk_root))
+    walks = [_walks(tree_roots, keys, reads) for tree_roots in roots]
+    bounds = np.cumsum([0] + [len(w[0]) for w in walks])
     return Program(
         feature=column(0, np.int64),
         threshold=column(1, np.float64),
@@ -255,10 +257,10 @@ def _program(builder: _Builder, roots: np.ndarray, keys: np.ndarray) -> Program:
         leaf=np.array(builder.leaf_values, dtype=np.float64),
         bits=np.array(builder.bit_words, dtype=np.uint32),
         bit_bounds=np.array(builder.bit_bounds, dtype=np.int64),
-        walk_bounds=np.array(bounds, dtype=np.int64),
-        walk_root=node(np.array(walk_root, dtype=np.int64)),
-        walk_kernel=np.array(walk_kernel, dtype=np.int64),
-        local=local,
+        walk_bounds=bounds.astype(np.int64),
+        walk_root=node(np.concatenate([w[0] for w in walks]).astype(np.int64)),
+        walk_kernel=np.concatenate([w[1] for w in walks]).astype(np.int64),
+        local=np.stack([w[2] for w in walks]) if walks else np.zeros((0, len(keys)), dtype=np.int64),
     )
 
 
