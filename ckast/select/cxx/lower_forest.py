@@ -14,13 +14,14 @@ kernel; one of kernel columns too is equal for kernels with equal columns), from
 kernel; each kernel then adds its walk's leaf.
 
 Layout (all `static constexpr`, namespace scope, names prefixed):
-- nodes, structure of arrays: `feature` (the forest's feature index), `threshold` (double; for a categorical
-  split the index of its bitset), `kind` (uint8, below), `left`/`right` (int32: a node below `internal`, else
-  leaf `child - internal`); `leaf` (double): the distinct leaf values;
+- nodes, structure of arrays: `code` (uint16: the forest's feature index | kind << 12, kind below),
+  `threshold` (double; for a categorical split the index of its bitset), `children` (uint64: left | right << 32,
+  each a node below `internal`, else leaf `child - internal`); `leaf` (double): the distinct leaf values;
 - walks: tree t's are `walk_bounds[t] .. walk_bounds[t + 1]`, each a root (`walk_root`, a node or a leaf: a
   tree the kernel's known splits decide entirely) and the kernel whose row it reads (`walk_kernel`);
-  `local` (trees x kernels, tree-major): each kernel's walk in its tree; `bits`/`bit_bounds`: the
-  categorical bitsets.
+  `local` (trees x kernels, tree-major, 8 / 4 / 2 entries of 8 / 16 / 32 bits per uint64 word): each kernel's
+  walk in its tree; `bits`/`bit_bounds`: the categorical bitsets.
+Fewer, wider literals because a literal costs the printer and the compiler about the same whatever its width.
 
 Evaluation sums, from 0.0 and in tree order, the leaf each tree's walk reaches (a constant tree costs one load
 and one add), then applies the objective's output transform: the same additions in the same order as
@@ -59,6 +60,8 @@ from ckast.select.forest import (
 
 NAN_LEFT, ZERO_RULE, ZERO_LEFT, CATEGORY = 1, 2, 4, 8
 """Node kinds (see the module docstring)."""
+KIND_SHIFT = 12
+"""A node's `code` is its feature index | kind << 12 (so a forest has at most 4,096 features)."""
 
 
 @attrs.frozen(eq=False)
@@ -270,7 +273,7 @@ ZERO = float(np.float32(1e-35))
 _CMATH, _CSTDINT, _ALGORITHM = (n.Header(h, system=True) for h in ("cmath", "cstdint", "algorithm"))
 _STD = {name: n.Symbol(f"std_{name}", ("std", name), header) for name, header in (
     ("fabs", _CMATH), ("isnan", _CMATH), ("exp", _CMATH), ("expm1", _CMATH), ("max", _ALGORITHM), ("int32_t", _CSTDINT),
-    ("uint32_t", _CSTDINT), ("uint16_t", _CSTDINT), ("uint8_t", _CSTDINT))}
+    ("uint32_t", _CSTDINT), ("uint64_t", _CSTDINT), ("uint16_t", _CSTDINT), ("uint8_t", _CSTDINT))}
 
 
 def _std(name: str) -> n.Id:
@@ -314,6 +317,9 @@ def lower_forest(forest: Forest, known: np.ndarray, known_mask: np.ndarray, *, p
     directory's spec names tflops in `log_targets`. `kernel_keys` (kernels x features, ints; see `kernel_keys`):
     kernels with equal keys in a column have equal values of that feature in every problem's rows, so one walk
     serves them; None: no two kernels share a walk."""
+    if len(forest.feature_names) > 1 << KIND_SHIFT:
+        raise ValueError(f"a forest of {len(forest.feature_names)} features: the emitted forest takes at most "
+                         f"{1 << KIND_SHIFT}")
     program = lower_arrays(forest, known, known_mask, kernel_keys)
     return LoweredForest(program, prefix, _Emitter(program, prefix).decls(forest, log_targets))
 
@@ -369,16 +375,14 @@ class _Emitter:
     def arrays(self) -> list[n.Decl]:
         p = self.p
         out = [
-            _array(self.name("feature"), _int_type(p.feature), p.feature, n.IntLit),
+            _array(self.name("code"), _std_type("uint16_t"), p.feature | p.kind << KIND_SHIFT, n.IntLit),
             _array(self.name("threshold"), DOUBLE, p.threshold, n.FloatLit),
-            _array(self.name("kind"), _std_type("uint8_t"), p.kind, n.IntLit),
-            _array(self.name("left"), _std_type("int32_t"), p.left, n.IntLit),
-            _array(self.name("right"), _std_type("int32_t"), p.right, n.IntLit),
+            _array(self.name("children"), _std_type("uint64_t"), p.left | p.right << 32, _u64),
             _array(self.name("leaf"), DOUBLE, p.leaf, n.FloatLit),
             _array(self.name("walk_bounds"), _std_type("int32_t"), p.walk_bounds, n.IntLit),
             _array(self.name("walk_root"), _std_type("int32_t"), p.walk_root, n.IntLit),
             _array(self.name("walk_kernel"), _int_type(p.walk_kernel, ("uint16_t",)), p.walk_kernel, n.IntLit),
-            _array(self.name("local"), _int_type(p.local), p.local.reshape(-1), n.IntLit),
+            _array(self.name("local"), _std_type("uint64_t"), self.packed_local(), _u64),
         ]
         if (p.kind & CATEGORY).any():
             out += [_array(self.name("bits"), _std_type("uint32_t"), p.bits, lambda v: n.IntLit(v, "u")),
@@ -397,13 +401,16 @@ class _Emitter:
         if (self.p.kind & ZERO_RULE).any():
             numeric.append(n.If(n.BinOp("&&", flag(ZERO_RULE), n.BinOp("==", x, n.FloatLit(0.0))),
                                 [_assign(left, flag(ZERO_LEFT))]))
-        body: list[n.Stmt] = [n.VarDecl(n.Const(_std_type("uint8_t")), "kind", self.at("kind", node)),
+        kind_of = n.BinOp(">>", self.at("code", node), n.IntLit(KIND_SHIFT))
+        body: list[n.Stmt] = [n.VarDecl(n.Const(INT), "kind", kind_of),
                               n.VarDecl(BOOL, "left", n.BoolLit(False))]
         if (self.p.kind & CATEGORY).any():
             body.append(n.If(flag(CATEGORY), self.category(x, node, left), numeric))
         else:
             body += numeric
-        body.append(n.Return(n.Cond(left, self.at("left", node), self.at("right", node))))
+        children = self.at("children", node)
+        body.append(n.Return(n.StaticCast(_std_type("int32_t"), n.Cond(
+            left, n.BinOp("&", children, n.IntLit(0xFFFFFFFF, "u")), n.BinOp(">>", children, n.IntLit(32))))))
         return n.FunctionDef(self.name("next"), _std_type("int32_t"),
                              (n.FuncParam(_std_type("int32_t"), "node"), n.FuncParam(DOUBLE, "x")), body, inline=True)
 
@@ -432,18 +439,46 @@ class _Emitter:
 
     def walk(self, node: n.Expr) -> n.Stmt:
         """`while (node < internal) node = <prefix>_next(node, <prefix>_read(row[feature[node]]));`"""
-        value = n.call(self.name("read"), n.Index(n.ident("row"), self.at("feature", node)))
+        feature = n.BinOp("&", self.at("code", node), n.IntLit((1 << KIND_SHIFT) - 1))
+        value = n.call(self.name("read"), n.Index(n.ident("row"), feature))
         return n.While(n.BinOp("<", node, n.IntLit(self.p.internal)), [_assign(node, n.call(self.name("next"), node,
                                                                                              value))])
 
     def leaf(self, node: n.Expr) -> n.Expr:
         return self.at("leaf", n.BinOp("-", node, n.IntLit(self.p.internal)))
 
+    def local_bits(self) -> int:
+        """Bits per entry of the packed `local` table (a tree's walk numbers are below its walk count)."""
+        widest = int(self.p.local.max()) if self.p.local.size else 0
+        return next(b for b in (8, 16, 32) if widest < 1 << b)
+
+    def packed_local(self) -> np.ndarray:
+        """`local`, 64 // bits entries per uint64 word, each tree's row padded to whole words."""
+        bits = self.local_bits()
+        per = 64 // bits
+        words = -(-self.p.kernels // per)
+        padded = np.zeros((self.p.trees, words * per), dtype=np.uint64)
+        padded[:, :self.p.kernels] = self.p.local
+        shifts = (np.arange(per, dtype=np.uint64) * np.uint64(bits))
+        return np.bitwise_or.reduce(padded.reshape(self.p.trees, words, per) << shifts, axis=2).reshape(-1)
+
+    def local_of(self) -> n.FunctionDef:
+        """`<prefix>_local_of(t, kernel)`: the kernel's walk within tree t, from the packed table."""
+        bits = self.local_bits()
+        per = 64 // bits
+        t, kernel = n.ident("t"), n.ident("kernel")
+        word = self.at("local", n.BinOp("+", n.BinOp("*", t, n.IntLit(-(-self.p.kernels // per))),
+                                        n.BinOp("/", kernel, n.IntLit(per))))
+        entry = n.BinOp("&", n.BinOp(">>", word, n.BinOp("*", n.IntLit(bits), n.BinOp("%", kernel, n.IntLit(per)))),
+                        n.IntLit((1 << bits) - 1, "u"))
+        return n.FunctionDef(self.name("local_of"), INT, (n.FuncParam(INT, "t"), n.FuncParam(INT, "kernel")),
+                             [n.Return(n.StaticCast(INT, entry))], inline=True)
+
     def raw(self) -> n.FunctionDef:
         """`<prefix>_raw(kernel, row)`: each tree's residual for the kernel, summed in tree order from 0.0."""
         p = self.p
         t, node, total = n.ident("t"), n.ident("node"), n.ident("sum")
-        local = self.at("local", n.BinOp("+", n.BinOp("*", t, n.IntLit(p.kernels)), n.ident("kernel")))
+        local = n.call(self.name("local_of"), t, n.ident("kernel"))
         body = [
             n.VarDecl(DOUBLE, "sum", n.FloatLit(0.0)),
             _loop("t", n.IntLit(p.trees), [
@@ -476,10 +511,8 @@ class _Emitter:
                     self.walk(node),
                     _assign(n.Index(value, w), self.leaf(node)),
                 ]),
-                n.VarDecl(n.Ptr(n.Const(_int_type(p.local))), "local", n.BinOp(
-                    "+", n.ident(self.name("local")), n.BinOp("*", t, n.IntLit(p.kernels)))),
-                _loop("k", n.IntLit(p.kernels), [
-                    n.ExprStmt(n.BinOp("+=", n.Index(sums, k), n.Index(value, n.Index(n.ident("local"), k))))]),
+                _loop("k", n.IntLit(p.kernels), [n.ExprStmt(n.BinOp("+=", n.Index(sums, k), n.Index(
+                    value, n.call(self.name("local_of"), t, k))))]),
             ]),
         ]
         return n.FunctionDef(self.name("raw_all"), n.Builtin("void"), (
@@ -510,8 +543,12 @@ class _Emitter:
                                                                                       n.Index(out, i)))]),
             ], inline=True))
         transforms[1] = attrs.evolve(transforms[1], name=self.name("tflops_of"))
-        return (*self.arrays(), self.read(), self.next_node(), self.raw(), self.raw_all(), *transforms,
+        return (*self.arrays(), self.read(), self.next_node(), self.local_of(), self.raw(), self.raw_all(), *transforms,
                 singles[0], alls[0], singles[1], alls[1])
 
 
 _ROW = n.Ptr(n.Const(DOUBLE))
+
+
+def _u64(value: int) -> n.IntLit:
+    return n.IntLit(int(value), "ull")
