@@ -151,11 +151,37 @@ def _split(tree: Tree, node: int, builder: _Builder) -> tuple[float, int]:
     return threshold, NAN_LEFT * nan_left | zero_rule
 
 
+def _unknown_below(tree: Tree, never_known: np.ndarray) -> np.ndarray:
+    """Per node, whether its subtree splits only on features no kernel knows (its residual is the same for all)."""
+    out = np.zeros(max(tree.num_leaves - 1, 0), dtype=bool)
+
+    def visit(node: int) -> bool:
+        if node < 0:
+            return True
+        below = visit(int(tree.left[node])) & visit(int(tree.right[node]))  # both sides visited
+        out[node] = below and bool(never_known[tree.split_feature[node]])
+        return bool(out[node])
+
+    if len(out):
+        visit(0)
+    return out
+
+
+def _copy(tree: Tree, node: int, builder: _Builder) -> int:
+    """The residual of a subtree no kernel decides anything in: the subtree itself."""
+    if node < 0:
+        return builder.leaf(tree.leaf_value[~node])
+    left, right = _copy(tree, int(tree.left[node]), builder), _copy(tree, int(tree.right[node]), builder)
+    return builder.node(int(tree.split_feature[node]), *_split(tree, node, builder), left, right)
+
+
 def _residual(tree: Tree, node: int, classes: np.ndarray, values: np.ndarray, mask: np.ndarray,
-              builder: _Builder) -> np.ndarray:
-    """The residual node (or ~leaf) of `node`'s subtree for each of `classes`."""
+              builder: _Builder, same: np.ndarray) -> np.ndarray:
+    """The residual node (or ~leaf) of `node`'s subtree for each of `classes` (`same`: `_unknown_below`)."""
     if node < 0:
         return np.full(len(classes), builder.leaf(tree.leaf_value[~node]), dtype=np.int64)
+    if same[node]:
+        return np.full(len(classes), _copy(tree, node, builder), dtype=np.int64)
     feature = int(tree.split_feature[node])
     out = np.empty(len(classes), dtype=np.int64)
     known = mask[classes, feature]
@@ -164,12 +190,12 @@ def _residual(tree: Tree, node: int, classes: np.ndarray, values: np.ndarray, ma
         left = go_left(tree, np.full(len(where), node), values[classes[where], feature])
         for side, child in ((left, int(tree.left[node])), (~left, int(tree.right[node]))):
             if side.any():
-                out[where[side]] = _residual(tree, child, classes[where[side]], values, mask, builder)
+                out[where[side]] = _residual(tree, child, classes[where[side]], values, mask, builder, same)
     if not known.all():
         where = np.flatnonzero(~known)
         sub = classes[where]
-        lo = _residual(tree, int(tree.left[node]), sub, values, mask, builder)
-        hi = _residual(tree, int(tree.right[node]), sub, values, mask, builder)
+        lo = _residual(tree, int(tree.left[node]), sub, values, mask, builder, same)
+        hi = _residual(tree, int(tree.right[node]), sub, values, mask, builder, same)
         pairs, inverse = np.unique((lo << 32) | (hi & 0xFFFFFFFF), return_inverse=True)  # children fit int32
         threshold, kind = _split(tree, node, builder)
         ids = np.array([builder.node(feature, threshold, kind, p >> 32, ((p & 0xFFFFFFFF) ^ 0x80000000) - 0x80000000)
@@ -202,9 +228,11 @@ def lower_arrays(forest: Forest, known: np.ndarray, known_mask: np.ndarray,
     kernel_class, values, mask = _classes(forest, known, known_mask)
     classes = np.arange(len(values))
     builder = _Builder()
+    never_known = ~mask.any(axis=0)
     roots = np.empty((len(forest.trees), len(values)), dtype=np.int64)
     for t, tree in enumerate(forest.trees):
-        roots[t] = _residual(tree, 0 if tree.num_leaves > 1 else ~0, classes, values, mask, builder)
+        same = _unknown_below(tree, never_known)
+        roots[t] = _residual(tree, 0 if tree.num_leaves > 1 else ~0, classes, values, mask, builder, same)
     if kernel_keys is None:
         kernel_keys = np.broadcast_to(np.arange(len(known))[:, None], known.shape)
     return _program(builder, roots[:, kernel_class], np.asarray(kernel_keys, dtype=np.int64))
