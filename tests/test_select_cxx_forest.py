@@ -85,7 +85,8 @@ def _jit(booster, kernels: np.ndarray, mask: np.ndarray, **options):
     lowered = lower_forest(forest, known, mask, prefix="forest", **options)
     space = f"ckast_test_forest_{next(_units)}"
     decls = [n.Namespace(space, lowered.decls)]
-    cppyy.cppdef(n.to_source(n.File(decls, includes=n.required_headers(n.File(decls)), pragma_once=False)))
+    assert lowered.headers == n.required_headers(n.File(decls))
+    cppyy.cppdef(n.to_source(n.File(decls, includes=lowered.headers, pragma_once=False)))
     return lowered, getattr(cppyy.gbl, space)
 
 

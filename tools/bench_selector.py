@@ -146,7 +146,7 @@ def main() -> None:
     lowered = lower_forest(forest, values, np.broadcast_to(known, values.shape), prefix="forest",
                            log_targets="tflops" in predictor.spec.get("log_targets", ()), kernel_keys=keys)
     lowered_s = time.perf_counter() - start
-    source = n.to_source(n.File(lowered.decls, includes=n.required_headers(n.File(lowered.decls))))
+    source = n.to_source(n.File(lowered.decls, includes=lowered.headers))
     emit_s = time.perf_counter() - start
     header = work / "forest.hpp"
     header.write_text(source)

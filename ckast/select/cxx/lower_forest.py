@@ -326,6 +326,14 @@ class LoweredForest:
     prefix: str
     decls: tuple[n.Decl, ...]
 
+    @property
+    def headers(self) -> tuple[n.Header, ...]:
+        """What `n.required_headers` finds in `decls`, without walking their millions of literals."""
+        functions = n.File([d for d in self.decls if isinstance(d, n.FunctionDef)])
+        finite = all(np.isfinite(a).all() for a in (self.program.threshold, self.program.leaf))
+        extra = () if finite else (n.Header("limits", system=True),)
+        return tuple(sorted({*n.required_headers(functions), *extra}, key=lambda h: (not h.system, h.path)))
+
     def call(self, what: str, kernel: n.Expr, row: n.Expr) -> n.Expr:
         """`<prefix>_<what>(kernel, row)`: what is "raw" (the trees' sum), "predict" (`Forest.predict`, lightgbm's
         `Booster.predict`) or "tflops" (as `LightGBMPredictor.transform` makes the prediction: expm1 under
