@@ -7,7 +7,7 @@
 //   (c) the emitted forest predictor (FOREST_HEADER, defining forest_tflops_all(rows, out) over every kernel), the same sort.
 // Input rows.bin: int32 problems, kernels, features, then problems x kernels x features doubles (kernel k of
 // every problem is the emitted predictor's kernel k). Output: OUT.a/.b/.c (the predictions, doubles) and
-// OUT.times (per problem: a b c seconds), and each way's ranking in OUT.rank_a/.rank_b/.rank_c (int32).
+// OUT.times (per problem: a b c wall seconds, then a b c process CPU seconds, all threads), and each way's ranking in OUT.rank_a/.rank_b/.rank_c (int32).
 //
 // clang++-19 -O2 -std=c++17 -DFOREST_HEADER='"forest.hpp"' harness.cpp -L<wheel>/lib -l_lightgbm
 #include <algorithm>
@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -53,9 +54,24 @@ void rank(const double* tflops, int n, std::vector<int32_t>& order)
     std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return tflops[a] > tflops[b]; });
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start)
+double cpu_seconds()
 {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    timespec now{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+    return double(now.tv_sec) + 1e-9 * double(now.tv_nsec);
+}
+
+// A start: wall time and the process's CPU time (all threads).
+struct Clock
+{
+    std::chrono::steady_clock::time_point wall = std::chrono::steady_clock::now();
+    double cpu                                 = cpu_seconds();
+};
+
+void lap(const Clock& start, std::vector<double>& wall, std::vector<double>& cpu)
+{
+    wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start.wall).count());
+    cpu.push_back(cpu_seconds() - start.cpu);
 }
 
 template <typename T>
@@ -100,7 +116,7 @@ int main(int argc, char** argv)
     check(LGBM_BoosterCreateFromModelfile(argv[1], &iterations, &booster), "LGBM_BoosterCreateFromModelfile");
 
     const std::string out = argv[3];
-    std::vector<double> a(size_t(problems) * kernels), b(a.size()), c(a.size()), times;
+    std::vector<double> a(size_t(problems) * kernels), b(a.size()), c(a.size()), times, cpu;
     std::vector<int32_t> rank_a, rank_b, rank_c, order;
     for(int p = 0; p < problems; ++p)
     {
@@ -110,7 +126,7 @@ int main(int argc, char** argv)
         double* pc = c.data() + size_t(p) * kernels;
         int64_t length = 0;
 
-        auto start = std::chrono::steady_clock::now();
+        Clock start;
         for(int k = 0; k < kernels; ++k)
         {
             double value = 0;
@@ -120,29 +136,30 @@ int main(int argc, char** argv)
             pa[k] = std::expm1(value);
         }
         rank(pa, kernels, order);
-        times.push_back(seconds_since(start));
+        lap(start, times, cpu);
         rank_a.insert(rank_a.end(), order.begin(), order.end());
 
-        start = std::chrono::steady_clock::now();
+        start = Clock();
         check(LGBM_BoosterPredictForMat(booster, x, kFloat64, kernels, features, 1, kNormal, 0, 0, argv[4], &length,
                                         pb),
               "LGBM_BoosterPredictForMat (all rows)");
         for(int k = 0; k < kernels; ++k)
             pb[k] = std::expm1(pb[k]);
         rank(pb, kernels, order);
-        times.push_back(seconds_since(start));
+        lap(start, times, cpu);
         rank_b.insert(rank_b.end(), order.begin(), order.end());
 
-        start = std::chrono::steady_clock::now();
+        start = Clock();
         forest_tflops_all(x, pc);
         rank(pc, kernels, order);
-        times.push_back(seconds_since(start));
+        lap(start, times, cpu);
         rank_c.insert(rank_c.end(), order.begin(), order.end());
     }
     LGBM_BoosterFree(booster);
     write(out + ".a", a);
     write(out + ".b", b);
     write(out + ".c", c);
+    times.insert(times.end(), cpu.begin(), cpu.end());
     write(out + ".times", times);
     write(out + ".rank_a", rank_a);
     write(out + ".rank_b", rank_b);
