@@ -154,6 +154,23 @@ def test_partial_evaluation_shrinks_the_trees_and_walks_are_shared():
     assert _same(single, booster.predict(rows)) and _same(batch, booster.predict(rows))
 
 
+@pytest.mark.parametrize("limits, mask", [((0,), "partial"), ((1,), "varying"), ((None, 0), "varying")])
+def test_known_splits_left_to_run_time_read_the_kernels_values(monkeypatch, limits, mask):
+    """Past a tree's size budget, known splits below run-time splits stay splits and read the kernel's value."""
+    from ckast.select.cxx import lower_forest as module
+
+    monkeypatch.setattr(module, "LIMITS", limits)
+    monkeypatch.setattr(module, "GROWTH", 1)
+    booster, kernels, rows = _train({}, 40)
+    lowered, space = _jit(booster, kernels, _masks()[mask], kernel_keys=_keys(kernels))
+    assert len(lowered.program.deferred) and set(lowered.program.deferred.tolist()) <= {0, 1, 2}
+    if limits == (0,):  # the same mask for every kernel: one copy of each tree below its first run-time split
+        original = sum(t.num_leaves - 1 for t in parse_model(booster.model_to_string()).trees)
+        assert lowered.program.internal <= original
+    single, batch = _ours(space, "predict", rows)
+    assert _same(single, booster.predict(rows)) and _same(batch, booster.predict(rows))
+
+
 def test_one_tree_and_a_single_leaf_tree():
     for params in ({}, {"min_data_in_leaf": 100_000}):  # the second has nothing to split: one leaf
         booster, kernels, rows = _train(params, 1)

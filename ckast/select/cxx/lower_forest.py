@@ -60,6 +60,10 @@ from ckast.select.forest import (
 
 NAN_LEFT, ZERO_RULE, ZERO_LEFT, CATEGORY = 1, 2, 4, 8
 """Node kinds (see the module docstring)."""
+GROWTH = 4
+"""A tree's residual may hold this many times its own splits; past that, known splits below run-time ones are
+left to run time (`LIMITS`: how many run-time splits they may sit below and still be decided, tried in order)."""
+LIMITS = (None, 3, 2, 1, 0)
 KIND_SHIFT = 12
 """A node's `code` is its feature index | kind << 12 (so a forest has at most 4,096 features)."""
 
@@ -84,6 +88,11 @@ class Program:
     """The kernel whose row a walk reads (the first of the kernels it serves)."""
     local: np.ndarray
     """trees x kernels: each kernel's walk within its tree."""
+    features: int
+    deferred: np.ndarray
+    """The known features some node splits on at run time (feature `features + j` is `deferred[j]`)."""
+    known: np.ndarray
+    """kernels x deferred: the kernels' values of those features."""
 
     @property
     def internal(self) -> int:
@@ -125,6 +134,19 @@ class _Builder:
             self.bit_words.extend(words)
             self.bit_bounds.append(len(self.bit_words))
         return found
+
+    def mark(self) -> tuple[int, int, int]:
+        return len(self.rows), len(self.leaf_values), len(self.bitsets)
+
+    def rollback(self, mark: tuple[int, int, int]) -> None:
+        """Forget what was added since `mark` (dicts pop their newest entries first)."""
+        rows, leaves, bitsets = mark
+        for table, keep in ((self.nodes, rows), (self.leaves, leaves), (self.bitsets, bitsets)):
+            while len(table) > keep:
+                table.popitem()
+        del self.rows[rows:], self.leaf_values[leaves:]
+        del self.bit_bounds[bitsets + 1:]
+        del self.bit_words[self.bit_bounds[-1]:]
 
     def node(self, feature: int, threshold: float, kind: int, left: int, right: int) -> int:
         key = (feature, int(np.float64(threshold).view(np.int64)), kind, left, right)
@@ -175,32 +197,48 @@ def _copy(tree: Tree, node: int, builder: _Builder) -> int:
     return builder.node(int(tree.split_feature[node]), *_split(tree, node, builder), left, right)
 
 
-def _residual(tree: Tree, node: int, classes: np.ndarray, values: np.ndarray, mask: np.ndarray,
-              builder: _Builder, same: np.ndarray) -> np.ndarray:
-    """The residual node (or ~leaf) of `node`'s subtree for each of `classes` (`same`: `_unknown_below`)."""
+@attrs.frozen
+class _Walk:
+    """What `_residual` carries down a tree: the classes' known values and masks, the builder, the subtrees no
+    kernel decides anything in, and how many run-time splits a known split may sit below and still be decided at
+    emit time (None: any; the rest read the kernel's value at run time, as feature `features + f`)."""
+
+    tree: Tree
+    values: np.ndarray
+    mask: np.ndarray
+    builder: _Builder
+    same: np.ndarray
+    limit: int | None
+
+
+def _residual(w: _Walk, node: int, classes: np.ndarray, below: int) -> np.ndarray:
+    """The residual node (or ~leaf) of `node`'s subtree for each of `classes`, `below` run-time splits down."""
+    tree, builder = w.tree, w.builder
     if node < 0:
         return np.full(len(classes), builder.leaf(tree.leaf_value[~node]), dtype=np.int64)
-    if same[node]:
+    if w.same[node]:
         return np.full(len(classes), _copy(tree, node, builder), dtype=np.int64)
     feature = int(tree.split_feature[node])
     out = np.empty(len(classes), dtype=np.int64)
-    known = mask[classes, feature]
-    if known.any():
-        where = np.flatnonzero(known)
-        left = go_left(tree, np.full(len(where), node), values[classes[where], feature])
+    known = w.mask[classes, feature]
+    decided = known if w.limit is None or below <= w.limit else np.zeros_like(known)
+    if decided.any():
+        where = np.flatnonzero(decided)
+        left = go_left(tree, np.full(len(where), node), w.values[classes[where], feature])
         for side, child in ((left, int(tree.left[node])), (~left, int(tree.right[node]))):
             if side.any():
-                out[where[side]] = _residual(tree, child, classes[where[side]], values, mask, builder, same)
-    if not known.all():
-        where = np.flatnonzero(~known)
-        sub = classes[where]
-        lo = _residual(tree, int(tree.left[node]), sub, values, mask, builder, same)
-        hi = _residual(tree, int(tree.right[node]), sub, values, mask, builder, same)
-        pairs, inverse = np.unique((lo << 32) | (hi & 0xFFFFFFFF), return_inverse=True)  # children fit int32
-        threshold, kind = _split(tree, node, builder)
-        ids = np.array([builder.node(feature, threshold, kind, p >> 32, ((p & 0xFFFFFFFF) ^ 0x80000000) - 0x80000000)
-                        for p in pairs.tolist()], dtype=np.int64)
-        out[where] = ids[inverse]
+                out[where[side]] = _residual(w, child, classes[where[side]], below)
+    for code, run in ((feature + w.mask.shape[1], known & ~decided), (feature, ~known)):
+        if run.any():
+            where = np.flatnonzero(run)
+            sub = classes[where]
+            lo = _residual(w, int(tree.left[node]), sub, below + 1)
+            hi = _residual(w, int(tree.right[node]), sub, below + 1)
+            pairs, inverse = np.unique((lo << 32) | (hi & 0xFFFFFFFF), return_inverse=True)  # children fit int32
+            threshold, kind = _split(tree, node, builder)
+            ids = np.array([builder.node(code, threshold, kind, p >> 32, ((p & 0xFFFFFFFF) ^ 0x80000000) - 0x80000000)
+                            for p in pairs.tolist()], dtype=np.int64)
+            out[where] = ids[inverse]
     return out
 
 
@@ -231,11 +269,19 @@ def lower_arrays(forest: Forest, known: np.ndarray, known_mask: np.ndarray,
     never_known = ~mask.any(axis=0)
     roots = np.empty((len(forest.trees), len(values)), dtype=np.int64)
     for t, tree in enumerate(forest.trees):
-        same = _unknown_below(tree, never_known)
-        roots[t] = _residual(tree, 0 if tree.num_leaves > 1 else ~0, classes, values, mask, builder, same)
+        same, start = _unknown_below(tree, never_known), builder.mark()
+        for limit in LIMITS:  # the first that keeps the tree within its budget (the last always does)
+            walk = _Walk(tree, values, mask, builder, same, limit)
+            roots[t] = _residual(walk, 0 if tree.num_leaves > 1 else ~0, classes, 0)
+            if len(builder.rows) - start[0] <= GROWTH * max(tree.num_leaves - 1, 1) or limit == LIMITS[-1]:
+                break
+            builder.rollback(start)
     if kernel_keys is None:
         kernel_keys = np.broadcast_to(np.arange(len(known))[:, None], known.shape)
-    return _program(builder, roots[:, kernel_class], np.asarray(kernel_keys, dtype=np.int64))
+    by_value = np.stack([np.unique(column.view(np.int64), return_inverse=True)[1].reshape(-1)
+                         for column in _input(known).T], axis=1) if known.size else np.zeros_like(known_mask, int)
+    keys = np.concatenate([np.asarray(kernel_keys, dtype=np.int64), by_value], axis=1)
+    return _program(builder, roots[:, kernel_class], keys, _input(known) if known.size else known)
 
 
 def _reads(builder: _Builder) -> list[int]:
@@ -265,10 +311,16 @@ def _walks(roots: np.ndarray, keys: np.ndarray, reads: list[int]) -> tuple[np.nd
     return roots[first[order]], first[order], rank[local.reshape(-1)]
 
 
-def _program(builder: _Builder, roots: np.ndarray, keys: np.ndarray) -> Program:
-    """The builder's nodes and leaves as arrays (leaves numbered after the nodes) and each tree's walks."""
+def _program(builder: _Builder, roots: np.ndarray, keys: np.ndarray, known: np.ndarray) -> Program:
+    """The builder's nodes and leaves as arrays (leaves numbered after the nodes), each tree's walks, and the
+    kernels' values of the known features split on at run time (a node's feature `features + f` reads
+    `known[kernel, slot of f]`)."""
     rows = builder.rows
     internal = len(rows)
+    features = known.shape[1]
+    code = np.array([r[0] for r in rows], dtype=np.int64)
+    deferred = np.unique(code[code >= features]) - features
+    code = np.where(code >= features, features + np.searchsorted(deferred, code - features), code)
 
     def column(i: int, dtype) -> np.ndarray:
         return np.array([r[i] for r in rows], dtype=dtype)
@@ -280,7 +332,7 @@ def _program(builder: _Builder, roots: np.ndarray, keys: np.ndarray) -> Program:
     walks = [_walks(tree_roots, keys, reads) for tree_roots in roots]
     bounds = np.cumsum([0] + [len(w[0]) for w in walks])
     return Program(
-        feature=column(0, np.int64),
+        feature=code,
         threshold=column(1, np.float64),
         kind=column(2, np.int64),
         left=node(column(3, np.int64)),
@@ -292,6 +344,9 @@ def _program(builder: _Builder, roots: np.ndarray, keys: np.ndarray) -> Program:
         walk_root=node(np.concatenate([w[0] for w in walks]).astype(np.int64)),
         walk_kernel=np.concatenate([w[1] for w in walks]).astype(np.int64),
         local=np.stack([w[2] for w in walks]) if walks else np.zeros((0, len(keys)), dtype=np.int64),
+        features=features,
+        deferred=deferred,
+        known=np.ascontiguousarray(known[:, deferred]),
     )
 
 
@@ -330,7 +385,7 @@ class LoweredForest:
     def headers(self) -> tuple[n.Header, ...]:
         """What `n.required_headers` finds in `decls`, without walking their millions of literals."""
         functions = n.File([d for d in self.decls if isinstance(d, n.FunctionDef)])
-        finite = all(np.isfinite(a).all() for a in (self.program.threshold, self.program.leaf))
+        finite = all(np.isfinite(a).all() for a in (self.program.threshold, self.program.leaf, self.program.known))
         extra = () if finite else (n.Header("limits", system=True),)
         return tuple(sorted({*n.required_headers(functions), *extra}, key=lambda h: (not h.system, h.path)))
 
@@ -420,6 +475,8 @@ class _Emitter:
             _array(self.name("walk_kernel"), _int_type(p.walk_kernel, ("uint16_t",)), p.walk_kernel, n.IntLit),
             _array(self.name("local"), _std_type("uint64_t"), self.packed_local(), _u64),
         ]
+        if len(p.deferred):
+            out.append(_array(self.name("known"), DOUBLE, p.known.reshape(-1), n.FloatLit))
         if (p.kind & CATEGORY).any():
             out += [_array(self.name("bits"), _std_type("uint32_t"), p.bits, lambda v: n.IntLit(v, "u")),
                     _array(self.name("bit_bounds"), _std_type("int32_t"), p.bit_bounds, n.IntLit)]
@@ -474,11 +531,18 @@ class _Emitter:
             inline=True)
 
     def walk(self, node: n.Expr) -> n.Stmt:
-        """`while (node < internal) node = <prefix>_next(node, <prefix>_read(row[feature[node]]));`"""
+        """`while (node < internal) node = <prefix>_next(node, <prefix>_read(x));` with x the row's feature, or
+        for a known feature split on at run time the kernel's value."""
+        p = self.p
         feature = n.BinOp("&", self.at("code", node), n.IntLit((1 << KIND_SHIFT) - 1))
-        value = n.call(self.name("read"), n.Index(n.ident("row"), feature))
-        return n.While(n.BinOp("<", node, n.IntLit(self.p.internal)), [_assign(node, n.call(self.name("next"), node,
-                                                                                             value))])
+        x: n.Expr = n.Index(n.ident("row"), n.ident("feature"))
+        if len(p.deferred):
+            slot = n.BinOp("-", n.BinOp("+", n.BinOp("*", n.ident("kernel"), n.IntLit(len(p.deferred))),
+                                        n.ident("feature")), n.IntLit(p.features))
+            x = n.Cond(n.BinOp("<", n.ident("feature"), n.IntLit(p.features)), x, self.at("known", slot))
+        return n.While(n.BinOp("<", node, n.IntLit(p.internal)), [
+            n.VarDecl(n.Const(INT), "feature", feature),
+            _assign(node, n.call(self.name("next"), node, n.call(self.name("read"), x)))])
 
     def leaf(self, node: n.Expr) -> n.Expr:
         return self.at("leaf", n.BinOp("-", node, n.IntLit(self.p.internal)))
@@ -542,8 +606,9 @@ class _Emitter:
                 n.VarDecl(n.Const(INT), "first", self.at("walk_bounds", t)),
                 _loop("w", n.BinOp("-", self.at("walk_bounds", n.BinOp("+", t, n.IntLit(1))), first), [
                     n.VarDecl(_std_type("int32_t"), "node", self.at("walk_root", n.BinOp("+", first, w))),
+                    n.VarDecl(n.Const(INT), "kernel", self.at("walk_kernel", n.BinOp("+", first, w))),
                     n.VarDecl(_ROW, "row", n.BinOp("+", n.ident("rows"), n.BinOp(
-                        "*", self.at("walk_kernel", n.BinOp("+", first, w)), n.IntLit(self.features)))),
+                        "*", n.ident("kernel"), n.IntLit(self.features)))),
                     self.walk(node),
                     _assign(n.Index(value, w), self.leaf(node)),
                 ]),
