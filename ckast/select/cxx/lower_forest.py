@@ -209,6 +209,12 @@ class _Walk:
     builder: _Builder
     same: np.ndarray
     limit: int | None
+    budget: int | None
+    """Nodes the builder may hold before this attempt is abandoned (None: no limit)."""
+
+
+class _OverBudget(Exception):
+    """A tree's residual outgrew its budget (the next limit is tried)."""
 
 
 def _residual(w: _Walk, node: int, classes: np.ndarray, below: int) -> np.ndarray:
@@ -239,6 +245,8 @@ def _residual(w: _Walk, node: int, classes: np.ndarray, below: int) -> np.ndarra
             ids = np.array([builder.node(code, threshold, kind, p >> 32, ((p & 0xFFFFFFFF) ^ 0x80000000) - 0x80000000)
                             for p in pairs.tolist()], dtype=np.int64)
             out[where] = ids[inverse]
+            if w.budget is not None and len(builder.rows) > w.budget:
+                raise _OverBudget
     return out
 
 
@@ -270,12 +278,14 @@ def lower_arrays(forest: Forest, known: np.ndarray, known_mask: np.ndarray,
     roots = np.empty((len(forest.trees), len(values)), dtype=np.int64)
     for t, tree in enumerate(forest.trees):
         same, start = _unknown_below(tree, never_known), builder.mark()
-        for limit in LIMITS:  # the first that keeps the tree within its budget (the last always does)
-            walk = _Walk(tree, values, mask, builder, same, limit)
-            roots[t] = _residual(walk, 0 if tree.num_leaves > 1 else ~0, classes, 0)
-            if len(builder.rows) - start[0] <= GROWTH * max(tree.num_leaves - 1, 1) or limit == LIMITS[-1]:
+        budget = start[0] + GROWTH * max(tree.num_leaves - 1, 1)
+        for limit in LIMITS:  # the first that keeps the tree within its budget (the last has none)
+            walk = _Walk(tree, values, mask, builder, same, limit, budget if limit != LIMITS[-1] else None)
+            try:
+                roots[t] = _residual(walk, 0 if tree.num_leaves > 1 else ~0, classes, 0)
                 break
-            builder.rollback(start)
+            except _OverBudget:
+                builder.rollback(start)
     if kernel_keys is None:
         kernel_keys = np.broadcast_to(np.arange(len(known))[:, None], known.shape)
     by_value = np.stack([np.unique(column.view(np.int64), return_inverse=True)[1].reshape(-1)
