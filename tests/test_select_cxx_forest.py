@@ -161,6 +161,7 @@ def test_known_splits_left_to_run_time_read_the_kernels_values(monkeypatch, limi
 
     monkeypatch.setattr(module, "LIMITS", limits)
     monkeypatch.setattr(module, "GROWTH", 1)
+    monkeypatch.setattr(module, "NODES", 0)
     booster, kernels, rows = _train({}, 40)
     lowered, space = _jit(booster, kernels, _masks()[mask], kernel_keys=_keys(kernels))
     assert len(lowered.program.deferred) and set(lowered.program.deferred.tolist()) <= {0, 1, 2}

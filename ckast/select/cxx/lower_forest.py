@@ -60,8 +60,9 @@ from ckast.select.forest import (
 
 NAN_LEFT, ZERO_RULE, ZERO_LEFT, CATEGORY = 1, 2, 4, 8
 """Node kinds (see the module docstring)."""
-GROWTH = 4
-"""A tree's residual may hold this many times its own splits; past that, known splits below run-time ones are
+GROWTH, NODES = 4, 2_000_000
+"""A tree's residual may hold GROWTH times its own splits, or its share of NODES if more (what keeps a 2,000-tree
+255-leaf forest over 2,000 kernels within 2 GiB to compile); past that, known splits below run-time ones are
 left to run time (`LIMITS`: how many run-time splits they may sit below and still be decided, tried in order)."""
 LIMITS = (None, 3, 2, 1, 0)
 KIND_SHIFT = 12
@@ -278,7 +279,7 @@ def lower_arrays(forest: Forest, known: np.ndarray, known_mask: np.ndarray,
     roots = np.empty((len(forest.trees), len(values)), dtype=np.int64)
     for t, tree in enumerate(forest.trees):
         same, start = _unknown_below(tree, never_known), builder.mark()
-        budget = start[0] + GROWTH * max(tree.num_leaves - 1, 1)
+        budget = start[0] + max(GROWTH * (tree.num_leaves - 1), NODES // len(forest.trees))
         for limit in LIMITS:  # the first that keeps the tree within its budget (the last has none)
             walk = _Walk(tree, values, mask, builder, same, limit, budget if limit != LIMITS[-1] else None)
             try:
