@@ -6,7 +6,11 @@ hardware-only features). In each tree every split on a known feature is decided 
 semantics (`forest.go_left`) for each kernel; what is left, the *residual tree*, splits on unknown features
 only. Kernels with equal known values (over the features the forest splits on) form one class; residual
 nodes are hash-consed over all trees and classes (a node is its split and its two children), so classes whose
-known splits route them the same way share their residual tree, and equal subtrees are stored once.
+known splits route them the same way share their residual tree, and equal subtrees are stored once. Deciding a
+known split below a run-time split copies the run-time splits above it per outcome; a tree whose residual
+outgrows its budget (`GROWTH`, `NODES`) is redone deciding known splits only under fewer run-time splits
+(`LIMITS`, down to the known splits above the first run-time one), the rest becoming run-time splits that read
+the kernel's value from `known` (kernels x such features).
 
 Walks. A tree's residual is walked once per set of kernels with one residual root and equal values of every
 feature that residual reads (`kernel_keys`: a feature of the problem and hardware only is equal for every
@@ -20,13 +24,15 @@ Layout (all `static constexpr`, namespace scope, names prefixed):
 - walks: tree t's are `walk_bounds[t] .. walk_bounds[t + 1]`, each a root (`walk_root`, a node or a leaf: a
   tree the kernel's known splits decide entirely) and the kernel whose row it reads (`walk_kernel`);
   `local` (trees x kernels, tree-major, 8 / 4 / 2 entries of 8 / 16 / 32 bits per uint64 word): each kernel's
-  walk in its tree; `bits`/`bit_bounds`: the categorical bitsets.
+  walk in its tree; `known` (double, kernels x the known features split on at run time); `bits`/`bit_bounds`:
+  the categorical bitsets.
 Fewer, wider literals because a literal costs the printer and the compiler about the same whatever its width.
 
 Evaluation sums, from 0.0 and in tree order, the leaf each tree's walk reaches (a constant tree costs one load
 and one add), then applies the objective's output transform: the same additions in the same order as
 LightGBM, so the result is bit-identical (no constant folding across trees). `<prefix>_raw_all` goes tree by
 tree (a tree's nodes stay in cache while its walks run), each walk once, then adds per kernel.
+
 A node's `kind` folds LightGBM's missing-value rules (missing type none / zero / NaN, `default_left`) into
 where a NaN and a zero go: bit 0 (`NAN_LEFT`) a NaN goes left (else right, where `x <= threshold` sends it);
 bit 1 (`ZERO_RULE`) a zero goes left iff bit 2 (`ZERO_LEFT`), not by its threshold (missing type zero only);
@@ -66,7 +72,8 @@ GROWTH, NODES = 4, 2_000_000
 left to run time (`LIMITS`: how many run-time splits they may sit below and still be decided, tried in order)."""
 LIMITS = (None, 3, 2, 1, 0)
 KIND_SHIFT = 12
-"""A node's `code` is its feature index | kind << 12 (so a forest has at most 4,096 features)."""
+"""A node's `code` is its feature index | kind << 12 (so a forest has at most 2,048 features: a known feature
+split on at run time is index `features + f`)."""
 
 
 @attrs.frozen(eq=False)
@@ -367,7 +374,7 @@ ZERO = float(np.float32(1e-35))
 _CMATH, _CSTDINT, _ALGORITHM = (n.Header(h, system=True) for h in ("cmath", "cstdint", "algorithm"))
 _STD = {name: n.Symbol(f"std_{name}", ("std", name), header) for name, header in (
     ("fabs", _CMATH), ("isnan", _CMATH), ("exp", _CMATH), ("expm1", _CMATH), ("max", _ALGORITHM), ("int32_t", _CSTDINT),
-    ("uint32_t", _CSTDINT), ("uint64_t", _CSTDINT), ("uint16_t", _CSTDINT), ("uint8_t", _CSTDINT))}
+    ("uint32_t", _CSTDINT), ("uint64_t", _CSTDINT), ("uint16_t", _CSTDINT))}
 
 
 def _std(name: str) -> n.Id:
@@ -419,9 +426,9 @@ def lower_forest(forest: Forest, known: np.ndarray, known_mask: np.ndarray, *, p
     directory's spec names tflops in `log_targets`. `kernel_keys` (kernels x features, ints; see `kernel_keys`):
     kernels with equal keys in a column have equal values of that feature in every problem's rows, so one walk
     serves them; None: no two kernels share a walk."""
-    if len(forest.feature_names) > 1 << KIND_SHIFT:
+    if 2 * len(forest.feature_names) > 1 << KIND_SHIFT:  # a feature index, or features + a known feature's
         raise ValueError(f"a forest of {len(forest.feature_names)} features: the emitted forest takes at most "
-                         f"{1 << KIND_SHIFT}")
+                         f"{1 << (KIND_SHIFT - 1)}")
     program = lower_arrays(forest, known, known_mask, kernel_keys)
     return LoweredForest(program, prefix, _Emitter(program, prefix).decls(forest, log_targets))
 
@@ -445,10 +452,9 @@ def _array(name: str, element: n.Type, values: np.ndarray, literal) -> n.VarDecl
     return n.VarDecl(n.Array(element, None), name, n.BraceInit(None, items), static=True, constexpr=True)
 
 
-def _int_type(values: np.ndarray, unsigned: tuple[str, ...] = ("uint8_t", "uint16_t")) -> n.Type:
-    top = int(values.max()) if values.size else 0
-    bits = {"uint8_t": 255, "uint16_t": 65535}
-    return _std_type(next((t for t in unsigned if top <= bits[t]), "int32_t"))
+def _index_type(values: np.ndarray) -> n.Type:
+    """uint16 for indices that fit, else int32."""
+    return _std_type("uint16_t" if not values.size or values.max() < 1 << 16 else "int32_t")
 
 
 def _assign(target: n.Expr, value: n.Expr) -> n.Stmt:
@@ -483,7 +489,7 @@ class _Emitter:
             _array(self.name("leaf"), DOUBLE, p.leaf, n.FloatLit),
             _array(self.name("walk_bounds"), _std_type("int32_t"), p.walk_bounds, n.IntLit),
             _array(self.name("walk_root"), _std_type("int32_t"), p.walk_root, n.IntLit),
-            _array(self.name("walk_kernel"), _int_type(p.walk_kernel, ("uint16_t",)), p.walk_kernel, n.IntLit),
+            _array(self.name("walk_kernel"), _index_type(p.walk_kernel), p.walk_kernel, n.IntLit),
             _array(self.name("local"), _std_type("uint64_t"), self.packed_local(), _u64),
         ]
         if len(p.deferred):
