@@ -13,6 +13,7 @@ Prints mismatches (0 is the claim) and per-problem times (Python rank, C++ -O2 r
 
     python tools/exact_selector.py                       # 10,000 problems per op, 200-tree models
     python tools/exact_selector.py --problems 500 --jit-problems 100 --trees 50
+    python tools/exact_selector.py --ops conv --direction forward --trees 2000 --problems 1000   # latency
 """
 
 from __future__ import annotations
@@ -55,8 +56,11 @@ def fnv(values: list[int]) -> int:
     return h
 
 
+DIRECTIONS = ["forward", "bwd_data", "bwd_weight"]
+
+
 def conv_problem(rng: random.Random) -> ConvProblem:
-    direction = rng.choice(["forward", "bwd_data", "bwd_weight"])
+    direction = rng.choice(DIRECTIONS)
     size, f = rng.choice([7, 14, 17, 28, 56, 112]), rng.choice([1, 3, 5])
     return ConvProblem(direction=direction, G=rng.choice([1, 2, 4, 32]), N=rng.choice([1, 2, 8, 32, 128]),
                        C=rng.choice([1, 3, 8, 16, 64, 96, 256]), K=rng.choice([1, 5, 8, 32, 64, 256]),
@@ -179,7 +183,10 @@ def main() -> None:
     ap.add_argument("--jit-problems", type=int, default=300)
     ap.add_argument("--trees", type=int, default=200)
     ap.add_argument("--ops", default="conv,gemm")
+    ap.add_argument("--direction", choices=DIRECTIONS, help="conv problems of this direction only")
     args = ap.parse_args()
+    if args.direction:
+        DIRECTIONS[:] = [args.direction]
     from ckast.cli import main as cli
     from ckast.library.selection import Selection
     from tests.select_helpers import entries, synth_module, write_library

@@ -200,7 +200,7 @@ def _part(p: PartPlan) -> n.Namespace:
 
     part = p.part
     struct = problem_struct(p.kind)
-    problem, k, row = n.ident("problem"), n.ident("k"), n.ident("row")
+    problem, k = n.ident("problem"), n.ident("k")
     ok = lower_applicability(part.table, p.kind, problem=problem, kernel=k, prefix="ok")
     decls: list[n.Decl] = [
         n.Comment(f"{p.kind} {p.direction}{f' {p.ndim}-D' if p.ndim else ''} {p.datatype}"
@@ -211,7 +211,6 @@ def _part(p: PartPlan) -> n.Namespace:
                   static=True, constexpr=True),
         *ok.decls,
     ]
-    per_kernel: list[n.Stmt] = []
     if p.model is None:
         hw = hardware(part.arch)
         if p.datatype not in hw.peak_tflops or hw.hbm_gbps is None:
@@ -223,32 +222,74 @@ def _part(p: PartPlan) -> n.Namespace:
         feats = lower_features([analytic_tree(p.kind, p.direction, p.datatype, hw, p.ndim)], part.table,
                                hw_columns(hw), problem=problem, kernel=k, prefix="f")
         decls += feats.decls
-        score = feats.values[0]
+        loop = n.For(_count("k"), n.BinOp("<", k, n.IntLit(len(part))), n.UnOp("++", k), [
+            n.If(n.UnOp("!", ok.value), [n.Continue()]), *feats.per_kernel, _push(k, feats.values[0])])
+        body = [loop]
     else:
         from ckast.select.forest import parse_model
         from ckast.select.model_features import model_features
 
-        features = model_features(p.kind).features
-        feats = lower_features([features[c].expr for c in p.model.columns], part.table, hw_columns(p.model.hw),
-                               problem=problem, kernel=k, prefix="f")
+        from .lower_forest import kernel_keys
+
+        features = [model_features(p.kind).features[c] for c in p.model.columns]
+        feats = lower_features([f.expr for f in features], part.table, hw_columns(p.model.hw), problem=problem,
+                               kernel=k, prefix="f")
         forest = parse_model(p.model.booster.model_to_string())
         lowered = lower_forest(forest, feats.known, feats.known_mask, prefix="forest",
-                               log_targets="tflops" in p.model.spec.get("log_targets", ()))
+                               log_targets="tflops" in p.model.spec.get("log_targets", ()),
+                               kernel_keys=kernel_keys(features, part.table))
         decls += [*feats.decls, *lowered.decls]
-        per_kernel.append(n.VarDecl(n.Array(n.Const(DOUBLE), None), "row", n.BraceInit(None, feats.values)))
-        score = lowered.call("tflops", k, row)
-    push = n.ExprStmt(n.call(n.Member(n.ident("out"), "push_back"),
-                             n.BraceInit(CHOICE, [n.Index(n.ident("names"), k), score, n.Index(n.ident("order"), k)])))
-    loop = n.For(n.VarDecl(INT, "k", n.IntLit(0)), n.BinOp("<", k, n.IntLit(len(part))), n.UnOp("++", k), [
-        n.If(n.UnOp("!", ok.value), [n.Continue()]),
-        *feats.per_kernel,
-        *per_kernel,
-        push,
-    ])
+        body = _forest_rank(len(part), len(features), ok.value, feats, lowered)
     rank = n.FunctionDef("rank", n.Builtin("void"), [n.FuncParam(n.LRef(n.Const(struct.type)), "problem"),
                                                      n.FuncParam(n.LRef(CHOICES), "out")],
-                         [*ok.per_problem, *feats.per_problem, loop], inline=True)
+                         [*ok.per_problem, *feats.per_problem, *body], inline=True)
     return n.Namespace(p.namespace, [*decls, rank])
+
+
+BATCH_SHARE = 6
+"""A forest scores every kernel of a part at once (tree by tree, shared walks) when at least 1 / BATCH_SHARE of
+them apply, and kernel by kernel otherwise (the batch costs about as much as scoring a sixth of the kernels one
+at a time: `tools/bench_selector.py`)."""
+
+
+def _count(name: str) -> n.VarDecl:
+    """`int <name> = 0` (a loop's counter)."""
+    return n.VarDecl(INT, name, n.IntLit(0))
+
+
+def _push(k: n.Expr, score: n.Expr) -> n.Stmt:
+    return n.ExprStmt(n.call(n.Member(n.ident("out"), "push_back"),
+                             n.BraceInit(CHOICE, [n.Index(n.ident("names"), k), score, n.Index(n.ident("order"), k)])))
+
+
+def _forest_rank(kernels: int, width: int, ok: n.Expr, feats, lowered) -> list[n.Stmt]:
+    """The applicable kernels, then their scores: one at a time, or all rows at once when many apply."""
+    k, i, j = n.ident("k"), n.ident("i"), n.ident("j")
+    chosen, rows, scores = n.ident("chosen"), n.ident("rows"), n.ident("scores")
+    ints, doubles = _vector(INT), _vector(DOUBLE)
+    size = n.call(n.Member(chosen, "size"))
+    fill = [n.ExprStmt(n.BinOp("=", n.Index(rows, n.BinOp("+", n.BinOp("*", k, n.IntLit(width)), n.IntLit(f))), v))
+            for f, v in enumerate(feats.values)]
+    batch = [
+        n.VarDecl(doubles, "rows", n.Call(n.Id(n.Name((VECTOR(T=DOUBLE),))), [n.IntLit(kernels * width)])),
+        n.VarDecl(doubles, "scores", n.Call(n.Id(n.Name((VECTOR(T=DOUBLE),))), [n.IntLit(kernels)])),
+        n.For(_count("k"), n.BinOp("<", k, n.IntLit(kernels)), n.UnOp("++", k), [*feats.per_kernel, *fill]),
+        n.ExprStmt(lowered.call_all("tflops", n.call(n.Member(rows, "data")), n.call(n.Member(scores, "data")))),
+        n.For(n.VarDecl(SIZE, "i", n.IntLit(0)), n.BinOp("<", i, size), n.UnOp("++", i), [
+            n.VarDecl(n.Const(INT), "k", n.Index(chosen, i)), _push(k, n.Index(scores, k))]),
+        n.Return(),
+    ]
+    one = [n.For(n.VarDecl(SIZE, "j", n.IntLit(0)), n.BinOp("<", j, size), n.UnOp("++", j), [
+        n.VarDecl(n.Const(INT), "k", n.Index(chosen, j)), *feats.per_kernel,
+        n.VarDecl(n.Array(n.Const(DOUBLE), None), "row", n.BraceInit(None, feats.values)),
+        _push(k, lowered.call("tflops", k, n.ident("row")))])]
+    return [
+        n.VarDecl(ints, "chosen"),
+        n.For(_count("k"), n.BinOp("<", k, n.IntLit(kernels)), n.UnOp("++", k), [
+            n.If(ok, [n.ExprStmt(n.call(n.Member(chosen, "push_back"), k))])]),
+        n.If(n.BinOp(">=", n.BinOp("*", size, n.IntLit(BATCH_SHARE)), n.IntLit(kernels)), batch),
+        *one,
+    ]
 
 
 def _matches(field: str, value: str | None) -> n.Expr:
