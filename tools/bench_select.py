@@ -49,6 +49,15 @@ def ckast(*args: str, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "ckast", *args], check=True, capture_output=True, text=True, **kw)
 
 
+def conv_library(library: Path | None, work: Path) -> Path:
+    """`library`, or the conv `full` fp16 2-D library (ck-2026.06) generated into `work/lib`."""
+    if library is None:
+        library = work / "lib"
+        ckast("generate", "--rule-set", "full", "--arch", "gfx942", "--datatype", "fp16", "--ndim", "2",
+              "--ck-api", "ck-2026.06", "-o", str(library))
+    return library
+
+
 def timed(*args: str) -> tuple[float, float, str]:
     """(wall s, CPU s of the process and its threads, stdout) of one `ckast` run: on a shared machine the
     CPU time is the steadier figure."""
@@ -119,11 +128,7 @@ def main() -> None:
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="ckast-bench-select-", dir="/dev/shm"))
     work.mkdir(parents=True, exist_ok=True)
-    library = args.library
-    if library is None:
-        library = work / "lib"
-        ckast("generate", "--rule-set", "full", "--arch", "gfx942", "--datatype", "fp16", "--ndim", "2",
-              "--ck-api", "ck-2026.06", "-o", str(library))
+    library = conv_library(args.library, work)
     kernels = len(json.loads((library / "manifest.json").read_text())["kernels"])
     print(f"library: {library} ({kernels} kernels)")
 

@@ -34,13 +34,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
 import synth_timings
+from bench_select import ckast, conv_library
 
 HARNESS = ROOT / "tools" / "lightgbm_capi" / "harness.cpp"
 CXX = "clang++-19"
-
-
-def ckast(*args: str) -> None:
-    subprocess.run([sys.executable, "-m", "ckast", *args], check=True, capture_output=True, text=True)
 
 
 def train_model(library: Path, work: Path, trees: int, leaves: int, rows: int) -> Path:
@@ -109,11 +106,7 @@ def main() -> None:
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="ckast-bench-selector-", dir="/dev/shm"))
     work.mkdir(parents=True, exist_ok=True)
-    library = args.library
-    if library is None:
-        library = work / "lib"
-        ckast("generate", "--rule-set", "full", "--arch", "gfx942", "--datatype", "fp16", "--ndim", "2",
-              "--ck-api", "ck-2026.06", "-o", str(library))
+    library = conv_library(args.library, work)
     model_dir = args.model or train_model(library, work, args.trees, args.leaves, args.rows)
 
     import lightgbm
