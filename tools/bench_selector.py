@@ -150,11 +150,24 @@ def main() -> None:
           f"{len(p.walk_root)} walks ({len(p.walk_root) / p.trees:.0f} per tree); lower {lowered_s:.1f} s, print {emit_s - lowered_s:.1f} s, "
           f"{len(source) / 2**20:.1f} MiB")
 
+    from ckast.select.cxx.problem_struct import problem_struct
+    from ckast.select.cxx.selector import write_selector
+    from ckast.select.rank import rank
+
+    start = time.perf_counter()
+    write_selector(library, [model_dir], work / "selector")
+    print(f"selector of the library (`ckast select emit`, every part; this model for the forward one): "
+          f"{time.perf_counter() - start:.1f} s")
+    selector_s, selector_gib = timed_compile([CXX, "-std=c++17", "-O2", "-c", str(work / "selector" / "ckast_selector.cpp"),
+                                              "-o", str(work / "selector.o")])
+    print(f"compile (clang++-19 -O2) of the selector TU: {selector_s:.1f} s, peak RSS {selector_gib:.2f} GiB  "
+          f"goal <= 60 s, <= 2 GiB")
     libdir = Path(lightgbm.__file__).parent / "lib"
     binary = work / "harness"
     compile_s, compile_gib = timed_compile([
-        CXX, "-std=c++17", "-O2", f"-DFOREST_HEADER=\"{header}\"", str(HARNESS), "-o", str(binary),
-        f"-L{libdir}", "-l_lightgbm", f"-Wl,-rpath,{libdir}"])
+        CXX, "-std=c++17", "-O2", f"-DFOREST_HEADER=\"{header}\"", "-DSELECTOR", f"-I{work / 'selector'}",
+        str(HARNESS), str(work / "selector.o"), "-o", str(binary), f"-L{libdir}", "-l_lightgbm",
+        f"-Wl,-rpath,{libdir}"])
     print(f"compile (clang++-19 -O2, harness + forest): {compile_s:.1f} s, peak RSS {compile_gib:.2f} GiB  "
           f"goal <= 60 s, <= 2 GiB")
 
@@ -163,8 +176,12 @@ def main() -> None:
     with open(data, "wb") as f:
         f.write(np.array(rows.shape, dtype=np.int32).tobytes())
         f.write(np.ascontiguousarray(rows).tobytes())
+    struct = problem_struct("grouped_conv")
+    problems_bin = work / "problems.bin"
+    problems_bin.write_bytes(np.array([struct.values(q) for q in chosen], dtype=np.int64).tobytes())
     out = work / "out"
-    subprocess.run([str(binary), str(plain), str(data), str(out), args.batch_parameter], check=True)
+    subprocess.run([str(binary), str(plain), str(data), str(out), args.batch_parameter, str(problems_bin)],
+                   check=True)
     both = np.fromfile(f"{out}.times") * 1e3
     times, cpu = both[:len(both) // 2].reshape(-1, 3), both[len(both) // 2:].reshape(-1, 3)
     a, b, c = (np.fromfile(f"{out}.{w}") for w in "abc")
@@ -178,6 +195,18 @@ def main() -> None:
     cmed = [statistics.median(cpu[:, i]) for i in range(3)]
     print(f"process CPU time (all threads), medians: (a) {cmed[0]:.2f} ms, (b) {cmed[1]:.2f} ms, (c) {cmed[2]:.3f} ms; "
           f"ratios (a)/(c) {cmed[0] / cmed[2]:.1f}x, (b)/(c) {cmed[1] / cmed[2]:.1f}x")
+    d_both = np.fromfile(f"{out}.d_times") * 1e3
+    d_wall, d_cpu = d_both[:len(chosen)], d_both[len(chosen):]
+    d = np.fromfile(f"{out}.d", dtype=np.int32).reshape(-1, 2)
+    expected = []
+    for q in chosen:
+        ranking = rank(q, part, predictor, None)
+        expected.append((len(ranking.order), int(part.name_order[ranking.order[0]]) if len(ranking.order) else -1))
+    dmed, dcpu = statistics.median(d_wall), statistics.median(d_cpu)
+    print(f"(d) the emitted selector's rank(problem) (features, applicability, forest; {statistics.median(d[:, 0]):.0f} "
+          f"kernels apply, median): {dmed:.3f} ms wall, {dcpu:.3f} ms CPU; (a)/(d) {med[0] / dmed:.1f}x, "
+          f"(b)/(d) {med[1] / dmed:.1f}x; counts and top-1 equal to ckast select's: "
+          f"{[tuple(r) for r in d.tolist()] == expected}")
     same = [np.array_equal(c.view(np.uint64), x.view(np.uint64)) for x in (a, b, python)]
     ulps = int(np.abs(c.view(np.int64) - python.view(np.int64)).max())
     print(f"predictions bit-identical: to (a) {same[0]}, to (b) {same[1]}, to Python's predict_tflops {same[2]} "

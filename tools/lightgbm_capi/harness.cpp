@@ -8,6 +8,11 @@
 // Input rows.bin: int32 problems, kernels, features, then problems x kernels x features doubles (kernel k of
 // every problem is the emitted predictor's kernel k). Output: OUT.a/.b/.c (the predictions, doubles) and
 // OUT.times (per problem: a b c wall seconds, then a b c process CPU seconds, all threads), and each way's ranking in OUT.rank_a/.rank_b/.rank_c (int32).
+// With -DSELECTOR (and the emitted ckast_selector.cpp linked in), also
+//   (d) the emitted selector's ckast_selector::rank(problem): its features, applicability and forest from the
+//       problem alone. PROBLEMS.bin holds problems x ConvProblem fields int64 (the struct's field order; every
+//       field is an int64, so a problem is copied in whole). Output: OUT.d_times (wall, then CPU seconds per
+//       problem) and OUT.d (per problem: kernels ranked, and the first one's name order; int32).
 //
 // clang++-19 -O2 -std=c++17 -DFOREST_HEADER='"forest.hpp"' harness.cpp -L<wheel>/lib -l_lightgbm
 #include <algorithm>
@@ -22,6 +27,11 @@
 #include <vector>
 
 #include FOREST_HEADER
+#ifdef SELECTOR
+#include <cstring>
+
+#include "ckast_selector.hpp"
+#endif
 
 extern "C" {
 int LGBM_BoosterCreateFromModelfile(const char* filename, int* out_num_iterations, void** out);
@@ -90,9 +100,9 @@ void write(const std::string& path, const std::vector<T>& values)
 
 int main(int argc, char** argv)
 {
-    if(argc != 5)
+    if(argc != 5 && argc != 6)
     {
-        std::fprintf(stderr, "usage: %s MODEL_FILE ROWS.bin OUT BATCH_PARAMETER\n", argv[0]);
+        std::fprintf(stderr, "usage: %s MODEL_FILE ROWS.bin OUT BATCH_PARAMETER [PROBLEMS.bin]\n", argv[0]);
         return 2;
     }
     FILE* in = std::fopen(argv[2], "rb");
@@ -156,6 +166,34 @@ int main(int argc, char** argv)
         rank_c.insert(rank_c.end(), order.begin(), order.end());
     }
     LGBM_BoosterFree(booster);
+#ifdef SELECTOR
+    if(argc == 6)
+    {
+        ckast_selector::ConvProblem problem;
+        std::vector<int64_t> fields(size_t(problems) * sizeof(problem) / sizeof(int64_t));
+        FILE* pf = std::fopen(argv[5], "rb");
+        if(!pf || std::fread(fields.data(), sizeof(int64_t), fields.size(), pf) != fields.size())
+        {
+            std::fprintf(stderr, "%s: cannot read\n", argv[5]);
+            return 1;
+        }
+        std::fclose(pf);
+        std::vector<double> d_times, d_cpu;
+        std::vector<int32_t> d;
+        for(int p = 0; p < problems; ++p)
+        {
+            std::memcpy(&problem, fields.data() + size_t(p) * sizeof(problem) / sizeof(int64_t), sizeof(problem));
+            Clock start;
+            const auto ranked = ckast_selector::rank(problem);
+            lap(start, d_times, d_cpu);
+            d.push_back(int32_t(ranked.size()));
+            d.push_back(ranked.empty() ? -1 : ranked.front().order);
+        }
+        d_times.insert(d_times.end(), d_cpu.begin(), d_cpu.end());
+        write(out + ".d_times", d_times);
+        write(out + ".d", d);
+    }
+#endif
     write(out + ".a", a);
     write(out + ".b", b);
     write(out + ".c", c);
