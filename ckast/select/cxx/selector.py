@@ -66,6 +66,11 @@ def _vector(of: n.Type) -> n.TypeName:
     return n.type_of(VECTOR(T=of))
 
 
+def _sized(of: n.Type, count: int) -> n.Expr:
+    """`std::vector<of>(count)`."""
+    return n.Call(n.Id(n.Name((VECTOR(T=of),))), [n.IntLit(count)])
+
+
 STRING, SIZE = _std_type("string"), _std_type("size_t")
 CHOICE = n.type_of("Choice")
 CHOICES = _vector(CHOICE)
@@ -95,8 +100,8 @@ class PartPlan:
 
 
 def plan(library: Library, models: Sequence[object] = ()) -> list[PartPlan]:
-    """The library's parts in a fixed order (kind, direction, rank, datatype, layout), each with the first model
-    whose spec fits it (ModelError from no model: a model that fits no part is refused by the caller)."""
+    """The library's parts in a fixed order (kind, direction, rank, datatype, layout), each with the first of
+    `models` whose spec fits it, or None (the analytic model)."""
     from ckast.select.forest import ModelError
 
     plans = []
@@ -271,8 +276,8 @@ def _forest_rank(kernels: int, width: int, ok: n.Expr, feats, lowered) -> list[n
     fill = [n.ExprStmt(n.BinOp("=", n.Index(rows, n.BinOp("+", n.BinOp("*", k, n.IntLit(width)), n.IntLit(f))), v))
             for f, v in enumerate(feats.values)]
     batch = [
-        n.VarDecl(doubles, "rows", n.Call(n.Id(n.Name((VECTOR(T=DOUBLE),))), [n.IntLit(kernels * width)])),
-        n.VarDecl(doubles, "scores", n.Call(n.Id(n.Name((VECTOR(T=DOUBLE),))), [n.IntLit(kernels)])),
+        n.VarDecl(doubles, "rows", _sized(DOUBLE, kernels * width)),
+        n.VarDecl(doubles, "scores", _sized(DOUBLE, kernels)),
         n.For(_count("k"), n.BinOp("<", k, n.IntLit(kernels)), n.UnOp("++", k), [*feats.per_kernel, *fill]),
         n.ExprStmt(lowered.call_all("tflops", n.call(n.Member(rows, "data")), n.call(n.Member(scores, "data")))),
         n.For(n.VarDecl(SIZE, "i", n.IntLit(0)), n.BinOp("<", i, size), n.UnOp("++", i), [
