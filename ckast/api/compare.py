@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from .entries import Catalog, Entry, absent_qualname
-from .model import CallInfo, Declarations, EnumInfo, Info, NameInfo, ParamInfo, RecordInfo, TemplateInfo
+from .model import DISPATCHER, CallInfo, Declarations, EnumInfo, Info, NameInfo, ParamInfo, RecordInfo, TemplateInfo
 
 NONE = "-"
 
@@ -200,7 +200,7 @@ def entry_rows(entry: Entry, catalog: Catalog, decls: Declarations) -> list[Row]
         rows += [Row(info.qualname, item, what, a, b, str(enum.where)) for item, what, a, b in compare_enums(info, enum)]
     else:
         rows += _name_rows(entry, found)  # type: ignore[arg-type]
-    if entry.record is not None:
+    if entry.record is not None and entry.source.startswith(DISPATCHER):  # members are read in dispatcher files only
         record = decls.records.get(info.qualname)
         if record is None:
             rows.append(Row(info.qualname, "", "definition", "members listed", "no definition in the tree"))
