@@ -111,6 +111,17 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _served(log: Path, jobs: int, seconds: float = 20) -> str:
+    """The server's log once it records `jobs` job summaries (a job's server process writes its summary after
+    the client has its object file), or after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while True:
+        text = log.read_text()
+        if text.count("COMPILE_OK") >= jobs or time.monotonic() > deadline:
+            return text
+        time.sleep(0.1)
+
+
 def test_distcc_compiles_on_the_server(tmp_path, ck_include, tiny):
     if shutil.which("distcc") is None or shutil.which("distccd") is None:
         pytest.skip("needs distcc (apt-get install distcc)")
@@ -129,7 +140,7 @@ def test_distcc_compiles_on_the_server(tmp_path, ck_include, tiny):
             "DISTCC_HOSTS": f"127.0.0.1:{port}/2", "DISTCC_FALLBACK": "0", "DISTCC_BACKOFF_PERIOD": "0",
             "DISTCC_VERBOSE": "1", "DISTCC_LOG": str(logs / "client.log")})
         client = (logs / "client.log").read_text()
-        served = (logs / "distccd.log").read_text()
+        served = _served(logs / "distccd.log", jobs=2)
     finally:
         server.terminate()
         server.wait(timeout=30)
