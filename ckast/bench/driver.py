@@ -32,17 +32,13 @@ USAGE = (f"usage: ckast_bench [--warmup N] [--repeat N] [--output-dir DIR]\n"
 TABLE_COLUMNS = ("time_ms", "tflops", "is_valid", "arch")
 
 
-def _std(*parts: str) -> n.Type:
-    return n.TypeName(n.Name(("std", *parts)))
-
-
 def _i(value: int) -> n.IntLit:
     return n.IntLit(value)
 
 
-_SIZE = _std("size_t")
-_STRING = _std("string")
-_OFSTREAM = _std("ofstream")
+_SIZE = n.type_of("std", "size_t")
+_STRING = n.type_of("std", "string")
+_OFSTREAM = n.type_of("std", "ofstream")
 _CHARS = n.Ptr(n.Const(n.Builtin("char")))
 _CERR = n.ident("std", "cerr")
 

@@ -64,6 +64,8 @@ from ckast.select.forest import (
     go_left,
 )
 
+from .numeric import BOOL, DOUBLE
+
 NAN_LEFT, ZERO_RULE, ZERO_LEFT, CATEGORY = 1, 2, 4, 8
 """Node kinds (see the module docstring)."""
 GROWTH, NODES = 4, 2_000_000
@@ -385,7 +387,7 @@ def _std_type(name: str) -> n.Type:
     return n.TypeName(n.Name((_STD[name],)))
 
 
-DOUBLE, INT, BOOL = n.Builtin("double"), n.Builtin("int"), n.Builtin("bool")
+INT = n.Builtin("int")
 
 
 @attrs.frozen(eq=False)
