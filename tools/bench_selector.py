@@ -115,14 +115,12 @@ def main() -> None:
     from ckast.select.cxx.lower_forest import kernel_keys, lower_forest
     from ckast.select.features.expr import sources
     from ckast.select.features.table import KernelTable
-    from ckast.select.forest import read_model
     from ckast.select.library import load_library
-    from ckast.select.lightgbm_model import MODEL_FILE, load_model
+    from ckast.select.lightgbm_model import load_model
     from ckast.select.model_features import model_features
 
     predictor = load_model(model_dir)
-    model_file = next(p for p in (model_dir / MODEL_FILE, model_dir / (MODEL_FILE + ".gz")) if p.exists())
-    forest = read_model(model_file)
+    forest = predictor.forest
     plain = work / "model.txt"  # LightGBM's C API reads no gzip
     plain.write_text(predictor.booster.model_to_string())
     features = model_features(predictor.kind)

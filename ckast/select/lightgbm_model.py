@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from .forest import ModelError, libm, read_model_text
+from .forest import Forest, ModelError, libm, read_model_text
 from .problem import Problem
 
 MODEL_FILE = "model_tflops.lgbm"
@@ -50,6 +50,8 @@ class LightGBMPredictor:
 
     path: Path
     booster: Any
+    forest: Forest
+    """The model's trees as data (`forest.py`), parsed from the same text as `booster`."""
     spec: Mapping[str, Any]
     kind: str
     columns: np.ndarray
@@ -107,7 +109,7 @@ def load_model(model_dir: Path) -> LightGBMPredictor:
 
     kind = OP_TYPES[spec["op_type"]]
     columns = bind(spec, model_features(kind), model_dir / SPEC_FILE)
-    booster = _read_booster(model_dir)
+    booster, forest = _read_booster(model_dir)
     names = booster.feature_name()
     if names == [f"Column_{i}" for i in range(len(names))]:  # trained on an unnamed matrix: the spec names them
         names = names if len(names) != len(spec["feature_names"]) else list(spec["feature_names"])
@@ -123,7 +125,7 @@ def load_model(model_dir: Path) -> LightGBMPredictor:
         hw = ck_engine_hardware(spec.get("hardware"))
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelError(f"{model_dir / SPEC_FILE}: hardware: {exc.args[0] if exc.args else exc}") from None
-    return LightGBMPredictor(model_dir, booster, spec, kind, columns, hw)
+    return LightGBMPredictor(model_dir, booster, forest, spec, kind, columns, hw)
 
 
 def bind(spec: Mapping[str, Any], features, where: Path) -> np.ndarray:
@@ -179,7 +181,7 @@ def _read_spec(path: Path) -> dict[str, Any]:
     return spec
 
 
-def _read_booster(model_dir: Path):
+def _read_booster(model_dir: Path) -> tuple[Any, Forest]:
     lightgbm = lightgbm_module()
     plain, packed = model_dir / MODEL_FILE, model_dir / (MODEL_FILE + ".gz")
     path = plain if plain.exists() else packed
@@ -187,10 +189,10 @@ def _read_booster(model_dir: Path):
         raise ModelError(f"{plain}: missing (nor is there a {packed.name})")
     # Checked by ckast's own parse first: LightGBM parses trees on worker threads, where a malformed tree
     # aborts the process.
-    text, _ = read_model_text(path)
+    text, forest = read_model_text(path)
     try:
         with _quiet_stderr():
-            return lightgbm.Booster(model_str=text)
+            return lightgbm.Booster(model_str=text), forest
     except lightgbm.basic.LightGBMError as exc:
         raise ModelError(f"{path}: not a LightGBM model: {str(exc).strip().splitlines()[0]}") from None
 

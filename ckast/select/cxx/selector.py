@@ -224,7 +224,6 @@ def _part(p: PartPlan) -> n.Namespace:
             n.If(n.UnOp("!", ok.value), [n.Continue()]), *feats.per_kernel, _push(k, feats.values[0])])
         body = [loop]
     else:
-        from ckast.select.forest import parse_model
         from ckast.select.model_features import model_features
 
         from .lower_forest import kernel_keys
@@ -232,8 +231,7 @@ def _part(p: PartPlan) -> n.Namespace:
         features = [model_features(p.kind).features[c] for c in p.model.columns]
         feats = lower_features([f.expr for f in features], part.table, hw_columns(p.model.hw), problem=problem,
                                kernel=k, prefix="f")
-        forest = parse_model(p.model.booster.model_to_string())
-        lowered = lower_forest(forest, feats.known, feats.known_mask, prefix="forest",
+        lowered = lower_forest(p.model.forest, feats.known, feats.known_mask, prefix="forest",
                                log_targets="tflops" in p.model.spec.get("log_targets", ()),
                                kernel_keys=kernel_keys(features, part.table))
         decls += [*feats.decls, *lowered.decls]
