@@ -25,6 +25,8 @@ from pathlib import Path
 import attrs
 import numpy as np
 
+from .libm import libm
+
 ZERO_THRESHOLD = float(np.float32(1e-35))
 INT_MIN = -(2**31)
 
@@ -80,21 +82,6 @@ class Forest:
         if self.transform == "signed_square":
             return raw * np.abs(raw)
         return raw
-
-
-def libm(function, x: np.ndarray) -> np.ndarray:
-    """`function` (`math.exp`, `math.expm1`: the C library's, which LightGBM's C++ and the emitted selector
-    call) of each element of `x`; numpy's own exp and expm1 (SVML on AVX-512 machines) differ from the C
-    library in the last bit for some arguments. An overflow is infinity, as in C."""
-
-    def one(v: float) -> float:
-        try:
-            return function(v)
-        except OverflowError:
-            return math.inf
-
-    x = np.asarray(x, dtype=np.float64)
-    return np.fromiter((one(v) for v in x.ravel().tolist()), dtype=np.float64, count=x.size).reshape(x.shape)
 
 
 def leaves(tree: Tree, x: np.ndarray) -> np.ndarray:

@@ -21,7 +21,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-from .forest import Forest, ModelError, libm, read_model_text
+from .forest import Forest, ModelError, read_model_text
+from .libm import libm
 from .problem import Problem
 
 MODEL_FILE = "model_tflops.lgbm"

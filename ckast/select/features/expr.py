@@ -23,6 +23,8 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ckast.select.libm import libm
+
 SOURCES = ("problem", "kernel", "hw")
 """Where a `Field` reads: the problem's columns, the kernel table's columns, the hardware profile's."""
 
@@ -38,14 +40,12 @@ def _flag(x: Value) -> Value:
 
 
 def _log2(x: Value) -> Value:
-    """glibc's log2 (`math.log2`), elementwise. numpy's `np.log2` uses SVML on AVX-512 machines, which
-    differs from glibc in the last bit for about 1 in 10,000 arguments, so features would depend on the
-    CPU and the generated C++ (`std::log2`) could not match them; numpy and glibc agree on zero,
-    negative, infinite and NaN arguments."""
+    """The C library's log2 (`select.libm`), which the generated C++ (`std::log2`) calls; numpy and the C
+    library agree on zero, negative, infinite and NaN arguments, where `math.log2` raises."""
     out = np.log2(x)
     regular = np.isfinite(x) & (x > 0)
     if np.ndim(out):
-        out[regular] = [math.log2(v) for v in np.asarray(x, dtype=np.float64)[regular]]
+        out[regular] = libm(math.log2, np.asarray(x, dtype=np.float64)[regular])
         return out
     return np.float64(math.log2(x)) if regular else out
 
