@@ -76,12 +76,17 @@ def gemm_problem(rng: random.Random) -> GemmProblem:
     return GemmProblem(M=size(), N=size(), K=size(), k_batch=rng.choice([1, 1, 2, 4]))
 
 
-def python_hash(library, problem, predictors) -> tuple[int, int, float]:
+def python_rank(library, problem, predictors):
+    """`ckast select`'s ranking of `problem` (its part, the part's predictor), and the seconds it took."""
     part = library.part(problem)
     predictor = predictors.get((problem.kind, getattr(problem, "direction", "gemm")), AnalyticPredictor())
     start = time.perf_counter()
     ranking = rank(problem, part, predictor, hardware(part.arch))
-    seconds = time.perf_counter() - start
+    return part, ranking, time.perf_counter() - start
+
+
+def python_hash(library, problem, predictors) -> tuple[int, int, float]:
+    part, ranking, seconds = python_rank(library, problem, predictors)
     words = []
     for i in ranking.order:
         words += [int(part.name_order[i]), int(np.float64(ranking.tflops[i]).view(np.uint64))]
@@ -169,9 +174,7 @@ def jit_check(library, problems, predictors, selector: Path) -> int:
         for field, v in zip(struct.fields, struct.values(problem)):
             setattr(value, field, v)
         got = [(str(c.kernel), int(np.float64(c.tflops).view(np.uint64))) for c in ns.rank(value)]
-        part = library.part(problem)
-        predictor = predictors.get((problem.kind, getattr(problem, "direction", "gemm")), AnalyticPredictor())
-        ranking = rank(problem, part, predictor, hardware(part.arch))
+        part, ranking, _ = python_rank(library, problem, predictors)
         want = [(part.names[i], int(np.float64(ranking.tflops[i]).view(np.uint64))) for i in ranking.order]
         bad += got != want
     return bad
