@@ -31,8 +31,9 @@ class Interrupted(BaseException):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
-        self.where = ""
-        """What the run left where it was writing (e.g. `lib: unchanged`), added on the way out."""
+        self.where = _settled
+        """What the run left where it was writing (e.g. `lib: unchanged`): added on the way out, or what
+        a step that completed before the signal recorded with `settled`."""
 
     @property
     def exit_status(self) -> int:
@@ -47,6 +48,7 @@ _active = False
 _owner = 0
 _held = 0
 _pending: int | None = None
+_settled = ""
 
 
 def _raise(signum: int, _frame: FrameType | None) -> None:
@@ -63,12 +65,12 @@ def handling(process: bool = False) -> Iterator[None]:
     runs signal handlers; elsewhere the block runs as it is). The previous handlers come back after,
     unless the block is the whole `process` (a command line): then the signals are ignored from there
     on, so that one arriving while the interpreter exits after a completed run changes nothing."""
-    global _active, _owner, _pending
+    global _active, _owner, _pending, _settled
     if threading.current_thread() is not threading.main_thread() or _active:
         yield
         return
     previous = {sig: signal.signal(sig, _raise) for sig in SIGNALS}
-    _active, _owner, _pending = True, os.getpid(), None
+    _active, _owner, _pending, _settled = True, os.getpid(), None, ""
     try:
         yield
     finally:
@@ -89,6 +91,13 @@ def deferred() -> Iterator[None]:
         if not _held and _pending is not None:
             signum, _pending = _pending, None
             raise Interrupted(signum)
+
+
+def settled(where: str) -> None:
+    """Record what a step that cannot be undone left (`lib: the new tree is in place`): a signal that
+    stops the command after it (while it prints its summary) says so instead of nothing."""
+    global _settled
+    _settled = where
 
 
 def interruptible(call: Callable[[], T]) -> T:

@@ -144,6 +144,7 @@ def test_a_signal_while_the_workers_render(old_tree, tmp_path, sig, group):
     ("commit:2:INT", 2, True),       # right after the swap: the swap's part runs to its end
     ("commit:2:TERM:group", 2, True),
     ("commit:3:INT:group", 2, True),  # the old tree not yet deleted
+    ("commit:4:TERM", 2, True),      # the transaction ended: the summary line was not printed yet
 ])
 def test_a_signal_at_each_step(old_tree, small_tree, tmp_path, at, jobs, whole):
     old, before = old_tree

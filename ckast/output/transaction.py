@@ -29,7 +29,7 @@ from pathlib import Path
 
 import attrs
 
-from ckast.interrupt import Interrupted, deferred
+from ckast.interrupt import Interrupted, deferred, settled
 
 from .lock import DirectoryLock
 
@@ -123,6 +123,8 @@ class Transaction:
 
     def __exit__(self, typ: type | None, exc: BaseException | None, tb: object) -> None:
         self._release()
+        if self.committed:
+            _checkpoint("commit")
         if isinstance(exc, Interrupted):
             exc.where = f"{self.shown}: {'the new tree is in place' if self.committed else 'unchanged'}"
         if isinstance(exc, OSError):
@@ -175,6 +177,7 @@ class Transaction:
         with deferred():
             self._swap(existed)
             self.committed = True
+            settled(f"{self.shown}: the new tree is in place")
             _checkpoint("commit")
             # The old tree is now at self.staging; files the user added to it during the run move over.
             for rel, entry in _walk(str(self.staging)) if existed else ():
@@ -293,7 +296,8 @@ def _checkpoint(step: str) -> None:
     """Test hook for the kill and interrupt tests: `CKAST_TEST_KILL_AT=<step>:<n>[:<SIGNAL>[:group]]`
     sends SIGKILL (or SIGINT, SIGTERM, ...) to this process (or to its process group) the n-th time it
     reaches `step` ("write": a file staged by this process, not by a rendering process; "commit": 1
-    before the swap, 2 right after it, 3 when the part that follows the swap is done)."""
+    before the swap, 2 right after it, 3 when the part that follows the swap is done, 4 when the
+    transaction has ended and the command goes on to print its summary)."""
     if len(_KILL_AT) >= 2 and os.getpid() == _KILLER:
         _reached[step] += 1
         if _KILL_AT[:2] == [step, str(_reached[step])]:
