@@ -1,3 +1,26 @@
-from ckast.cli import main
+"""`python -m ckast` and the `ckast` script: a rerun that would change nothing is answered from its
+record (`ckast.output.replay`) before the command line is built; anything else runs the command line."""
 
-main()
+from __future__ import annotations
+
+import sys
+
+
+def run() -> None:
+    from ckast.interrupt import Interrupted, handling
+    from ckast.output.replay import replay
+
+    try:
+        with handling():
+            if replay(sys.argv[1:]):
+                return
+    except Interrupted as exc:
+        print(f"ckast: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_status)
+    from ckast.cli import main
+
+    main()
+
+
+if __name__ == "__main__":
+    run()

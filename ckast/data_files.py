@@ -9,7 +9,6 @@ entry or a run stamp recorded are still as they were.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -36,6 +35,8 @@ def load_toml(path: Path) -> dict[str, Any]:
     root = cache_root()
     if root is None:
         return _parse_toml(data)
+    import hashlib  # not at the top: a rerun answered by `ckast.output.replay` needs no digest
+
     kept = root / "toml" / f"{hashlib.sha256(data).hexdigest()[:32]}.json"
     try:
         return json.loads(kept.read_bytes())

@@ -35,11 +35,16 @@ class _Main(click.Group):
         if cmd_name not in COMMANDS:
             return None
         module, attribute = COMMANDS[cmd_name]
+        from ckast import attrs_cache
+
+        attrs_cache.install()  # before the command's module defines its classes
         return getattr(importlib.import_module(f".{module}", __name__), attribute)
 
     def main(self, args: Any = None, *more: Any, **kwargs: Any) -> Any:
         from ckast.interrupt import Interrupted, handling
+        from ckast.output import replay
 
+        replay.enabled = args is None
         try:
             with handling(process=args is None):  # no args: the process's own command line, not a CliRunner
                 return super().main(args, *more, **kwargs)

@@ -27,6 +27,7 @@ def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str |
 
     Invalid input: one line per problem on stderr, exit status 2, nothing written.
     """
+    from ckast.output import replay
     from ckast.output.stamp import run_key, up_to_date
     from ckast.output.transaction import remove_leftovers
 
@@ -37,8 +38,10 @@ def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str |
     remove_leftovers(out_dir)
     last = up_to_date(out_dir, key)
     if last is not None:
-        click.echo(f"{last['kernels']} kernels -> {out_dir}: 0 files written, {last['files']} unchanged, 0 removed "
-                   "(up to date)")
+        head = _up_to_date_head(last, out_dir)
+        click.echo(replay.noop_line(head, None))
+        if ck_include is None:  # see ckast.output.replay
+            replay.record(head, False, key, out_dir, paths)
         return
 
     from ckast.config import ConfigError, load_file
@@ -75,4 +78,12 @@ def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str |
         f"{len(emitted)} kernels -> {out_dir}: {stats['written']} files written, "
         f"{stats['unchanged']} unchanged, {stats['removed']} removed"
     )
+    if ck_include is None:
+        summary = {"kernels": len(emitted), "files": stats["written"] + stats["unchanged"]}
+        replay.record(_up_to_date_head(summary, out_dir), False, key, out_dir, paths)
+
+
+def _up_to_date_head(summary: dict, out_dir: Path) -> str:
+    """The line of a rerun that finds the tree of the run with `summary` (its stamp's) up to date."""
+    return f"{summary['kernels']} kernels -> {out_dir}: 0 files written, {summary['files']} unchanged, 0 removed"
 

@@ -37,6 +37,7 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
     """
     import time
 
+    from ckast.output import replay
     from ckast.output.stamp import run_key, up_to_date
     from ckast.output.transaction import remove_leftovers
 
@@ -47,10 +48,13 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
     selection = make_selection(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs)
     key = run_key("generate", {"selection": selection.as_dict(), "chunk_size": chunk_size}, selection.input_files())
     remove_leftovers(out_dir)
+    replayable = builder_conf is None and ck_include is None  # see ckast.output.replay
     last = up_to_date(out_dir, key)
     if last is not None:
-        click.echo(f"{last['kernels']} kernels ({counts_line(last)}) -> {out_dir}: 0 files written, {last['files']} "
-                   f"unchanged, 0 removed in {time.perf_counter() - start:.1f} s (up to date)")
+        head = _up_to_date_head(last, out_dir)
+        click.echo(replay.noop_line(head, time.perf_counter() - start))
+        if replayable:
+            replay.record(head, True, key, out_dir, selection.input_files())
         return
 
     from ckast.config import ConfigError
@@ -92,6 +96,15 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
         fail(exc)
     click.echo(f"{len(emitted)} kernels ({counts_line(counts)}) -> {out_dir}: {stats['written']} files written, "
                f"{stats['unchanged']} unchanged, {stats['removed']} removed in {time.perf_counter() - start:.1f} s")
+    if replayable:
+        summary = {"kernels": len(emitted), **counts, "files": stats["written"] + stats["unchanged"]}
+        replay.record(_up_to_date_head(summary, out_dir), True, key, out_dir, selection.input_files())
+
+
+def _up_to_date_head(summary: dict, out_dir: Path) -> str:
+    """The line of a rerun that finds the tree of the run with `summary` (its stamp's) up to date."""
+    return (f"{summary['kernels']} kernels ({counts_line(summary)}) -> {out_dir}: 0 files written, "
+            f"{summary['files']} unchanged, 0 removed")
 
 
 @click.command("list")

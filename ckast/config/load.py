@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 from pathlib import Path
@@ -171,6 +170,8 @@ def _resolve_object(obj: dict[str, Any], path: str, defaults: Mapping[str, Any],
 
 
 def _unknown(path: str, key: str) -> ConfigIssue:
+    import difflib  # only for a misspelled key
+
     close = difflib.get_close_matches(key, KNOB_NAMES, n=1) if len(key) <= SHOWN_MAX else []
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return ConfigIssue(key_path(path, key), f"unknown knob{hint}")

@@ -98,7 +98,7 @@ class Transaction:
     def __init__(self, out_dir: Path, on_wait: Callable[[str], None] | None = None) -> None:
         self.shown = Path(out_dir)
         self.out = Path(os.path.realpath(out_dir))
-        self.staging, self.aside = _leftover_paths(self.out)
+        self.staging, self.aside = leftover_paths(self.out)
         self.lock = DirectoryLock(self.out, on_wait)
         self.stage = Stage(str(self.out), str(self.staging))
         self.committed = False
@@ -227,7 +227,7 @@ def remove_leftovers(out_dir: Path) -> None:
     """Delete what a killed run left beside `out_dir`, unless a run is under way there now (a command
     that finds its tree up to date, and so starts no transaction, calls it first)."""
     out = Path(os.path.realpath(out_dir))
-    if not any(p.exists() for p in _leftover_paths(out)):
+    if not any(p.exists() for p in leftover_paths(out)):
         return
     try:
         with DirectoryLock(out, wait=False):
@@ -236,13 +236,13 @@ def remove_leftovers(out_dir: Path) -> None:
         pass
 
 
-def _leftover_paths(out: Path) -> tuple[Path, Path]:
+def leftover_paths(out: Path) -> tuple[Path, Path]:
     """The staging directory of a run into `out`, and where `_swap` puts the old tree aside."""
     return out.parent / f".{out.name}.ckast-stage", out.parent / f".{out.name}.ckast-old"
 
 
 def _remove_leftovers(out: Path) -> None:
-    staging, aside = _leftover_paths(out)
+    staging, aside = leftover_paths(out)
     if aside.exists() and not out.exists():  # a run died between the two renames of _swap
         os.rename(aside, out)
     for leftover in (staging, aside):
