@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
@@ -90,13 +90,46 @@ def render(kernels: Sequence[LoadedKernel], renderer: Renderer | None = None, sa
     return [out[k] for k in sorted(out)]
 
 
-def run_files(kernels: Sequence[EmittedKernel], chunk_size: int = CHUNK_SIZE) -> list[tuple[str, str]]:
-    """Files that belong to the whole run: GEMM registration, conv include-all and chunked registration."""
+class Registrable(NamedTuple):
+    """What the run files read of a kernel."""
+
+    name: str
+    arch: str
+    kind: str
+    variant: str
+    header: str
+
+
+class RunFiles(NamedTuple):
+    """Run files printed ahead of `write_outputs` (`ckast.library.generate` has a rendering process
+    print them while the others render), for the kernels `items` in `chunk_size` chunks."""
+
+    items: tuple[Registrable, ...]
+    chunk_size: int
+    files: list[tuple[str, str]]
+
+
+def registrables(kernels: Sequence[EmittedKernel]) -> tuple[Registrable, ...]:
+    return tuple(Registrable(k.name, k.arch, k.config["kind"], k.config["variant"], k.header) for k in kernels)
+
+
+def run_files(kernels: Sequence[EmittedKernel], chunk_size: int = CHUNK_SIZE,
+              printed: RunFiles | None = None) -> list[tuple[str, str]]:
+    """Files that belong to the whole run: GEMM registration, conv include-all and chunked registration
+    (`printed`, if they were printed for the same kernels and chunk size)."""
+    items = registrables(kernels)
+    if printed is not None and printed.chunk_size == chunk_size and printed.items == items:
+        return printed.files
+    return print_run_files(items, chunk_size)
+
+
+def print_run_files(items: Sequence[Registrable], chunk_size: int) -> list[tuple[str, str]]:
+    """`run_files` of the kernels `items` (sorted by name)."""
     profile = load_profile(DEFAULT_PROFILE)  # registration names only dispatcher entities, shared by all profiles
-    gemms = [Registered(k.name, k.arch, wrapper_path(k.name)) for k in kernels if k.config["kind"] == "gemm"]
-    convs = [conv_registration.ConvRegistered(k.name, conv.direction(k.config["variant"]).short, k.arch, k.header,
+    gemms = [Registered(k.name, k.arch, wrapper_path(k.name)) for k in items if k.kind == "gemm"]
+    convs = [conv_registration.ConvRegistered(k.name, conv.direction(k.variant).short, k.arch, k.header,
                                               wrapper_path(k.name))
-             for k in kernels if k.config["kind"] == "grouped_conv"]
+             for k in items if k.kind == "grouped_conv"]
     files: list[tuple[str, n.File]] = []
     if gemms:
         files.append((REGISTRATION, registration_header(gemms, profile, "tile_gemm_kernels", "ckast")))
@@ -105,9 +138,10 @@ def run_files(kernels: Sequence[EmittedKernel], chunk_size: int = CHUNK_SIZE) ->
     return [(path, n.to_source(file)) for path, file in files]
 
 
-def tree_files(kernels: Sequence[EmittedKernel], chunk_size: int = CHUNK_SIZE) -> list[tuple[str, str]]:
+def tree_files(kernels: Sequence[EmittedKernel], chunk_size: int = CHUNK_SIZE,
+               printed: RunFiles | None = None) -> list[tuple[str, str]]:
     """Every file of a run that no single kernel owns: `run_files` and `ckast_kernels.cmake`."""
-    per_run = run_files(kernels, chunk_size)
+    per_run = run_files(kernels, chunk_size, printed)
     paths = [path for k in kernels for path, _ in k.files] + [path for path, _ in per_run]
     cmake = kernels_cmake([p for k in kernels for p, _ in k.files if p.endswith(".cpp")],
                           [p for p, _ in per_run if p.endswith(".cpp")], [p for p in paths if p.endswith(".hpp")],
@@ -118,13 +152,15 @@ def tree_files(kernels: Sequence[EmittedKernel], chunk_size: int = CHUNK_SIZE) -
 def write_outputs(kernels: Sequence[EmittedKernel], out: Path | Transaction, *, format: bool = False,
                   chunk_size: int = CHUNK_SIZE, run: Mapping[str, Any] | None = None,
                   stamp: tuple[str, Mapping[str, Any]] | None = None,
-                  done: Mapping[str, tuple[bool, list[int] | None]] | None = None) -> dict[str, int]:
+                  done: Mapping[str, tuple[bool, list[int] | None]] | None = None,
+                  printed: RunFiles | None = None) -> dict[str, int]:
     """Write every kernel's files, the run's aggregates and the manifest into `out` (a directory, or
     the transaction of a run that has already staged some files) and commit. `run` describes how the
     run was made (e.g. a rule set selection); files an earlier run generated and this one did not are
     gone; the run's `stamp` (key, summary) lets a rerun with the same key skip everything. Kernel files
-    whose text is None were staged by a rendering process; `done` says which changed and their states."""
-    files = [f for k in kernels for f in k.files if f[1] is not None] + tree_files(kernels, chunk_size)
+    whose text is None were staged by a rendering process; `done` says which changed and their states;
+    `printed`: the run files, if printed ahead (`run_files`)."""
+    files = [f for k in kernels for f in k.files if f[1] is not None] + tree_files(kernels, chunk_size, printed)
     manifest = {"kernels": [k.manifest_entry() for k in kernels], **({"run": dict(run)} if run else {})}
 
     def formatted(path: str, text: str) -> str:

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 from ckast.data_files import file_states
-from ckast.emit import render
+from ckast.emit import RunFiles, registrables, render, run_files
 from ckast.library import Selection, build
 from ckast.library.generate import render_into
 from ckast.output.transaction import Stage
@@ -49,8 +49,10 @@ def test_rendering_processes_send_back_what_this_process_would_write(tmp_path):
     kernels = build(Selection("default", "gfx942", "ck-2026.06", ("fp16",), (2,))).kernels()
     stage = Stage(str(tmp_path / "none"), str(tmp_path / "stage"), reuse=False)
     os.mkdir(stage.new)
-    staged, done = render_into(kernels, stage, jobs=2)
+    staged, done, printed = render_into(kernels, stage, jobs=2, chunk_size=7)
     here = render(kernels)
+    assert printed.items == registrables(here) and printed.chunk_size == 7
+    assert printed.files == run_files(here, 7)  # printed here, on one process
     assert [k.name for k in staged] == [k.name for k in here]
     assert [k.manifest_entry() for k in staged] == [
         json.dumps(k.manifest_entry(), sort_keys=True) for k in here]
@@ -58,3 +60,12 @@ def test_rendering_processes_send_back_what_this_process_would_write(tmp_path):
     assert sorted(done) == sorted(paths) and all(written for written, _ in done.values())
     assert {path: state for path, (_, state) in done.items()} == file_states(stage.new, paths)
     assert all((tmp_path / "stage" / path).read_text() == text for k in here for path, text in k.files)
+
+
+def test_run_files_printed_ahead_are_used_only_for_the_same_kernels_and_chunks():
+    kernels = render(build(Selection("tiny", "gfx942", "ck-2026.06", ("fp16",), (2,))).kernels())
+    real = run_files(kernels, 7)
+    fake = [("marker.hpp", "printed for other kernels\n")]
+    assert run_files(kernels, 7, RunFiles(registrables(kernels), 7, fake)) == fake
+    assert run_files(kernels, 7, RunFiles(registrables(kernels[1:]), 7, fake)) == real
+    assert run_files(kernels, 7, RunFiles(registrables(kernels), 25, fake)) == real

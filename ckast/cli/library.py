@@ -84,11 +84,13 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
         with Transaction(out_dir, on_wait=wait_message) as tx:
             if sys.stderr.isatty():
                 with click.progressbar(length=len(kernels), label="rendering", file=sys.stderr) as bar:
-                    emitted, done = render_into(kernels, tx.stage, jobs or default_jobs(), progress=bar.update)
+                    rendered = render_into(kernels, tx.stage, jobs or default_jobs(), bar.update, chunk_size)
             else:
-                emitted, done = render_into(kernels, tx.stage, jobs or default_jobs())
+                rendered = render_into(kernels, tx.stage, jobs or default_jobs(), chunk_size=chunk_size)
+            emitted = rendered.emitted
             stats = write_outputs(emitted, tx, chunk_size=chunk_size, run=selection.as_dict(),
-                                  stamp=(key, {"kernels": len(emitted), **counts}), done=done)
+                                  stamp=(key, {"kernels": len(emitted), **counts}), done=rendered.written,
+                                  printed=rendered.printed)
     except ConfigError as exc:
         click.echo("\n".join(exc.lines()), err=True)
         sys.exit(1)

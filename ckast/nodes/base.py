@@ -66,17 +66,22 @@ def field_names(cls: type) -> tuple[str, ...]:
 
 def children(n: Node) -> list[Node]:
     """The direct child nodes of `n` in field order (tuples are flattened)."""
-    return _nodes_in(getattr(n, name) for name in field_names(type(n)))
-
-
-def _nodes_in(values: Iterable[Any]) -> list[Node]:
     out: list[Node] = []
+    for name in field_names(type(n)):
+        value = getattr(n, name)
+        if isinstance(value, Node):
+            out.append(value)
+        elif isinstance(value, tuple):
+            _add_nodes_in(value, out)
+    return out
+
+
+def _add_nodes_in(values: tuple, out: list[Node]) -> None:
     for value in values:
         if isinstance(value, Node):
             out.append(value)
         elif isinstance(value, tuple):
-            out += _nodes_in(value)
-    return out
+            _add_nodes_in(value, out)
 
 
 def as_tuple(items: Iterable[Any]) -> tuple[Any, ...]:

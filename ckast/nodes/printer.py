@@ -681,14 +681,17 @@ def required_headers(root: Node) -> tuple[Header, ...]:
     """
     found = set()
     stack = [root]
+    pop, extend = stack.pop, stack.extend
     while stack:
-        current = stack.pop()
-        if isinstance(current, (Symbol, Signature, EnumSpec)):
+        current = pop()
+        if isinstance(current, _CATALOG_ENTITIES):
             if current.header is not None:
                 found.add(current.header)
-            continue
-        if isinstance(current, e.FloatLit) and not current.finite:
+        elif type(current) is e.FloatLit and not current.finite:
             found.add(LIMITS)
-            continue
-        stack += children(current)
+        else:
+            extend(children(current))
     return tuple(sorted(found, key=lambda h: (not h.system, h.path)))
+
+
+_CATALOG_ENTITIES = (Symbol, Signature, EnumSpec)

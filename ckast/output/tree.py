@@ -10,6 +10,7 @@ files ckast never listed are kept as they are.
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring_ascii
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from pathlib import Path
@@ -57,7 +58,9 @@ class JsonText(str):
 
 
 def json_line(item: Any) -> JsonText:
-    return JsonText(json.dumps(item, sort_keys=True))
+    """`item` as JSON, keys sorted (a string, e.g. one of a manifest's file paths, by the C encoder
+    `json.dumps` ends in, without building an encoder per call)."""
+    return JsonText(encode_basestring_ascii(item) if type(item) is str else json.dumps(item, sort_keys=True))
 
 
 def manifest_text(manifest: Mapping[str, Any]) -> str:
