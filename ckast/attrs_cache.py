@@ -27,7 +27,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
-from ckast.data_files import cache_root
+from ckast.data_files import cache_root, keep_bytes
 
 _FUNCTION = "_compile_and_eval"
 """attr._make's function that compiles and runs a generated script: (script, globs, locs, filename)."""
@@ -47,21 +47,21 @@ def cache_file() -> Path | None:
 def install() -> bool:
     """Have attrs take its generated methods from the cache file; False where it cannot (no cache
     directory, or an attrs without the function replaced)."""
-    from attr import (
-        _make,  # not attr.__version__: attrs reads it with importlib.metadata (14 ms)
-    )
+    # Not keyed by attr.__version__: attrs reads it with importlib.metadata (14 ms).
+    from attr import _make
 
     original = getattr(_make, _FUNCTION, None)
     path = cache_file()
     if original is None or getattr(original, "cached", False) or path is None:
         return False
     codes = _load(path)
-    added: list[int] = []
+    added = False
     # compile() inherits the __future__ flags of its caller: those of attr._make, given explicitly here.
     feature = getattr(_make, "annotations", None)
     flags = feature.compiler_flag if isinstance(feature, __future__._Feature) else 0
 
     def compile_and_eval(script: str, globs: dict[str, Any] | None, locs: Any = None, filename: str = "") -> None:
+        nonlocal added
         salts: list[int] = []
         key = (filename, _SALT.sub(lambda m: salts.append(int(m[2])) or f"{m[1]}#{m[3]}", script, count=1))
         salt = salts[0] if salts else 0
@@ -69,7 +69,7 @@ def install() -> bool:
         if kept is None:
             code = compile(script, filename, "exec", flags=flags, dont_inherit=True)
             codes[key] = (salt, code)
-            added.append(1)
+            added = True
         else:
             code = kept[1] if kept[0] == salt else _with_constant(kept[1], kept[0], salt)
         eval(code, globs, locs)
@@ -77,7 +77,7 @@ def install() -> bool:
     compile_and_eval.cached = True  # type: ignore[attr-defined]
     setattr(_make, _FUNCTION, compile_and_eval)
     pid = os.getpid()
-    atexit.register(lambda: added and os.getpid() == pid and _save(path, codes))
+    atexit.register(lambda: added and os.getpid() == pid and keep_bytes(path, marshal.dumps(codes)))
     return True
 
 
@@ -94,14 +94,3 @@ def _load(path: Path) -> dict[tuple[str, str], Entry]:
     except (OSError, ValueError, EOFError, TypeError):
         return {}
     return codes if isinstance(codes, dict) else {}
-
-
-def _save(path: Path, codes: dict[tuple[str, str], Entry]) -> None:
-    """Replace the file in one rename; best effort, like every cache."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(marshal.dumps(codes))
-        os.replace(tmp, path)
-    except OSError:
-        pass

@@ -54,12 +54,17 @@ def _parse_toml(data: bytes) -> dict[str, Any]:
 
 
 def keep_json(path: Path, data: Any) -> None:
-    """Write `data` as JSON to the cache file `path`, replaced in one rename; best effort (a cache
-    never fails a run)."""
+    """Write `data` as JSON to the cache file `path` (`keep_bytes`)."""
+    keep_bytes(path, json.dumps(data).encode())
+
+
+def keep_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to the cache file `path`, replaced in one rename; best effort (a cache never fails
+    a run)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data))
+        tmp.write_bytes(data)
         os.replace(tmp, path)
     except OSError:
         pass
