@@ -25,6 +25,7 @@ from ckast.lower.registration import Registered, registration_header
 from ckast.nodes.format import clang_format
 from ckast.output import CMAKE_FILE, Transaction, kernels_cmake, write_tree
 from ckast.render import Renderer, shared
+from ckast.render.kernel import file_names
 from ckast.variants import KEY_GAPS, KEY_RULE, conv, registry_key
 
 REGISTRATION = f"{WRAPPER_DIR}/register_all_kernels.hpp"
@@ -91,13 +92,12 @@ def render(kernels: Sequence[LoadedKernel], renderer: Renderer | None = None, sa
 
 
 class Registrable(NamedTuple):
-    """What the run files read of a kernel."""
+    """What the run files read of a kernel (its header is `<name>.hpp`, `render.kernel.file_names`)."""
 
     name: str
     arch: str
     kind: str
     variant: str
-    header: str
 
 
 class RunFiles(NamedTuple):
@@ -110,7 +110,7 @@ class RunFiles(NamedTuple):
 
 
 def registrables(kernels: Sequence[EmittedKernel]) -> tuple[Registrable, ...]:
-    return tuple(Registrable(k.name, k.arch, k.config["kind"], k.config["variant"], k.header) for k in kernels)
+    return tuple(Registrable(k.name, k.arch, k.config["kind"], k.config["variant"]) for k in kernels)
 
 
 def run_files(kernels: Sequence[EmittedKernel], chunk_size: int = CHUNK_SIZE,
@@ -127,8 +127,8 @@ def print_run_files(items: Sequence[Registrable], chunk_size: int) -> list[tuple
     """`run_files` of the kernels `items` (sorted by name)."""
     profile = load_profile(DEFAULT_PROFILE)  # registration names only dispatcher entities, shared by all profiles
     gemms = [Registered(k.name, k.arch, wrapper_path(k.name)) for k in items if k.kind == "gemm"]
-    convs = [conv_registration.ConvRegistered(k.name, conv.direction(k.variant).short, k.arch, k.header,
-                                              wrapper_path(k.name))
+    convs = [conv_registration.ConvRegistered(k.name, conv.direction(k.variant).short, k.arch,
+                                              file_names(k.name)[0], wrapper_path(k.name))
              for k in items if k.kind == "grouped_conv"]
     files: list[tuple[str, n.File]] = []
     if gemms:

@@ -17,7 +17,6 @@ from ckast.lower.identity import kernel_name
 from ckast.output import Stage
 from ckast.output.tree import json_line
 from ckast.render import shared
-from ckast.render.kernel import file_names
 
 from . import workers
 
@@ -66,8 +65,8 @@ def render_into(kernels: Sequence[LoadedKernel], stage: Stage | None, jobs: int 
     printed: list[RunFiles] = []
 
     def done(i: int, result: Any) -> None:
-        if i < len(ahead):
-            printed.append(result)
+        if i < len(ahead):  # the run files' texts: their items are the parent's own (a smaller peak RSS)
+            printed.append(RunFiles(ahead[i].items, ahead[i].chunk_size, result))
             return
         results[i - len(ahead)] = result
         if progress:
@@ -96,13 +95,13 @@ def _registrables(kernels: Sequence[LoadedKernel]) -> tuple[Registrable, ...]:
     items = {}
     for k in kernels:
         name = kernel_name(k.config)
-        items[name] = Registrable(name, k.config.arch, k.config.kind, k.config.variant, file_names(name)[0])
+        items[name] = Registrable(name, k.config.arch, k.config.kind, k.config.variant)
     return tuple(items[name] for name in sorted(items))
 
 
 def _work(item: Any, stage: Stage | None) -> Any:
     if isinstance(item, _RunFilesJob):
-        return RunFiles(item.items, item.chunk_size, print_run_files(item.items, item.chunk_size))
+        return print_run_files(item.items, item.chunk_size)
     return _render_chunk(item, stage)
 
 
