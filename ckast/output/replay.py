@@ -63,17 +63,20 @@ def record(head: str, timed: bool, key: str, out_dir: Path | str, inputs: Iterab
     root = cache_root()
     if not enabled or root is None:
         return
-    from .stamp import stamp_path
+    from .stamp import package_paths, stamp_path
     from .transaction import leftover_paths
 
     call = _call(sys.argv[1:])
     out = os.path.realpath(out_dir)
+    inputs_states = {}
     try:
-        inputs_states = {os.path.abspath(p): [os.stat(p).st_size, os.stat(p).st_mtime_ns, _crc(p)] for p in inputs}
+        for path in inputs:
+            st = os.stat(path)
+            inputs_states[os.path.abspath(path)] = [st.st_size, st.st_mtime_ns, _crc(path)]
     except OSError:
         return
     entry = {
-        "call": call, "package": file_states(_PACKAGE, _package_paths()), "inputs": inputs_states,
+        "call": call, "package": file_states(_PACKAGE, package_paths(_PACKAGE, folders=True)), "inputs": inputs_states,
         "stamp": str(stamp_path(out)), "key": key, "out": str(out_dir), "dir": out,
         "leftovers": [str(p) for p in leftover_paths(Path(out))], "head": head, "timed": timed,
     }
@@ -108,13 +111,3 @@ def _holds(entry: dict[str, Any]) -> bool:
 def _crc(path: Path | str) -> int:
     with open(path, "rb") as f:
         return zlib.crc32(f.read())
-
-
-def _package_paths() -> list[str]:
-    """ckast's files and folders (a file added to a folder changes the folder's time), bytecode aside."""
-    paths = []
-    for top, dirs, names in os.walk(_PACKAGE):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        rel = os.path.relpath(top, _PACKAGE)
-        paths += [os.path.normpath(os.path.join(rel, name)) for name in (".", *names)]
-    return paths

@@ -27,17 +27,25 @@ from ckast.data_files import cache_root, keep_json, unchanged
 _PACKAGE = Path(__file__).resolve().parent.parent
 
 
+def package_paths(root: Path = _PACKAGE, folders: bool = False) -> list[str]:
+    """The files under `root` (the ckast package) and, with `folders`, its folders (`.` for itself),
+    bytecode aside, as sorted `/`-separated paths relative to `root`."""
+    paths = []
+    for top, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        rel = os.path.relpath(top, root).replace(os.sep, "/")
+        if folders:
+            paths.append(rel)
+        paths += [name if rel == "." else f"{rel}/{name}" for name in names]
+    return sorted(paths)
+
+
 @cache
 def generator_digest() -> str:
     """Digest of every file of the ckast package (code, catalogs, rule-set data)."""
-    files = []
-    for top, dirs, names in os.walk(_PACKAGE):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        rel = os.path.relpath(top, _PACKAGE).replace(os.sep, "/")
-        files += [(name if rel == "." else f"{rel}/{name}", os.path.join(top, name)) for name in names]
     h = hashlib.sha256()
-    for rel, path in sorted(files):
-        with open(path, "rb") as f:
+    for rel in package_paths():
+        with open(_PACKAGE / rel, "rb") as f:
             h.update(rel.encode() + b"\0" + f.read() + b"\0")
     return h.hexdigest()
 

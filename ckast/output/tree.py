@@ -10,9 +10,9 @@ files ckast never listed are kept as they are.
 from __future__ import annotations
 
 import json
-from json.encoder import encode_basestring_ascii
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
