@@ -21,7 +21,7 @@ from ckast.select.analytic import (
     tensor_elements,
     view,
 )
-from ckast.select.features.expr import Const, Field, sources, walk
+from ckast.select.expr import Const, Field, Hw, walk
 from ckast.select.features.featureset import HW_COLUMNS, PROBLEM_COLUMNS
 from ckast.select.library import Library, Part
 from ckast.select.problem import conv_problem, gemm_problem, parse_pairs
@@ -144,13 +144,13 @@ def test_the_tree_stages_into_kernel_and_problem_parts(kind, direction, ndim):
     terms = kernel_terms(kind, "fp16")
     for name in ("tm", "tn", "tk", "occupancy", "matrix_eff", "feed_eff", "prologue", "merge", "streamk", "gain"):
         term = getattr(terms, name)
-        assert term in nodes and "problem" not in sources(term), name  # folded per kernel at emit time
+        assert term in nodes and "problem" not in term.sources, name  # folded per kernel at emit time
     gemm = view(kind, direction)
     for side in (gemm.m, gemm.n, gemm.k, *tensor_elements(kind, direction), flops(kind)):
-        assert side in nodes and sources(side) == {"problem"}
-    columns = {"problem": set(PROBLEM_COLUMNS[kind]) | {"k_batch"}, "hw": set(HW_COLUMNS)}
-    fields = {n for n in nodes if isinstance(n, Field)}
-    assert all(f.name in columns[f.source] for f in fields if f.source != "kernel")
+        assert side in nodes and side.sources == {"problem"}
+    columns = {Field: set(PROBLEM_COLUMNS[kind]) | {"k_batch"}, Hw: set(HW_COLUMNS)}
+    fields = {n for n in nodes if isinstance(n, (Field, Hw))}
+    assert all(f.name in columns[type(f)] for f in fields)
     # the peak rate and the HBM bandwidth are constants of the profile's tree
     consts = {n.value for n in nodes if isinstance(n, Const)}
     assert HW.peak_tflops["fp16"] * 1e12 in consts and HW.hbm_gbps * 1e9 in consts

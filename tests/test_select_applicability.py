@@ -28,19 +28,18 @@ from ckast.cli import main
 from ckast.config import as_dict, load_data
 from ckast.config.knobs import KNOBS
 from ckast.select.applicability import CONDITIONS, applicable, problem_fields, why_not
-from ckast.select.features import KernelTable
-from ckast.select.predicate import (
+from ckast.select.expr import (
     Col,
-    Columns,
     Const,
     Field,
     Lookup,
     Named,
     Op,
     Over,
-    evaluate,
+    Scope,
     walk,
 )
+from ckast.select.features import KernelTable
 from ckast.select.problem import ConvProblem, GemmProblem, conv_problem, gemm_problem
 
 OLD, NEW = "ck-2025.11", "ck-2026.06"
@@ -310,10 +309,8 @@ def launcher_answers(k: Kernel, problems: list) -> np.ndarray:
 
 def only_refusals(problem, table: KernelTable) -> dict[str, np.ndarray]:
     """Per condition, the kernels it alone refuses."""
-    columns = Columns(table)
-
-    fields = problem_fields(problem)
-    fails = {c.name: ~np.broadcast_to(evaluate(c.holds, fields, columns), (len(table),))
+    scope = Scope(table, problem_fields(problem))
+    fails = {c.name: ~np.broadcast_to(scope.value(c.holds), (len(table),))
              for c in CONDITIONS[problem.kind]}
     count = sum(f.astype(int) for f in fails.values())
     return {name: f & (count == 1) for name, f in fails.items()}

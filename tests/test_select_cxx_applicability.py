@@ -1,7 +1,7 @@
 """C++ applicability (ckast/select/cxx/lower_predicate) equals `applicable` per kernel: the conditions of
-every conv direction (with depthwise kernels) and GEMM over random problems through cppyy, predicate
-operators the conditions do not use yet (gcd, min/max, indexed and reduced spatial fields, problem-side
-lookups), and the emit-time folding (what the kernel decides leaves no code)."""
+every conv direction (with depthwise kernels) and GEMM over random problems through cppyy, operators the
+conditions do not use yet (gcd, min/max, indexed and reduced spatial fields, problem-side lookups), and
+the emit-time folding (what the kernel decides leaves no code)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ckast import nodes as n
-from ckast.select import predicate as P
+from ckast.select import expr as P
 from ckast.select.applicability import problem_fields
 from ckast.select.cxx import numeric as num
 from ckast.select.cxx.lower_predicate import lower_applicability, lower_predicate
@@ -45,14 +45,15 @@ def _jit(kind, trees, table):
 
 
 def _agree(kind, trees, table, problems) -> int:
-    """Problems on which some kernel's C++ answer differs from the Python `evaluate` of the conjunction."""
+    """Problems on which some kernel's C++ answer differs from the Python evaluation of the conjunction."""
     check, _ = _jit(kind, trees, table)
-    columns, struct = P.Columns(table), problem_struct(kind)
+    struct = problem_struct(kind)
     out, wrong = np.empty(len(table), dtype=np.uint8), 0
     for problem in problems:
         want = np.ones(len(table), dtype=bool)
+        scope = P.Scope(table, problem_fields(problem))
         for t in trees:
-            want &= P.evaluate(t, problem_fields(problem), columns)
+            want &= scope.value(t)
         check(np.array(struct.values(problem), dtype=np.int64), out)
         wrong += int(np.any(out.astype(bool) != want))
     return wrong

@@ -1,8 +1,9 @@
 """The C++ features (ckast/select/cxx) equal the Python table bit for bit: every feature of
 `model_features` for GEMM and conv (each direction, 1-3-D) over small libraries and random problems
-JIT'd with cppyy (uint64 bit patterns, NaN included); every op of `features.expr` over edge values
-(negative, zero divisors, NaN, infinities, huge) through each stage (kernel-only, problem-only, mixed);
-the staging itself (constant arrays, per-problem locals, `known`)."""
+JIT'd with cppyy (uint64 bit patterns, NaN included); every op of the selection language on floats over
+edge values (negative, zero divisors, NaN, infinities, huge) and on ints (negative, zero divisors) through
+each stage (kernel-only, problem-only, mixed); the staging itself (constant arrays, per-problem locals,
+`known`)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,12 @@ import pytest
 from ckast import nodes as n
 from ckast.arch.hardware import hardware
 from ckast.select.cxx import numeric as num
+from ckast.select import expr as E
 from ckast.select.cxx.lower_expr import lower_features
+from ckast.select.expr.evaluate import FUNCTIONS
+from ckast.select.expr.nodes import ARITY, OPS, SIGNATURES
 from ckast.select.features import KernelTable, hw_columns
-from ckast.select.features import expr as E
+from ckast.select.features.featureset import kernel, problem
 
 from .select_helpers import ROOT, entries, gemm_entries
 
@@ -67,30 +71,52 @@ EDGES = (0.0, -0.0, 1.0, -1.0, 2.5, -2.5, 7.0, -7.0, 0.5, 3.0, 1e300, -1e300, 5e
 """Values a feature can meet, NaN with both signs (the printer has to keep the sign bit)."""
 
 
-def _tables() -> tuple[KernelTable, list[tuple[float, float]]]:
+INT_EDGES = (0, 1, -1, 2, -2, 3, -3, 7, -7, 2**31 - 1, -(2**31))
+"""Int values (their products stay within int64, whose overflow C++ leaves undefined)."""
+
+
+def _tables(edges: tuple) -> tuple[KernelTable, list[tuple]]:
     """Every pair of edge values, as kernel columns x and y (kernel k holds pair k)."""
-    pairs = list(itertools.product(EDGES, repeat=2))
+    pairs = list(itertools.product(edges, repeat=2))
     return KernelTable.of([{"x": a, "y": b} for a, b in pairs]), pairs
 
 
 def _trees(a: E.Expr, b: E.Expr) -> list[E.Expr]:
-    out = [E.Unary(op, a) for op in E.UNARY]
-    out += [E.Binary(op, a, b) for op in E.BINARY]
-    out += [E.where(a, b, a), E.where(b, a, -b), E.Binary("add", E.Binary("mul", a, b), b)]
-    return out
+    """Every operation on operands of `a`'s type (those on bools on a != 0 and b != 0), as floats."""
+    out = []
+    for op in OPS:
+        args = (a, b)[:ARITY.get(op, 2)]
+        if op == "where":
+            continue
+        if a.type in SIGNATURES[op][0]:
+            tree = E.Op(op, args)
+        elif bool in SIGNATURES[op][0]:
+            tree = E.Op(op, tuple(x.ne(0) for x in args))
+        else:
+            continue
+        out.append(tree)
+    out += [E.where(a.ne(0), b, a), E.where(b.ne(0), a, -b), a * b + b]
+    return [t if t.type is float else t.as_float() for t in out]
 
 
-def _edge_unit(trees, table, name):
+def test_the_edge_trees_cover_every_operation():
+    ops = {node.op for kind in (float, int) for t in _trees(E.Col("x", kind), E.Col("y", kind)) for node in E.walk(t)
+           if isinstance(node, E.Op)}
+    assert ops == set(OPS) == set(FUNCTIONS)
+
+
+def _edge_unit(trees, table, name, kind=float):
     import cppyy
 
     from ckast.hostmodel.jit import session
 
     p, k = n.ident("p"), n.ident("k")
     lowered = lower_features(trees, table, {}, problem=p, kernel=k, prefix="e")
-    struct = n.Struct("Edge", [n.VarDecl(num.DOUBLE, "x"), n.VarDecl(num.DOUBLE, "y")])
+    ctype = num.DOUBLE if kind is float else num.INT64
+    struct = n.Struct("Edge", [n.VarDecl(ctype, "x"), n.VarDecl(ctype, "y")])
     out = n.ident("out")
     stores = [n.ExprStmt(n.BinOp("=", n.Index(out, n.IntLit(j)), v)) for j, v in enumerate(lowered.values)]
-    fn = n.FunctionDef("eval", n.Builtin("void"), [n.FuncParam(num.DOUBLE, "x"), n.FuncParam(num.DOUBLE, "y"),
+    fn = n.FunctionDef("eval", n.Builtin("void"), [n.FuncParam(ctype, "x"), n.FuncParam(ctype, "y"),
                                                     n.FuncParam(num.INT64, "k"), n.FuncParam(n.Ptr(num.DOUBLE), "out")],
                        [n.VarDecl(n.TypeName(n.Name(("Edge",))), "p", n.BraceInit(None, [n.ident("x"), n.ident("y")])),
                         *lowered.per_problem, *lowered.per_kernel, *stores])
@@ -101,23 +127,24 @@ def _edge_unit(trees, table, name):
 
 def _numpy(trees, problem, table) -> np.ndarray:
     """The Python side: each tree by `FeatureSet.matrix`'s evaluation."""
-    columns = E.Columns(problem, {}, table)
+    scope = E.Scope(table, problem)
     with np.errstate(all="ignore"):
-        return np.stack([np.broadcast_to(columns.value(t), (len(table),)) for t in trees], axis=1)
+        return np.stack([np.broadcast_to(scope.value(t), (len(table),)) for t in trees], axis=1)
 
 
+@pytest.mark.parametrize("kind", [float, int])
 @pytest.mark.parametrize("stage", ["kernel", "problem", "mixed"])
-def test_every_op_matches_numpy_on_edge_values(stage):
-    table, pairs = _tables()
-    a, b = {"kernel": (E.kernel("x"), E.kernel("y")), "problem": (E.Field("problem", "x"), E.Field("problem", "y")),
-            "mixed": (E.Field("problem", "x"), E.kernel("y"))}[stage]
+def test_every_op_matches_numpy_on_edge_values(stage, kind):
+    table, pairs = _tables(EDGES if kind is float else INT_EDGES)
+    x, y = E.Field("x", None, kind), E.Field("y", None, kind)
+    a, b = {"kernel": (E.Col("x", kind), E.Col("y", kind)), "problem": (x, y), "mixed": (x, E.Col("y", kind))}[stage]
     trees = _trees(a, b)
-    run, lowered = _edge_unit(trees, table, f"s1_edges_{stage}")
+    run, lowered = _edge_unit(trees, table, f"s1_edges_{stage}_{kind.__name__}", kind)
     assert set(lowered.staged) == {"kernel": {"kernel"}, "problem": {"problem"}, "mixed": {"problem", "mixed"}}[stage]
     out = np.empty(len(trees))
     bad = []
     for k, (x, y) in enumerate(pairs):
-        px, py = (x, y) if stage == "problem" else (x, 0.0)
+        px, py = (x, y) if stage == "problem" else (x, kind(0))
         want = _numpy(trees, {"x": px, "y": py}, table)[k]
         run(px, py, k, out)
         differ = out.view(np.uint64) != want.view(np.uint64)
@@ -129,22 +156,22 @@ def test_every_op_matches_numpy_on_edge_values(stage):
 
 
 def test_log2_is_glibcs_in_python_and_cxx():
-    """features.expr's log2 is glibc's: math.log2 elementwise, numpy's special values."""
+    """The language's log2 is glibc's: math.log2 elementwise, numpy's special values."""
     x = np.array([3.0, 10.0, 1e-7, 123456789.0, 0.0, -1.0, math.inf, math.nan])
     with np.errstate(all="ignore"):
-        got = E.UNARY["log2"](x)
+        got = FUNCTIONS["log2"](x)
     assert [v.hex() for v in got[:4]] == [math.log2(v).hex() for v in x[:4]]
     with np.errstate(all="ignore"):
         assert got[4:].view(np.uint64).tolist() == np.log2(x[4:]).view(np.uint64).tolist()
-    assert E.UNARY["log2"](np.float64(10.0)) == math.log2(10.0)
+    assert FUNCTIONS["log2"](np.float64(10.0)) == math.log2(10.0)
 
 
 def test_staging_constant_arrays_problem_locals_and_known(tmp_path):
     configs = [e["config"] for e in gemm_entries(tmp_path)]
     table = KernelTable.of(configs)
-    tile = E.kernel("tile_m")
-    shared = E.ceil(E.problem("M") / tile)
-    trees = [tile * 2, E.hw("num_cus") + 1, E.log2(E.problem("M")), shared + shared * E.problem("N"), shared]
+    tile = kernel("tile_m")
+    shared = E.ceil(problem("M") / tile)
+    trees = [tile * 2, E.Hw("num_cus") + 1, E.log2(problem("M")), shared + shared * problem("N"), shared]
     lowered = lower_features(trees, table, hw_columns(HW), problem=n.ident("p"), kernel=n.ident("k"), prefix="s")
     assert lowered.staged == ("kernel", "const", "problem", "mixed", "mixed")
     assert len(lowered.decls) == 2  # tile_m * 2, and tile_m itself for M / tile_m

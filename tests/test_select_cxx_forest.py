@@ -20,8 +20,8 @@ from ckast.select.cxx.lower_forest import (
     kernel_keys,
     lower_forest,
 )
-from ckast.select.features.expr import Lookup, ceil, kernel, problem
-from ckast.select.features.featureset import Feature
+from ckast.select.expr import Col, ceil, lookup
+from ckast.select.features.featureset import Feature, kernel, problem
 from ckast.select.features.table import KernelTable
 from ckast.select.forest import DEFAULT_LEFT, parse_model
 
@@ -210,7 +210,8 @@ def test_kernel_keys_follow_the_kernel_columns_a_feature_reads():
     table = KernelTable.of([{"tile_m": 64, "pipeline": "compv3"}, {"tile_m": 128, "pipeline": "compv3"},
                             {"tile_m": 64, "pipeline": "mem"}, {"tile_m": 64, "pipeline": "compv3"}])
     features = [Feature("M", problem("M")), Feature("tiles", ceil(problem("M") / kernel("tile_m"))),
-                Feature("pipe", Lookup("pipeline", (("compv3", 0), ("mem", 1)), 2), {"compv3": 0, "mem": 1})]
+                Feature("pipe", lookup("pipeline", {"compv3": 0, "mem": 1}, Col("pipeline"), 2).as_float(),
+                        {"compv3": 0, "mem": 1})]
     keys = kernel_keys(features, table)
     assert keys[:, 0].tolist() == [0, 0, 0, 0]  # the problem's alone: equal for every kernel
     assert keys[0, 1] == keys[2, 1] == keys[3, 1] != keys[1, 1]

@@ -17,9 +17,9 @@ from ckast.arch import ARCH_NAMES, DTYPES
 from ckast.arch.hardware import ck_engine_hardware, hardware
 from ckast.config import as_dict
 from ckast.library import Selection, build
+from ckast.select import expr as E
 from ckast.select.features import KernelTable, feature_set
-from ckast.select.features import expr as E
-from ckast.select.features.featureset import FeatureSet, problem_columns
+from ckast.select.features.featureset import FeatureSet, kernel, problem, problem_columns
 from ckast.select.problem import INT_MAX, conv_problem, gemm_problem, parse_pairs
 
 # CK's lists, verbatim (models/gemm_universal_fp16_gfx950/feature_spec.json and
@@ -235,7 +235,7 @@ def test_unknown_kind_and_mismatched_problem_are_refused():
 
 def test_a_feature_reading_an_unknown_problem_column_is_refused():
     with pytest.raises(ValueError, match="no problem column 'Hi'"):
-        FeatureSet("gemm", (feature_set("gemm").features[0].__class__("x", E.problem("Hi")),))
+        FeatureSet("gemm", (feature_set("gemm").features[0].__class__("x", problem("Hi")),))
 
 
 # --- CK's formulas, bit for bit --------------------------------------------------------------------
@@ -428,39 +428,41 @@ def test_kernel_table_columns():
 def _eval(node: E.Expr, **kernel_columns) -> np.ndarray:
     table = KernelTable.of([dict(zip(kernel_columns, values)) for values in zip(*kernel_columns.values())])
     with np.errstate(all="ignore"):
-        return np.asarray(E.Columns({"x": 7.0}, {}, table).value(node))
+        return np.asarray(E.Scope(table, {"x": 7}).value(node))
 
 
 def test_evaluator_semantics():
-    a, b = E.kernel("a"), E.kernel("b")
+    a, b = kernel("a"), kernel("b")
     cols = {"a": [7, -7, 7, 0, 5], "b": [2, 2, -2, 3, 0]}
     assert _eval(a // b, **cols).tolist()[:4] == [3.0, -4.0, -4.0, 0.0]  # floor division
     assert _eval(a % b, **cols).tolist()[:4] == [1.0, 1.0, -1.0, 0.0]  # the divisor's sign
-    assert _eval(E.lt(a, b), **cols).tolist() == [0.0, 1.0, 0.0, 1.0, 0.0]
-    assert _eval(E.and_(a, b), **cols).tolist() == [1.0, 1.0, 1.0, 0.0, 0.0]
-    assert _eval(E.not_(b), **cols).tolist() == [0.0, 0.0, 0.0, 0.0, 1.0]
-    assert _eval(E.where(b, a, -1), **cols).tolist() == [7.0, -7.0, 7.0, 0.0, -1.0]
+    assert _eval((a < b).as_float(), **cols).tolist() == [0.0, 1.0, 0.0, 1.0, 0.0]
+    assert _eval((a.ne(0) & b.ne(0)).as_float(), **cols).tolist() == [1.0, 1.0, 1.0, 0.0, 0.0]
+    assert _eval((~b.ne(0)).as_float(), **cols).tolist() == [0.0, 0.0, 0.0, 0.0, 1.0]
+    assert _eval(E.where(b.ne(0), a, -1), **cols).tolist() == [7.0, -7.0, 7.0, 0.0, -1.0]
     assert _eval(E.trunc(a / b), **cols).tolist()[:4] == [3.0, -3.0, -3.0, 0.0]
-    assert _eval(E.ceil(a / 2) + E.problem("x"), **cols).tolist() == [11.0, 4.0, 11.0, 7.0, 10.0]  # ceil(-3.5) = -3
-    p = E.Lookup("p", {"mem": 3, "compv4": 1}, default=-1)
+    assert _eval(E.ceil(a / 2) + problem("x"), **cols).tolist() == [11.0, 4.0, 11.0, 7.0, 10.0]  # ceil(-3.5) = -3
+    p = E.lookup("p", {"mem": 3, "compv4": 1}, E.Col("p", str), -1).as_float()
     assert _eval(p, p=["compv4", "mem", "wavelet", None]).tolist() == [1.0, 3.0, -1.0, -1.0]
 
 
 def test_nodes_are_immutable_data():
-    e = E.maximum(E.problem("M"), 1) / E.kernel("tile_m")
-    assert e == E.Binary("div", E.Binary("max", E.Field("problem", "M"), E.Const(1)), E.Field("kernel", "tile_m"))
-    assert hash(e) == hash(E.maximum(E.problem("M"), 1) / E.kernel("tile_m"))
-    assert E.sources(e) == {"problem", "kernel"}
+    e = E.maximum(problem("M"), 1) / kernel("tile_m")
+    assert e == E.Op("/", (E.Op("max", (E.Op("float", (E.Field("M"),)), E.Const(1.0))), E.Col("tile_m", float)))
+    assert hash(e) == hash(E.maximum(problem("M"), 1) / kernel("tile_m"))
+    assert e.sources == {"problem", "kernel"}
     with pytest.raises(AttributeError):
         e.op = "mul"
-    with pytest.raises(ValueError):
-        E.Field("device", "x")
+    with pytest.raises(ValueError, match="no operation 'pow'"):
+        E.Op("pow", (e, e))
     with pytest.raises(TypeError, match="not an expression operand"):
-        E.kernel("a") + "b"
+        kernel("a") + None
+    with pytest.raises(TypeError, match=r"\+ takes int or float operands of one type, not float, str"):
+        kernel("a") + "b"
 
 
 def test_kernel_only_subtrees_are_cached_per_table():
     table = KernelTable.of([{"datatype": "fp16", "tile_m": 4}])
-    node = E.kernel("tile_m") * 2
-    E.Columns({}, {}, table).value(node)
+    node = kernel("tile_m") * 2
+    E.Scope(table).value(node)
     assert table.cache[node].tolist() == [8.0]

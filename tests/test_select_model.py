@@ -212,7 +212,7 @@ DERIVED = {
 def test_derived_features_are_declared_after_cks_and_the_knobs(kind):
     """The `ckast_*` features are expression trees of the table, after CK's and the knob features."""
     from ckast.select.features.derived import derived_features
-    from ckast.select.features.expr import Expr
+    from ckast.select.expr import Expr
     from ckast.select.model_features import model_features
 
     names = model_features(kind).names

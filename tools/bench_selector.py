@@ -113,7 +113,6 @@ def main() -> None:
 
     from ckast import nodes as n
     from ckast.select.cxx.lower_forest import kernel_keys, lower_forest
-    from ckast.select.features.expr import sources
     from ckast.select.features.table import KernelTable
     from ckast.select.library import load_library
     from ckast.select.lightgbm_model import load_model
@@ -125,7 +124,7 @@ def main() -> None:
     plain.write_text(predictor.booster.model_to_string())
     features = model_features(predictor.kind)
     columns = predictor.columns
-    known = np.array([sources(features.features[c].expr) <= {"kernel", "hw"} for c in columns])
+    known = np.array(["problem" not in features.features[c].expr.sources for c in columns])
     lib = load_library(library)
     chosen = problems(args.problems, 5)
     part = lib.part(chosen[0])

@@ -28,13 +28,13 @@ CUs with peak P (dense matrix FLOP/s of the datatype) and HBM bandwidth B:
 The figures are the public ones of `ckast/arch/hardware.toml`; the efficiencies below are modelling
 assumptions, stated once here. The model ranks; its absolute TFLOPS are estimates.
 
-The model is data: `analytic_tree(kind, direction, datatype, hw, ndim)` is one `features.expr` tree
-giving the predicted TFLOPS from problem columns (`problem_columns`), kernel columns and the hardware
-columns of `featureset.HW_COLUMNS`; the peak rate and HBM bandwidth enter as constants. Python
-evaluates it with `features.expr.Columns` (`AnalyticPredictor`), the C++ selector lowers the same
-tree. Its kernel-side terms (`kernel_terms`: efficiencies, occupancy, gains) read no problem column,
-so they fold to per-kernel constants; a knob a kernel lacks (a NaN column) reads as its default, as
-does a zero or false one.
+The model is data: `analytic_tree(kind, direction, datatype, hw, ndim)` is one float tree of the
+selection language (`select.expr`) giving the predicted TFLOPS from problem columns (`problem_columns`),
+kernel columns and the hardware columns of `featureset.HW_COLUMNS`, read as the features read them;
+the peak rate and HBM bandwidth enter as constants. Python evaluates it with `expr.Scope`
+(`AnalyticPredictor`), the C++ selector lowers the same tree. Its kernel-side terms (`kernel_terms`:
+efficiencies, occupancy, gains) read no problem column, so they fold to per-kernel constants; a knob a
+kernel lacks (a NaN column) reads as its default, as does a zero or false one.
 """
 
 from __future__ import annotations
@@ -48,33 +48,8 @@ import numpy as np
 from ckast.arch import DTYPES, PIPELINES
 from ckast.arch.hardware import Hardware
 
-from .features.expr import (
-    Binary,
-    Columns,
-    Const,
-    Expr,
-    Lookup,
-    Unary,
-    Where,
-    and_,
-    ceil,
-    children,
-    eq,
-    floor,
-    ge,
-    gt,
-    hw,
-    is_in,
-    kernel,
-    lt,
-    maximum,
-    minimum,
-    ne,
-    or_,
-    problem,
-    where,
-)
-from .features.featureset import hw_columns
+from .expr import Col, Const, Expr, Hw, Lookup, Scope, ceil, floor, interned, lookup, maximum, minimum, where
+from .features.featureset import hw_columns, kernel, problem
 from .features.featureset import problem_columns as feature_problem_columns
 from .problem import Problem
 
@@ -154,7 +129,7 @@ def view(kind: str, direction: str) -> View:
     """The GEMM of a problem of `kind` ("gemm" or "grouped_conv") and conv `direction` (see the module
     docstring; C and K are per group, as the problem columns hold them)."""
     if kind == "gemm":
-        return View(Const(1), problem("M"), problem("N"), problem("K"))
+        return View(Const(1.0), problem("M"), problem("N"), problem("K"))
     inputs, filt, output = conv_volumes()
     n, c, k = problem("N"), problem("C"), problem("K")
     m, gn, gk = {
@@ -182,27 +157,27 @@ def flops(kind: str) -> Expr:
     return 2 * fwd.batch * fwd.m * fwd.n * fwd.k if kind == "grouped_conv" else 2 * fwd.m * fwd.n * fwd.k
 
 
-def problem_columns(problem: Problem) -> dict[str, float]:
+def problem_columns(problem: Problem) -> dict[str, int]:
     """The problem columns the trees read: the feature set's (`featureset.problem_columns`) and, for a
     conv problem, its `k_batch`."""
     columns = feature_problem_columns(problem)
-    columns.setdefault("k_batch", float(problem.k_batch))
+    columns.setdefault("k_batch", problem.k_batch)
     return columns
 
 
 def gemm_view(problem: Problem) -> tuple[int, int, int, int]:
     """(batch, M, N, K) of the GEMM `problem`'s kernels run (`view` evaluated)."""
     v = view(problem.kind, getattr(problem, "direction", "gemm"))
-    columns = Columns(problem_columns(problem), {}, None)
-    return tuple(int(columns.value(e)) for e in (v.batch, v.m, v.n, v.k))
+    scope = Scope(None, problem_columns(problem))
+    return tuple(int(scope.value(e)) for e in (v.batch, v.m, v.n, v.k))
 
 
 # --- kernel-side terms: kernel and hardware columns only ---------------------------------------------
 
 
 def _truthy(x: Expr) -> Expr:
-    """1.0 where a kernel column holds a value that is not zero (NaN, a knob the kernel lacks: 0.0)."""
-    return and_(eq(x, x), ne(x, 0.0))
+    """True where a kernel column holds a value that is not zero (NaN, a knob the kernel lacks: false)."""
+    return x.eq(x) & x.ne(0.0)
 
 
 def _knob(name: str, default: float) -> Expr:
@@ -238,25 +213,25 @@ class KernelTerms:
 
 
 def kernel_terms(kind: str, datatype: str) -> KernelTerms:
-    """The kernel-side terms of the kernels of `kind` and `datatype` (the CU's LDS is `hw("lds_bytes")`)."""
+    """The kernel-side terms of the kernels of `kind` and `datatype` (the CU's LDS is `Hw("lds_bytes")`)."""
     size = DTYPES[datatype].size
     tm, tn, tk = (_knob(f"tile_{d}", 1) for d in "mnk")
     warps = _knob("warp_m", 1) * _knob("warp_n", 1) * _knob("warp_k", 1)
-    buffers = where(or_(_truthy(kernel("double_smem_buffer")), is_in("pipeline", DOUBLE_LDS_PIPELINES)), 2, 1)
+    buffers = where(_truthy(kernel("double_smem_buffer")) | Col("pipeline").isin(DOUBLE_LDS_PIPELINES), 2.0, 1.0)
     lds_block = (tm + tn) * tk * size * buffers
-    occupancy = minimum(maximum(floor(hw("lds_bytes") / lds_block), 1), maximum(1, Const(MAX_WARPS_RESIDENT) // warps))
+    occupancy = minimum(maximum(floor(Hw("lds_bytes") / lds_block), 1), maximum(1, MAX_WARPS_RESIDENT // warps))
 
     def pipeline(i: int) -> Lookup:
-        return Lookup("pipeline", {p: e[i] for p, e in PIPELINE_EFFICIENCY.items()}, OTHER_PIPELINE[i])
+        return lookup("pipeline", {p: e[i] for p, e in PIPELINE_EFFICIENCY.items()}, Col("pipeline"), OTHER_PIPELINE[i])
 
     def scheduler(i: int) -> Lookup:
-        return Lookup("scheduler", {s: e[i] for s, e in SCHEDULER_EFFICIENCY.items()}, 1.0)
+        return lookup("scheduler", {s: e[i] for s, e in SCHEDULER_EFFICIENCY.items()}, Col("scheduler"), 1.0)
 
     # MFMA shape: square 32x32 MFMAs issue the fewest instructions per FLOP; skinny 4x64 ones the most
     short = minimum(_knob("warp_tile_m", 32), _knob("warp_tile_n", 32))
-    shape = where(lt(short, 16), 0.85,
-                  where(ge(short, 32), 1.0, 0.96) * where(ge(_knob("warp_tile_k", 16) * short, 256), 1.0, 0.97))
-    depthwise = is_in("variant", ("forward_depthwise",))
+    shape = where(short < 16, 0.85,
+                  where(short >= 32, 1.0, 0.96) * where(_knob("warp_tile_k", 16) * short >= 256, 1.0, 0.97))
+    depthwise = Col("variant").eq("forward_depthwise")
     if kind == "gemm":
         vector: Expr = Const(1.0)
     else:
@@ -265,11 +240,11 @@ def kernel_terms(kind: str, datatype: str) -> KernelTerms:
                        (width("vector_size_a") + width("vector_size_b") + width("vector_size_c")) / 3)
     gain = (where(_truthy(kernel("explicit_gemm")), EXPLICIT_GEMM_GAIN, 1.0)
             * where(_truthy(kernel("split_image")), SPLIT_IMAGE_COST, 1.0)
-            * Lookup("specialization", SPECIALIZATION_GAIN, SPECIALIZATION_GAIN["default"]))
+            * lookup("specialization", SPECIALIZATION_GAIN, Col("specialization"), SPECIALIZATION_GAIN["default"]))
     return KernelTerms(
         depthwise=depthwise, tm=tm, tn=tn, tk=tk, warps=warps, occupancy=occupancy,
         matrix_eff=pipeline(0) * scheduler(0) * shape, feed_eff=pipeline(1) * scheduler(1) * vector,
-        prologue=pipeline(2), merge=_knob("num_groups_to_merge", 1),
+        prologue=pipeline(2).as_float(), merge=_knob("num_groups_to_merge", 1),
         streamk=_truthy(kernel("streamk_enabled")), two_stage=_truthy(kernel("two_stage")), gain=gain,
         tile_h=_knob("tile_h", 1), tile_w=_knob("tile_w", 1),
     )
@@ -308,21 +283,21 @@ def _tree(kind: str, direction: str, datatype: str, peak_tflops: float, hbm_gbps
 
     # one k-step of one block, at its share of the CU
     active_simds = minimum(SIMDS_PER_CU, t.warps * t.occupancy)
-    block_rate = peak / hw("num_cus") * active_simds / SIMDS_PER_CU / t.occupancy
+    block_rate = peak / Hw("num_cus") * active_simds / SIMDS_PER_CU / t.occupancy
     matrix = 2 * t.tm * t.tn * t.tk / (block_rate * t.matrix_eff)
-    l2_share = L2_BYTES_PER_CLOCK_PER_CU * (hw("max_clock_mhz") * 1e6) / t.occupancy
+    l2_share = L2_BYTES_PER_CLOCK_PER_CU * (Hw("max_clock_mhz") * 1e6) / t.occupancy
     feed = (t.tm + t.tn) * t.tk * size / (l2_share * t.feed_eff)
     write = t.tm * t.tn * out_size / l2_share
     tile_time = (steps + t.prologue) * maximum(matrix, feed) + write
 
-    slots = hw("num_cus") * t.occupancy
+    slots = Hw("num_cus") * t.occupancy
     waves = where(t.streamk, tiles / slots * STREAMK_OVERHEAD, ceil(tiles / slots))
     compute = waves * tile_time
 
     # memory floor and the extra traffic of split-K and two-stage
     traffic = (a * size * (1 + L2_MISS_RATE * (tiles_n - 1)) + b * size * (1 + L2_MISS_RATE * (tiles_m - 1))
                + c * out_size)
-    traffic = traffic + where(gt(k_batch, 1), c * 4.0 * (k_batch + 1), 0.0)
+    traffic = traffic + where(k_batch > 1, c * 4.0 * (k_batch + 1), 0.0)
     traffic = traffic + where(t.two_stage, c * (4.0 * 2 + out_size), 0.0)
     memory = traffic / (hbm * minimum(t.feed_eff, 1.0))
     seconds = maximum(compute, memory) / t.gain + LAUNCH_SECONDS + where(t.two_stage, SECOND_LAUNCH_SECONDS, 0.0)
@@ -330,28 +305,7 @@ def _tree(kind: str, direction: str, datatype: str, peak_tflops: float, hbm_gbps
     if kind == "grouped_conv" and direction == "forward":
         depthwise = _depthwise_seconds(t, peak, hbm, size) if ndim == 2 else Const(np.inf)
         seconds = where(t.depthwise, depthwise, seconds)
-    return _interned(flops(kind) / seconds / 1e12)
-
-
-_INTERNED: dict[Expr, Expr] = {}
-"""One object per subtree of the trees built (`_interned`)."""
-
-
-def _interned(node: Expr) -> Expr:
-    """`node` with every subtree equal to one seen before made that object: the evaluation's memos (dicts
-    keyed by node, `sources`' cache) then find the subtrees of every tree by identity, not by comparing
-    them whole."""
-    found = _INTERNED.get(node)
-    if found is None:
-        kids = tuple(_interned(c) for c in children(node))
-        if isinstance(node, Unary):
-            node = Unary(node.op, *kids)
-        elif isinstance(node, Binary):
-            node = Binary(node.op, *kids)
-        elif isinstance(node, Where):
-            node = Where(*kids)
-        found = _INTERNED[node] = node
-    return found
+    return interned(flops(kind) / seconds / 1e12)
 
 
 def _depthwise_seconds(t: KernelTerms, peak: Expr, hbm: Expr, size: int) -> Expr:
@@ -359,7 +313,7 @@ def _depthwise_seconds(t: KernelTerms, peak: Expr, hbm: Expr, size: int) -> Expr
     ho, wo = conv_output("h"), conv_output("w")
     tiled = ceil(ho / t.tile_h) * t.tile_h * ceil(wo / t.tile_w) * t.tile_w
     blocks = problem("N") * problem("G") * ceil(ho / t.tile_h) * ceil(wo / t.tile_w)
-    slots = hw("num_cus") * DEPTHWISE_SLOTS_PER_CU
+    slots = Hw("num_cus") * DEPTHWISE_SLOTS_PER_CU
     wave_eff = blocks / (ceil(blocks / slots) * slots)
     a, b, c = tensor_elements("grouped_conv", "forward")
     memory = (a + b + c) * size / (hbm * t.feed_eff)
@@ -381,7 +335,7 @@ class AnalyticPredictor:
                                "bandwidth, which ckast/arch/hardware.toml does not hold; rank with --model")
         tree = analytic_tree(problem.kind, getattr(problem, "direction", "gemm"), part.datatype, hw,
                              getattr(problem, "ndim", None))
-        columns = Columns(problem_columns(problem), hw_columns(hw), part.table)
+        scope = Scope(part.table, problem_columns(problem), hw_columns(hw))
         with np.errstate(all="ignore"):  # where(...) computes both branches, as numpy does
-            tflops = columns.value(tree)
+            tflops = scope.value(tree)
         return tflops if rows is None else tflops[rows]

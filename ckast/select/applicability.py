@@ -1,7 +1,7 @@
 """Applicability: whether a kernel accepts a problem, by the conditions its emitted launcher checks.
 
 Each condition is data: a name, a reason, a kernel-side guard (`when`) and a requirement, both
-`predicate` trees over the problem's fields and the kernel table's columns (so the same trees can be
+`expr` trees over the problem's fields and the kernel table's columns (so the same trees can be
 printed as C++). A kernel accepts a problem when every condition whose guard holds for it is met.
 The conditions are CK Tile's `IsSupportedArgument` of the kernel the launcher instantiates (the
 universal GEMM kernel and its multi-D wrapper; the grouped-conv forward, backward-data and
@@ -35,18 +35,16 @@ from ckast.arch.rules import DEPTHWISE
 from ckast.catalog import load_profile, profile_names
 from ckast.config.knobs import GEMM_LAYOUTS
 
-from .features import KernelTable
-from .predicate import (
+from .expr import (
     TRUE,
     Col,
-    Columns,
     Const,
     Expr,
     Field,
     Named,
     Over,
+    Scope,
     ceil_div,
-    evaluate,
     gcd,
     leaves,
     lookup,
@@ -55,6 +53,7 @@ from .predicate import (
     text,
     where,
 )
+from .features import KernelTable
 from .problem import GemmProblem, Problem
 
 ASYNC_PIPELINES = ("comp_async", "basic_async_v1")
@@ -270,24 +269,21 @@ def _table(kernels: KernelTable | Sequence[Mapping[str, Any]]) -> KernelTable:
 
 def applicable(problem: Problem, kernels: KernelTable | Sequence[Mapping[str, Any]]) -> np.ndarray:
     """One bool per kernel of the table (or of a list of configs): whether it accepts `problem`."""
-    columns = Columns(_table(kernels))
-    fields = problem_fields(problem)
-    ok = np.ones(len(columns), dtype=bool)
+    table = _table(kernels)
+    scope = Scope(table, problem_fields(problem))
+    ok = np.ones(len(table), dtype=bool)
     for condition in CONDITIONS[problem.kind]:
-        ok &= evaluate(condition.holds, fields, columns)
+        ok &= scope.value(condition.holds)
     return ok
 
 
 def why_not(problem: Problem, config: Mapping[str, Any]) -> str | None:
     """The first condition that refuses `config` for `problem` (its name, reason, requirement and the
     values it read), or None when the kernel accepts the problem."""
-    columns = Columns(KernelTable.of([config]))
-    fields = problem_fields(problem)
+    scope = Scope(KernelTable.of([config]), problem_fields(problem))
     for condition in CONDITIONS[problem.kind]:
-        if _first(evaluate(condition.when, fields, columns)) and not _first(evaluate(condition.require, fields,
-                                                                                     columns)):
-            values = ", ".join(f"{text(leaf)}={_shown(evaluate(leaf, fields, columns), leaf)}"
-                               for leaf in leaves(condition.require))
+        if _first(scope.value(condition.when)) and not _first(scope.value(condition.require)):
+            values = ", ".join(f"{text(leaf)}={_shown(scope.value(leaf), leaf)}" for leaf in leaves(condition.require))
             return f"{condition.name}: {condition.reason}; {text(condition.require)} is false ({values})"
     return None
 

@@ -18,9 +18,10 @@ import functools
 
 from ckast.config import knobs as K
 
+from .expr import Col, lookup
 from .features import Feature, FeatureSet, feature_set
 from .features.derived import derived_features
-from .features.expr import Lookup, kernel
+from .features.featureset import kernel
 
 _ENCODINGS = {
     "pipeline": lambda kind: K.PIPELINES[kind],
@@ -54,5 +55,5 @@ def model_features(kind: str) -> FeatureSet:
             extra.append(Feature(name, kernel(knob.name)))
         elif knob.name in _ENCODINGS:
             encoding = {value: code for code, value in enumerate(_ENCODINGS[knob.name](kind))}
-            extra.append(Feature(name, Lookup(knob.name, encoding, len(encoding)), encoding))
+            extra.append(Feature(name, lookup(knob.name, encoding, Col(knob.name), len(encoding)).as_float(), encoding))
     return FeatureSet(kind, (*base.features, *extra, *derived_features(kind)))

@@ -49,7 +49,7 @@ import attrs
 import numpy as np
 
 from ckast import nodes as n
-from ckast.select.features.expr import Field, Lookup, walk
+from ckast.select.expr import Col, walk
 from ckast.select.features.featureset import Feature
 from ckast.select.features.table import KernelTable
 from ckast.select.forest import (
@@ -440,11 +440,10 @@ def kernel_keys(features: Sequence[Feature], table: KernelTable) -> np.ndarray:
     columns its expression reads (a feature that reads none, of the problem and hardware only, is one key)."""
     out = np.zeros((len(table), len(features)), dtype=np.int64)
     for j, feature in enumerate(features):
-        read = dict.fromkeys((type(x), x.name) for x in walk(feature.expr)
-                             if isinstance(x, Lookup) or (isinstance(x, Field) and x.source == "kernel"))
+        read = dict.fromkeys((x.type is str, x.name) for x in walk(feature.expr) if isinstance(x, Col))
         if read:
-            columns = [table.numeric(name).view(np.int64) if kind is Field else
-                       np.asarray(table.categorical(name)[0], dtype=np.int64) for kind, name in read]
+            columns = [np.asarray(table.categorical(name)[0], dtype=np.int64) if categorical else
+                       table.numeric(name).view(np.int64) for categorical, name in read]
             out[:, j] = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)[1].reshape(-1)
     return out
 

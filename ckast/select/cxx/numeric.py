@@ -1,19 +1,18 @@
 """C++ helpers with numpy's semantics where C++'s operators and `<cmath>` differ, as ckast nodes.
 
-Features compute on float64 as numpy does (`features.expr`); applicability on int64 as numpy does
-(`predicate`). IEEE `+ - * /`, `std::floor`, `std::ceil`, `std::trunc` and comparisons are the same in
-both; what differs gets an inline helper here:
+The selection language (`select.expr`) computes floats on float64 and ints on int64 as numpy does. IEEE
+`+ - * /`, `std::floor`, `std::ceil`, `std::trunc` and comparisons are the same in both; what differs
+gets an inline helper here:
 - `numpy_floor_divide` / `numpy_remainder`: numpy's `npy_floor_divide` / `npy_remainder` (the
   `npy_divmod` algorithm: fmod, the quotient snapped to an integer, the sign rules of zeros; a zero
   divisor gives `a / b` and `fmod(a, 0)`);
 - `numpy_minimum` / `numpy_maximum`: NaN propagates (from the first operand when both are NaN), and
   on equal operands the second is returned (as numpy's loops do; `std::fmin` drops NaN);
-- `numpy_log2`: glibc's `log2`, which `features.expr` evaluates through (numpy's own `np.log2` uses
+- `numpy_log2`: glibc's `log2`, which `expr.Scope` evaluates through (numpy's own `np.log2` uses
   SVML on AVX-512 machines and differs from glibc in the last bit for about 1 in 10,000 arguments);
 - `floor_divide_i64` / `remainder_i64`: numpy's int64 `//` and `%` (floor semantics; a zero divisor
   gives 0, as numpy does after its warning).
-Flags (`a < b` as 1.0 / 0.0), `and` / `or` / `not` and `where` are plain conditional expressions,
-built by `flag` and `where`: both branches of a `where` are pure, so evaluating one gives numpy's value.
+A bool as a float (1.0 / 0.0) is a conditional expression (`flag`).
 """
 
 from __future__ import annotations
@@ -59,17 +58,13 @@ def call(name: str, *args: n.Expr) -> n.Call:
 
 
 def flag(cond: n.Expr) -> n.Expr:
-    """`cond ? 1.0 : 0.0`: numpy's comparison and logic results as float64."""
+    """`cond ? 1.0 : 0.0`: a bool as a float64."""
     return n.Cond(cond, ONE, ZERO)
 
 
 def truthy(x: n.Expr) -> n.Expr:
     """`x != 0.0`: numpy's truth of a float64 (NaN is true)."""
     return n.BinOp("!=", x, ZERO)
-
-
-def where(cond: n.Expr, then: n.Expr, otherwise: n.Expr) -> n.Expr:
-    return n.Cond(truthy(cond), then, otherwise)
 
 
 def _v(name: str) -> n.Id:

@@ -33,26 +33,10 @@ from __future__ import annotations
 
 from ckast.arch import PIPELINES
 
+from ckast.select.expr import Col, Expr, Hw, all_of, any_of, ceil, log2, maximum, minimum, trunc, where
+
 from .ck_gemm import COMPV4_LDS_BYTES, HW_FEATURES, PIPELINE_CODES
-from .expr import (
-    Expr,
-    all_of,
-    any_of,
-    ceil,
-    eq,
-    gt,
-    hw,
-    is_in,
-    kernel,
-    log2,
-    lt,
-    maximum,
-    minimum,
-    problem,
-    trunc,
-    where,
-)
-from .featureset import Feature, FeatureSet, categorical
+from .featureset import Feature, FeatureSet, categorical, kernel, problem
 
 BASIC_PIPELINES = tuple(p for p in PIPELINES if p.startswith("basic_v"))
 """CK's is_basic test, `pipeline.startswith("basic_v")`, over ckast's pipeline names."""
@@ -60,8 +44,8 @@ BASIC_PIPELINES = tuple(p for p in PIPELINES if p.startswith("basic_v"))
 
 def _tile_efficiency(size: Expr, tile: Expr) -> Expr:
     """CK's conv tile_eff: the remainder is taken where the tile is positive (else 0)."""
-    rem = where(gt(tile, 0), size % tile, 0)
-    return where(gt(rem, 0), rem / tile, 1.0)
+    rem = where(tile > 0, size % tile, 0)
+    return where(rem > 0, rem / tile, 1.0)
 
 
 def _features() -> tuple[Feature, ...]:
@@ -73,7 +57,7 @@ def _features() -> tuple[Feature, ...]:
     pad = {a: problem(f"left_pad_{a}") for a in "dhw"}
     dilation = {a: problem(f"dilation_{a}") for a in "dhw"}
 
-    is_3d = any_of(gt(Di, 1), gt(Z, 1), gt(pad["d"], 0))
+    is_3d = any_of(Di > 1, Z > 1, pad["d"] > 0)
     Ho = (Hi + 2 * pad["h"] - ((Y - 1) * dilation["h"] + 1)) // stride["h"] + 1
     Wo = (Wi + 2 * pad["w"] - ((X - 1) * dilation["w"] + 1)) // stride["w"] + 1
     Do = where(is_3d, (Di + 2 * pad["d"] - ((Z - 1) * dilation["d"] + 1)) // stride["d"] + 1, 1.0)
@@ -88,7 +72,7 @@ def _features() -> tuple[Feature, ...]:
 
     block, gemm_m_tile, gemm_n_tile = kernel("tile_m"), kernel("tile_n"), kernel("tile_k")
     lds_estimate = (gemm_m_tile * block + gemm_n_tile * block) * bpe
-    lds_capacity = where(is_in("pipeline", ("compv4",)), COMPV4_LDS_BYTES, hw("lds_bytes"))
+    lds_capacity = where(Col("pipeline").eq("compv4"), COMPV4_LDS_BYTES, Hw("lds_bytes"))
     gemm_m, gemm_n, gemm_k = N * output, K, trunc(per_group_in * filter_volume)
     sizes = {"m": gemm_m, "n": gemm_n, "k": gemm_k}
     tiles = {"m": gemm_m_tile, "n": gemm_n_tile, "k": block}
@@ -106,8 +90,8 @@ def _features() -> tuple[Feature, ...]:
         ("log2_output", log2(maximum(output, 1))),
         ("arithmetic_intensity", flops / maximum(moved, 1)),
         ("filter_area", filter_volume),
-        ("is_1x1_conv", where(is_3d, all_of(eq(Y, 1), eq(X, 1), eq(Z, 1)), all_of(eq(Y, 1), eq(X, 1)))),
-        ("is_3x3_conv", where(is_3d, all_of(eq(Y, 3), eq(X, 3), eq(Z, 3)), all_of(eq(Y, 3), eq(X, 3)))),
+        ("is_1x1_conv", where(is_3d, all_of(Y.eq(1), X.eq(1), Z.eq(1)), all_of(Y.eq(1), X.eq(1)))),
+        ("is_3x3_conv", where(is_3d, all_of(Y.eq(3), X.eq(3), Z.eq(3)), all_of(Y.eq(3), X.eq(3)))),
         ("channels_per_group", per_group_in),
         ("aspect_ratio_hw", Hi / maximum(Wi, 1)),
         ("aspect_ratio_filter", Y / maximum(X, 1)),
@@ -115,12 +99,12 @@ def _features() -> tuple[Feature, ...]:
         ("dilation_h", dilation["h"]), ("dilation_w", dilation["w"]),
         ("log2_channels_per_group", log2(maximum(per_group_in, 1))),
         ("log2_output_channels_per_group", log2(maximum(per_group_out, 1))),
-        ("is_depthwise", all_of(eq(G, C), eq(G, K))),
+        ("is_depthwise", all_of(G.eq(C), G.eq(K))),
         ("group_density", G / maximum(C, 1)),
-        ("is_small_group", any_of(lt(per_group_in, 16), lt(per_group_out, 16))),
+        ("is_small_group", any_of(per_group_in < 16, per_group_out < 16)),
         ("channels_product_per_group", per_group_in * per_group_out),
         ("batch_group_product", N * G),
-        ("is_small_batch_grouped", all_of(lt(N, 8), gt(G, 1))),
+        ("is_small_batch_grouped", all_of(N < 8, G > 1)),
     ]
     features = [Feature(name, e) for name, e in problem_features]
     features += [Feature("block_size", block), Feature("gemm_m_per_block", gemm_m_tile),
@@ -134,23 +118,23 @@ def _features() -> tuple[Feature, ...]:
         ("block_tile_ratio_m", gemm_m_tile / maximum(block, 1)),
         ("block_tile_ratio_n", gemm_n_tile / maximum(block, 1)),
         ("block_efficiency", minimum(gemm_m_tile, gemm_n_tile) / maximum(maximum(gemm_m_tile, gemm_n_tile), 1)),
-        ("is_compv3", is_in("pipeline", ("compv3",))),
-        ("is_compv4", is_in("pipeline", ("compv4",))),
-        ("is_compv5", is_in("pipeline", ("compv5",))),
-        ("is_intrawave", is_in("scheduler", ("intrawave",))),
+        ("is_compv3", Col("pipeline").eq("compv3")),
+        ("is_compv4", Col("pipeline").eq("compv4")),
+        ("is_compv5", Col("pipeline").eq("compv5")),
+        ("is_intrawave", Col("scheduler").eq("intrawave")),
         ("has_dsb", kernel("double_smem_buffer")),
         ("has_si", kernel("split_image")),
-        ("is_basic", is_in("pipeline", BASIC_PIPELINES)),
-        ("is_compv6", is_in("pipeline", ("compv6",))),
-        ("is_mem", is_in("pipeline", ("mem",))),
+        ("is_basic", Col("pipeline").isin(BASIC_PIPELINES)),
+        ("is_compv6", Col("pipeline").eq("compv6")),
+        ("is_mem", Col("pipeline").eq("mem")),
         ("gemm_m_output", gemm_m), ("gemm_n_output", gemm_n), ("gemm_k_output", gemm_k),
         *((f"num_tiles_{d}", num_tiles[d]) for d in "mnk"),
         ("total_output_tiles", num_tiles["m"] * num_tiles["n"]),
         *((f"tile_eff_{d}", efficiency[d]) for d in "mnk"),
         ("overall_tile_efficiency", efficiency["m"] * efficiency["n"] * efficiency["k"]),
-        ("cu_utilization", num_tiles["m"] * num_tiles["n"] / maximum(hw("num_cus"), 1)),
+        ("cu_utilization", num_tiles["m"] * num_tiles["n"] / maximum(Hw("num_cus"), 1)),
         *((f"ratio_gemm_{d}_to_tile_{d}", sizes[d] / maximum(tiles[d], 1)) for d in "mnk"),
-        *((f"problem_smaller_than_tile_{d}", lt(sizes[d], tiles[d])) for d in "mnk"),
+        *((f"problem_smaller_than_tile_{d}", sizes[d] < tiles[d]) for d in "mnk"),
         *HW_FEATURES,
     )]
     return tuple(features)

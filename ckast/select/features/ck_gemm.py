@@ -23,24 +23,9 @@ Where CK's sources differ, and what this table does:
 
 from __future__ import annotations
 
-from .expr import (
-    Expr,
-    and_,
-    any_of,
-    ceil,
-    gt,
-    hw,
-    is_in,
-    kernel,
-    log2,
-    lt,
-    maximum,
-    ne,
-    not_,
-    problem,
-    where,
-)
-from .featureset import Feature, FeatureSet, categorical
+from ckast.select.expr import Col, Expr, Hw, any_of, ceil, log2, maximum, where
+
+from .featureset import Feature, FeatureSet, categorical, kernel, problem
 
 LAYOUT_CODES = {"rcr": 0, "rrr": 1, "crr": 2, "ccr": 3}
 PIPELINE_CODES = {"compv3": 0, "compv4": 1, "compv5": 2, "mem": 3, "preshufflev2": 4, "basic_v1": 5, "compv6": 6}
@@ -50,18 +35,18 @@ COMPV4_LDS_BYTES = 32768
 """CK's LDS capacity for compv4 in its lds_usage_ratio (the double-buffered pipeline gets half of 64 KiB)."""
 
 HW_FEATURES = (
-    ("hw_num_cus", hw("num_cus")),
-    ("hw_simds_per_cu", hw("simds_per_cu")),
-    ("hw_total_simds", hw("num_cus") * hw("simds_per_cu")),
-    ("hw_shader_engines", hw("shader_engines")),
-    ("hw_max_clock_mhz", hw("max_clock_mhz")),
-    ("hw_max_waves_per_cu", hw("max_waves_per_cu")),
-    ("hw_wavefront_size", hw("wavefront_size")),
-    ("hw_lds_capacity", hw("lds_bytes")),
-    ("hw_l1_cache_kb", hw("l1_cache_kb")),
-    ("hw_l2_cache_kb", hw("l2_cache_kb")),
-    ("hw_l3_cache_kb", hw("l3_cache_kb")),
-    ("hw_num_xcd", hw("num_xcd")),
+    ("hw_num_cus", Hw("num_cus")),
+    ("hw_simds_per_cu", Hw("simds_per_cu")),
+    ("hw_total_simds", Hw("num_cus") * Hw("simds_per_cu")),
+    ("hw_shader_engines", Hw("shader_engines")),
+    ("hw_max_clock_mhz", Hw("max_clock_mhz")),
+    ("hw_max_waves_per_cu", Hw("max_waves_per_cu")),
+    ("hw_wavefront_size", Hw("wavefront_size")),
+    ("hw_lds_capacity", Hw("lds_bytes")),
+    ("hw_l1_cache_kb", Hw("l1_cache_kb")),
+    ("hw_l2_cache_kb", Hw("l2_cache_kb")),
+    ("hw_l3_cache_kb", Hw("l3_cache_kb")),
+    ("hw_num_xcd", Hw("num_xcd")),
 )
 """The 12 hardware features both of CK's engines end with."""
 
@@ -69,7 +54,7 @@ HW_FEATURES = (
 def _tile_efficiency(dim: Expr, tile: Expr) -> Expr:
     """CK's tile_eff: the filled fraction of the last tile, 1 when the tile divides the dimension."""
     rem = dim % maximum(tile, 1)
-    return where(gt(rem, 0), rem / tile, 1.0)
+    return where(rem > 0, rem / tile, 1.0)
 
 
 def _features() -> tuple[Feature, ...]:
@@ -78,16 +63,17 @@ def _features() -> tuple[Feature, ...]:
     tm, tn, tk = kernel("tile_m"), kernel("tile_n"), kernel("tile_k")
     wm, wn, wk = kernel("warp_m"), kernel("warp_n"), kernel("warp_k")
     pads = {d: kernel(f"pad_{d}") for d in "mnk"}
+    padded = {d: pads[d].ne(0) for d in "mnk"}
     dims, tiles = {"m": M, "n": N, "k": K}, {"m": tm, "n": tn, "k": tk}
 
     mem = (M * K + K * N + M * N) * bpe
     lds_estimate = (tm * tk + tn * tk) * bpe
-    lds_capacity = where(is_in("pipeline", ("compv4",)), COMPV4_LDS_BYTES, hw("lds_bytes"))
+    lds_capacity = where(Col("pipeline").eq("compv4"), COMPV4_LDS_BYTES, Hw("lds_bytes"))
     num_tiles = {d: ceil(dims[d] / maximum(tiles[d], 1)) for d in "mnk"}
     efficiency = {d: _tile_efficiency(dims[d], tiles[d]) for d in "mnk"}
-    smaller = {d: lt(dims[d], tiles[d]) for d in "mnk"}
-    needs = {d: ne(dims[d] % maximum(tiles[d], 1), 0) for d in "mnk"}
-    missing = {d: and_(needs[d], not_(pads[d])) for d in "mnk"}
+    smaller = {d: dims[d] < tiles[d] for d in "mnk"}
+    needs = {d: (dims[d] % maximum(tiles[d], 1)).ne(0) for d in "mnk"}
+    missing = {d: needs[d] & ~padded[d] for d in "mnk"}
 
     numeric = [
         ("M", M), ("N", N), ("K", K), ("split_k", problem("k_batch")),
@@ -117,12 +103,12 @@ def _features() -> tuple[Feature, ...]:
         ("total_output_tiles", num_tiles["m"] * num_tiles["n"]),
         *((f"tile_eff_{d}", efficiency[d]) for d in "mnk"),
         ("overall_tile_efficiency", efficiency["m"] * efficiency["n"] * efficiency["k"]),
-        ("cu_utilization", num_tiles["m"] * num_tiles["n"] / maximum(hw("num_cus"), 1)),
+        ("cu_utilization", num_tiles["m"] * num_tiles["n"] / maximum(Hw("num_cus"), 1)),
         *((f"ratio_{D}_to_tile_{d}", dims[d] / maximum(tiles[d], 1)) for d, D in zip("mnk", "MNK")),
         *((f"problem_smaller_than_tile_{d}", smaller[d]) for d in "mnk"),
         ("any_dim_too_small", any_of(smaller["m"], smaller["n"], smaller["k"])),
         *((f"needs_padding_{d}", needs[d]) for d in "mnk"),
-        *((f"has_padding_when_needed_{d}", and_(needs[d], pads[d])) for d in "mnk"),
+        *((f"has_padding_when_needed_{d}", needs[d] & padded[d]) for d in "mnk"),
         *((f"missing_required_padding_{d}", missing[d]) for d in "mnk"),
         ("missing_any_required_padding", any_of(missing["m"], missing["n"], missing["k"])),
         *HW_FEATURES,

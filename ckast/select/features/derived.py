@@ -27,21 +27,9 @@ from ckast.select.analytic import (
     view,
 )
 
-from .expr import (
-    Expr,
-    ceil,
-    floor,
-    gt,
-    hw,
-    is_in,
-    kernel,
-    maximum,
-    minimum,
-    or_,
-    problem,
-    where,
-)
-from .featureset import Feature
+from ckast.select.expr import FALSE, Col, Expr, Hw, ceil, floor, maximum, minimum, where
+
+from .featureset import Feature, kernel, problem
 
 
 def _padded(size: Expr, tile: Expr) -> Expr:
@@ -58,7 +46,7 @@ def _conv_view() -> tuple[Expr, Expr, Expr, Expr, Expr, Expr, Expr]:
     """(groups, M, N, K, Ho, Wo, output volume) of a conv problem: the per-group GEMM of the kernel's
     direction (`analytic.view` of each direction, picked by the kernel's `variant`)."""
     views = {d: view("grouped_conv", d) for d in ("forward", "bwd_data", "bwd_weight")}
-    bwd_data, bwd_weight = is_in("variant", ("bwd_data",)), is_in("variant", ("bwd_weight",))
+    bwd_data, bwd_weight = Col("variant").eq("bwd_data"), Col("variant").eq("bwd_weight")
 
     def pick(field: str) -> Expr:
         return where(bwd_data, getattr(views["bwd_data"], field),
@@ -70,10 +58,10 @@ def _conv_view() -> tuple[Expr, Expr, Expr, Expr, Expr, Expr, Expr]:
 def _depthwise(groups: Expr, ho: Expr, wo: Expr) -> tuple[Expr, list[Feature]]:
     """(the depthwise kernels' critical-path FLOPs per CU, their spatial tiling features: 1.0 for other
     kernels)."""
-    dw = is_in("variant", ("forward_depthwise",))
+    dw = Col("variant").eq("forward_depthwise")
     th, tw = kernel("tile_h"), kernel("tile_w")
     blocks = problem("N") * groups * ceil(ho / th) * ceil(wo / tw)
-    slots = hw("num_cus") * DEPTHWISE_SLOTS_PER_CU
+    slots = Hw("num_cus") * DEPTHWISE_SLOTS_PER_CU
     critical = ceil(blocks / slots) * DEPTHWISE_SLOTS_PER_CU * th * tw * problem("Y") * problem("X") * 2
     return critical, [
         Feature("ckast_dw_tile_eff", where(dw, ho * wo / (_padded(ho, th) * _padded(wo, tw)), 1.0)),
@@ -92,20 +80,20 @@ def derived_features(kind: str) -> tuple[Feature, ...]:
         k_batch, merge = 1.0, kernel("num_groups_to_merge")
     tm, tn, tk = kernel("tile_m"), kernel("tile_n"), kernel("tile_k")
     warps = kernel("warp_m") * kernel("warp_n") * kernel("warp_k")
-    buffers = where(or_(gt(kernel("double_smem_buffer"), 0), is_in("pipeline", DOUBLE_LDS_PIPELINES)), 2.0, 1.0)
+    buffers = where((kernel("double_smem_buffer") > 0) | Col("pipeline").isin(DOUBLE_LDS_PIPELINES), 2.0, 1.0)
     lds_block = (tm + tn) * tk * kernel("dtype_bytes") * buffers
-    blocks_per_cu = minimum(maximum(floor(hw("lds_bytes") / lds_block), 1.0),
+    blocks_per_cu = minimum(maximum(floor(Hw("lds_bytes") / lds_block), 1.0),
                             maximum(floor(MAX_WARPS_RESIDENT / warps), 1.0))
     k_split = ceil(k / k_batch)
     pad = {"m": m / _padded(m, tm), "n": n * merge / _padded(n * merge, tn), "k": k_split / _padded(k_split, tk)}
     tiles = ceil(groups / merge) * ceil(m / tm) * ceil(n * merge / tn) * k_batch
-    slots = hw("num_cus") * blocks_per_cu
+    slots = Hw("num_cus") * blocks_per_cu
     waves = ceil(tiles / slots)
-    streamk = gt(kernel("streamk_enabled"), 0) if kind == "grouped_conv" else 0.0
+    streamk = kernel("streamk_enabled") > 0 if kind == "grouped_conv" else FALSE
     wave_eff = where(streamk, 1.0, _quantized(tiles, slots))
     steps = ceil(k_split / tk)
     # each resident block gets its share of the CU's SIMDs; the critical path is waves x k-steps of it
-    simd_share = minimum(hw("simds_per_cu"), warps * blocks_per_cu) / (blocks_per_cu * hw("simds_per_cu"))
+    simd_share = minimum(Hw("simds_per_cu"), warps * blocks_per_cu) / (blocks_per_cu * Hw("simds_per_cu"))
     rounds = where(streamk, tiles / slots, waves)
     critical = rounds * steps * tm * tn * tk / simd_share
     bpe = kernel("dtype_bytes")
@@ -119,11 +107,11 @@ def derived_features(kind: str) -> tuple[Feature, ...]:
         Feature("ckast_wave_eff", wave_eff),
         Feature("ckast_k_steps", steps),
         Feature("ckast_simd_share", simd_share),
-        Feature("ckast_mfma_utilization", groups * m * n * k / (critical * hw("num_cus"))),
+        Feature("ckast_mfma_utilization", groups * m * n * k / (critical * Hw("num_cus"))),
         Feature("ckast_feed_bytes_per_cu", rounds * blocks_per_cu * steps * (tm + tn) * tk * bpe),
     ]
     if kind == "gemm":  # split-K's fp32 partial outputs (and their zeroing) as a share of the bytes moved
-        partials = where(gt(k_batch, 1), 4.0 * (k_batch + 1) * m * n, 0.0)
+        partials = where(k_batch > 1, 4.0 * (k_batch + 1) * m * n, 0.0)
         moved = (m * k + k * n + m * n) * bpe
         features += [Feature("ckast_tensor_bytes", moved), Feature("ckast_critical_flops", 2 * critical),
                      Feature("ckast_split_k_share", partials / (moved + partials))]
@@ -135,6 +123,6 @@ def derived_features(kind: str) -> tuple[Feature, ...]:
                              + p["N"] * p["K"] * output)
         features += [Feature("ckast_tensor_bytes", elements * bpe),
                      Feature("ckast_critical_flops",
-                             where(is_in("variant", ("forward_depthwise",)), dw_critical, 2 * critical)),
+                             where(Col("variant").eq("forward_depthwise"), dw_critical, 2 * critical)),
                      *dw_features]
     return tuple(features)

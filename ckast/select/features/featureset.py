@@ -1,11 +1,13 @@
 """Feature sets: ordered, named feature expressions, evaluated for one problem over a kernel table.
 
-The columns a feature may read:
+A feature is a float tree of the selection language (`select.expr`; a bool tree reads 1.0 / 0.0). The
+columns a feature may read, each as a float (`problem`, `kernel`, `Hw`):
 - problem (`problem_columns`): GEMM `M, N, K, k_batch`; grouped conv `G, N, C, K` (C and K per
   group, as `ConvProblem` holds them), `Di Hi Wi`, `Z Y X`, `stride_*`, `dilation_*`,
   `left_pad_*`, `right_pad_*` for the axes d, h, w (an axis the problem lacks reads as size 1,
-  stride 1, dilation 1, pad 0: a 2-D problem is a 3-D one of depth 1);
-- kernel: every knob of the configs (`KernelTable`) and `dtype_bytes`;
+  stride 1, dilation 1, pad 0: a 2-D problem is a 3-D one of depth 1); ints, read as floats;
+- kernel: every knob of the configs (`KernelTable`) and `dtype_bytes`, NaN where a kernel lacks the
+  knob (a string knob is compared or looked up as a `Col`);
 - hw (`HW_COLUMNS`): the scalar figures of a `Hardware` profile.
 """
 
@@ -20,7 +22,8 @@ import numpy as np
 from ckast.arch.hardware import Hardware
 from ckast.select.problem import AXES, ConvProblem, GemmProblem
 
-from .expr import Columns, Expr, Field, Lookup, walk
+from ckast.select.expr import Col, Expr, Field, Hw, Scope, lookup, walk
+
 from .table import KernelTable
 
 GEMM_PROBLEM_COLUMNS = ("M", "N", "K", "k_batch")
@@ -37,18 +40,27 @@ HW_COLUMNS = (
 )
 
 
-def problem_columns(problem: GemmProblem | ConvProblem) -> dict[str, float]:
-    """The problem's columns (see the module docstring) as floats."""
+def problem(name: str) -> Expr:
+    """Problem column `name` as a feature reads it: a float."""
+    return Field(name).as_float()
+
+
+def kernel(name: str) -> Col:
+    """Kernel column `name` as a feature reads it: a float, NaN where a kernel lacks the knob."""
+    return Col(name, float)
+
+
+def problem_columns(problem: GemmProblem | ConvProblem) -> dict[str, int]:
+    """The problem's columns (see the module docstring)."""
     if isinstance(problem, GemmProblem):
-        return {"M": float(problem.M), "N": float(problem.N), "K": float(problem.K),
-                "k_batch": float(problem.k_batch)}
-    out = {name: float(getattr(problem, name)) for name in ("G", "N", "C", "K")}
+        return {"M": problem.M, "N": problem.N, "K": problem.K, "k_batch": problem.k_batch}
+    out = {name: getattr(problem, name) for name in ("G", "N", "C", "K")}
     missing = len(AXES) - problem.ndim
     defaults = {"input": 1, "filter": 1, "stride": 1, "dilation": 1, "left_pad": 0, "right_pad": 0}
     for field in ("input", "filter", *_PER_AXIS):
         values = (defaults[field],) * missing + tuple(getattr(problem, field))
         names = _SPATIAL.get(field) or tuple(f"{field}_{a}" for a in AXES)
-        out.update((name, float(v)) for name, v in zip(names, values))
+        out.update(zip(names, values))
     return out
 
 
@@ -56,12 +68,21 @@ def hw_columns(hw: Hardware) -> dict[str, float]:
     return {name: float(getattr(hw, name)) for name in HW_COLUMNS}
 
 
+def _float(expr: Expr) -> Expr:
+    """A feature's tree: a float, or a bool as a float."""
+    if expr.type is bool:
+        return expr.as_float()
+    if expr.type is not float:
+        raise TypeError(f"a feature is a float or a bool, not a {expr.type.__name__}")
+    return expr
+
+
 @attrs.frozen
 class Feature:
     """One named feature. `encoding` (categorical features only): CK's code of each kernel value."""
 
     name: str
-    expr: Expr
+    expr: Expr = attrs.field(converter=_float)
     encoding: Mapping[str, int] | None = None
 
     @property
@@ -71,7 +92,7 @@ class Feature:
 
 def categorical(name: str, column: str, encoding: Mapping[str, int], default: int = 0) -> Feature:
     """A categorical feature: kernel column `column` encoded by `encoding`, `default` for other values."""
-    return Feature(name, Lookup(column, tuple(encoding.items()), default), dict(encoding))
+    return Feature(name, lookup(column, encoding, Col(column), default).as_float(), dict(encoding))
 
 
 @attrs.frozen
@@ -85,11 +106,12 @@ class FeatureSet:
         names = [f.name for f in self.features]
         if len(set(names)) != len(names):
             raise ValueError(f"{self.kind}: duplicate feature names")
-        allowed = {"problem": set(PROBLEM_COLUMNS[self.kind]), "hw": set(HW_COLUMNS)}
+        allowed = {Field: set(PROBLEM_COLUMNS[self.kind]), Hw: set(HW_COLUMNS)}
         for f in self.features:
             for node in walk(f.expr):
-                if isinstance(node, Field) and node.source in allowed and node.name not in allowed[node.source]:
-                    raise ValueError(f"{self.kind} feature {f.name}: no {node.source} column {node.name!r}")
+                if type(node) in allowed and node.name not in allowed[type(node)]:
+                    source = "problem" if type(node) is Field else "hw"
+                    raise ValueError(f"{self.kind} feature {f.name}: no {source} column {node.name!r}")
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -102,19 +124,18 @@ class FeatureSet:
 
     def kernel_columns(self) -> tuple[str, ...]:
         """The kernel columns the features read (knob names and derived columns)."""
-        used = (n.name for f in self.features for n in walk(f.expr)
-                if isinstance(n, Lookup) or (isinstance(n, Field) and n.source == "kernel"))
+        used = (n.name for f in self.features for n in walk(f.expr) if isinstance(n, Col))
         return tuple(dict.fromkeys(used))
 
     def matrix(self, problem: GemmProblem | ConvProblem, kernels: KernelTable, hw: Hardware) -> np.ndarray:
         """float64 (len(kernels), len(names)): one row per kernel, columns in `names` order."""
         if problem.kind != self.kind:
             raise ValueError(f"a {problem.kind} problem given to the {self.kind} feature set")
-        columns = Columns(problem_columns(problem), hw_columns(hw), kernels)
+        scope = Scope(kernels, problem_columns(problem), hw_columns(hw))
         out = np.empty((len(kernels), len(self.features)), dtype=np.float64)
         with np.errstate(all="ignore"):  # CK's guards are where(...) over both branches, as numpy computes them
             for j, f in enumerate(self.features):
-                out[:, j] = columns.value(f.expr)
+                out[:, j] = scope.value(f.expr)
         return out
 
     def vector(self, problem: GemmProblem | ConvProblem, config: Mapping[str, Any], hw: Hardware) -> np.ndarray:

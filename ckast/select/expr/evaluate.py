@@ -1,0 +1,140 @@
+"""The selection language evaluated over numpy: a tree's value for every kernel of a table at once.
+
+`Scope(table, problem, hw).value(tree)` is a numpy array (one entry per kernel) where the tree reads a
+kernel column, else a scalar; a spatial problem field is an int64 array over the problem's axes
+(`problem_values`). Each node is computed once per scope (trees evaluated in one scope share their
+common subtrees); a subtree that reads neither the problem nor the hardware is computed once per table
+and kept in its `cache`. Each operation is numpy's on the node's type (`nodes` states them); `log2` is
+the C library's, which the generated C++ calls (`_log2`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ckast.select.libm import libm
+
+from .nodes import Col, Const, Expr, Field, Hw, Lookup, Named, Op, Over
+
+if TYPE_CHECKING:
+    from ckast.select.features.table import KernelTable
+
+Value = Any
+"""A numpy array (one entry per kernel, or per spatial axis) or a scalar."""
+DTYPES: Mapping[type, type] = {int: np.int64, float: np.float64, bool: np.bool_, str: np.str_}
+FILL: Mapping[type, Any] = {int: 1, bool: False, str: ""}
+"""A kernel column's value where a kernel lacks the knob, read as the knob's type (as float: NaN)."""
+_KEPT = {frozenset(), frozenset(("kernel",))}
+"""The sources of the subtrees a table's cache keeps."""
+
+
+def _log2(x: Value) -> Value:
+    """The C library's log2 (`select.libm`), which the generated C++ (`std::log2`) calls; numpy and the C
+    library agree on zero, negative, infinite and NaN arguments, where `math.log2` raises."""
+    out = np.log2(x)
+    regular = np.isfinite(x) & (x > 0)
+    if np.ndim(out):
+        out[regular] = libm(math.log2, np.asarray(x, dtype=np.float64)[regular])
+        return out
+    return np.float64(math.log2(x)) if regular else out
+
+
+def _float(x: Value) -> Value:
+    return np.asarray(x, dtype=np.float64) if np.ndim(x) else np.float64(x)
+
+
+def _ceil_div(a: Value, b: Value) -> Value:
+    return np.negative(np.floor_divide(np.negative(a), b))
+
+
+FUNCTIONS: Mapping[str, Callable[..., Value]] = {
+    "+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide, "//": np.floor_divide, "%": np.mod,
+    "neg": np.negative, "min": np.minimum, "max": np.maximum, "gcd": np.gcd, "ceil_div": _ceil_div, "log2": _log2,
+    "ceil": np.ceil, "floor": np.floor, "trunc": np.trunc, "==": np.equal, "!=": np.not_equal, "<": np.less,
+    "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal, "and": np.logical_and, "or": np.logical_or,
+    "not": np.logical_not, "where": np.where, "float": _float,
+}
+"""Each operation's numpy function."""
+_OVER: Mapping[str, Callable[[Value], Value]] = {"all": np.all, "any": np.any, "prod": np.prod}
+
+
+def problem_values(fields: Mapping[str, Any]) -> dict[str, Value]:
+    """A problem's fields for a `Scope`: spatial tuples as int64 arrays."""
+    return {k: np.array(v, dtype=np.int64) if isinstance(v, tuple) else v for k, v in fields.items()}
+
+
+class Scope:
+    """What trees are evaluated over: a kernel table (None: trees that read no column), the problem's
+    fields (`problem_values`) and the hardware's figures."""
+
+    def __init__(self, table: KernelTable | None = None, problem: Mapping[str, Value] | None = None,
+                 hw: Mapping[str, float] | None = None) -> None:
+        self.table, self.problem, self.hw = table, problem or {}, hw or {}
+        self.memo: dict[Expr, Value] = {}
+        self.kept: dict[Expr, Value] = self.memo if table is None else table.cache
+
+    def value(self, node: Expr) -> Value:
+        """`node`'s value: one entry per kernel of the table where it reads a kernel column."""
+        memo = self.kept if node.sources in _KEPT else self.memo
+        found = memo.get(node)
+        if found is None:
+            found = memo[node] = self._compute(node)
+        return found
+
+    def _compute(self, node: Expr) -> Value:
+        if isinstance(node, Op):
+            return FUNCTIONS[node.op](*[self.value(a) for a in node.args])
+        if isinstance(node, Const):
+            return np.float64(node.value) if node.type is float else node.value
+        if isinstance(node, Field):
+            return self._field(node)
+        if isinstance(node, Col):
+            return self._column(node)
+        if isinstance(node, Hw):
+            try:
+                return np.float64(self.hw[node.name])
+            except KeyError:
+                raise KeyError(f"no hw column {node.name!r}") from None
+        if isinstance(node, Lookup):
+            return self._lookup(node)
+        if isinstance(node, Over):
+            return _OVER[node.op](self.value(node.arg))
+        if isinstance(node, Named):
+            return self.value(node.expr)
+        raise TypeError(f"not an expression node: {node!r}")
+
+    def _field(self, node: Field) -> Value:
+        try:
+            v = self.problem[node.name]
+        except KeyError:
+            raise KeyError(f"no problem field {node.name!r}") from None
+        if node.index is not None:
+            v = v[node.index] if -len(v) <= node.index < len(v) else 0
+        return np.float64(v) if node.type is float else v
+
+    def _column(self, node: Col) -> np.ndarray:
+        if node.type is str:
+            codes, values = self.table.categorical(node.name)
+            return np.array([FILL[str] if v is None else v for v in values], dtype=np.str_)[codes]
+        values = self.table.numeric(node.name)
+        if node.type is float:
+            return values
+        filled = np.where(np.isnan(values), FILL[node.type], values)
+        return filled.astype(np.int64) if node.type is int else filled != 0
+
+    def _lookup(self, node: Lookup) -> Value:
+        table, dtype = dict(node.table), DTYPES[node.type]
+        if isinstance(node.key, Col) and node.key.type is str:  # through the column's codes
+            codes, values = self.table.categorical(node.key.name)
+            mapped = [table.get(FILL[str] if v is None else v, node.default) for v in values]
+            return np.array(mapped, dtype=dtype)[codes]
+        keys = self.value(node.key)
+        if np.ndim(keys) == 0:
+            found = table.get(keys.item() if isinstance(keys, np.generic) else keys, node.default)
+            return np.float64(found) if node.type is float else found
+        unique, inverse = np.unique(keys, return_inverse=True)
+        return np.array([table.get(k.item(), node.default) for k in unique], dtype=dtype)[inverse]
