@@ -77,6 +77,7 @@ def test_operators_conditions_do_not_use_yet(tmp_path):
         P.Over("any", P.Field("output") > 7) & (tile_k > 32) | P.Over("prod", P.Field("dilation")).eq(1),
         P.lookup("direction_code", {"forward": 1, "bwd_data": 2}, P.Field("direction"), 3) >= 2,
         P.where(P.Field("ndim").eq(2), P.ceil_div(P.Field("N"), 3) > 1, P.Field("k_batch") > 1),
+        P.Field("N").as_float() * 0.5 + P.Field("C").as_float() / tile_k.as_float() > 3.0,  # a product kept from a sum
     ]
     rng = np.random.default_rng(9)
     assert _agree("grouped_conv", trees, table, [X.draw_conv(rng) for _ in range(300)]) == 0

@@ -219,10 +219,10 @@ class Lowered:
 
 
 def lower_features(trees: Sequence[Expr], table: KernelTable, hw: Mapping[str, float], *, problem: n.Expr,
-                   kernel: n.Expr, prefix: str, struct: ProblemStruct | None = None) -> Lowered:
-    """`trees` as C++ over the problem struct object `problem` (of `struct`) and the kernel index `kernel`
-    (a position in `table`); `hw` holds the hardware figures; names start `prefix`."""
-    return _Staged(table, hw, struct, problem, kernel, prefix).run(tuple(trees))
+                   kernel: n.Expr, prefix: str) -> Lowered:
+    """`trees` as C++ over the problem struct object `problem` (its fields read by name) and the kernel index
+    `kernel` (a position in `table`); `hw` holds the hardware figures; names start `prefix`."""
+    return _Staged(table, hw, problem, kernel, prefix).run(tuple(trees))
 
 
 def _read(node: Expr) -> bool:
@@ -232,9 +232,9 @@ def _read(node: Expr) -> bool:
 
 
 class _Staged(Lowering):
-    def __init__(self, table: KernelTable, hw: Mapping[str, float], struct: ProblemStruct | None, problem: n.Expr,
-                 kernel: n.Expr, prefix: str) -> None:
-        super().__init__(struct, problem, prefix)
+    def __init__(self, table: KernelTable, hw: Mapping[str, float], problem: n.Expr, kernel: n.Expr,
+                 prefix: str) -> None:
+        super().__init__(None, problem, prefix)
         self.table, self.scope, self.kernel = table, Scope(table, None, hw), kernel
         self.decls: list[n.Decl] = []
         self.arrays: dict[tuple, n.Id] = {}

@@ -226,8 +226,8 @@ class Op(Expr):
 def _lookup_type(self: Lookup) -> type:
     keys = {type(k) for k, _ in self.table}
     if keys - {self.key.type}:
-        raise TypeError(f"lookup {self.name}: {', '.join(sorted(map(_name, keys)))} keys for a "
-                        f"{_name(self.key.type)} key")
+        raise TypeError(f"lookup {self.name}: {', '.join(sorted(map(_name, keys)))} keys for a key of type "
+                        f"{_name(self.key.type)}")
     values = {type(v) for _, v in self.table} | {type(self.default)}
     if len(values) != 1 or not values <= set(TYPES):
         raise TypeError(f"lookup {self.name}: values of one type, not {', '.join(sorted(map(_name, values)))}")
@@ -251,7 +251,7 @@ def _over_type(self: Over) -> type:
     if self.op not in OVER:
         raise ValueError(f"no reduction {self.op!r}; known: {', '.join(OVER)}")
     if self.arg.type is not OVER[self.op]:
-        raise TypeError(f"{self.op} over the axes takes a {_name(OVER[self.op])}, not a {_name(self.arg.type)}")
+        raise TypeError(f"{self.op} over the axes takes {_name(OVER[self.op])}, not {_name(self.arg.type)}")
     return self.arg.type
 
 

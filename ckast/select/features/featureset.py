@@ -73,7 +73,7 @@ def _float(expr: Expr) -> Expr:
     if expr.type is bool:
         return expr.as_float()
     if expr.type is not float:
-        raise TypeError(f"a feature is a float or a bool, not a {expr.type.__name__}")
+        raise TypeError(f"a feature is a float or a bool, not {expr.type.__name__}")
     return expr
 
 
