@@ -72,6 +72,7 @@ def test_literals_take_the_other_operands_type_and_constants_keep_theirs():
     assert (2 * M.as_float()).args[0] == Const(2.0)
     # equal Python values of other types are other constants (and other dictionary keys)
     assert Const(1) != Const(1.0) and Const(True) != Const(1) and len({Const(1), Const(1.0), Const(True)}) == 3
+    assert Const(-0.0) != Const(0.0) and Const(math.nan) == Const(math.nan)  # floats by their bits
 
 
 def test_ints_floor_divide_as_numpy_int64_and_floats_as_float64():

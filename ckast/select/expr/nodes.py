@@ -1,7 +1,8 @@
 """The nodes of ckast's selection language, typed when a tree is built.
 
 A tree is immutable data: frozen, hashable nodes (equal trees are equal dictionary keys). Every node has
-a `type`, one of `int`, `float`, `bool`, `str` (`TYPES`), and the `sources` it reads (`SOURCES`).
+a `type`, one of `int`, `float`, `bool`, `str` (`TYPES`), and the `sources` it reads: "problem" (the
+problem's fields), "kernel" (the kernel table's columns), "hw" (the hardware profile's figures).
 
 Types:
 - `int`: int64, as numpy computes it (wrapping arithmetic); problem sizes and integer knobs.
@@ -46,6 +47,7 @@ can (an int literal beside a float is that float, exactly).
 from __future__ import annotations
 
 import functools
+import struct
 import typing
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -57,13 +59,12 @@ from ckast.config.knobs import KNOBS
 from ckast.select.problem import ConvProblem, GemmProblem
 
 TYPES = (int, float, bool, str)
-SOURCES = ("problem", "kernel", "hw")
-"""What a tree reads: the problem's fields, the kernel table's columns, the hardware profile's figures."""
 NUMBERS = (int, float)
 _KNOB_TYPES = {k.name: k.type for k in KNOBS}
 _FIELD_TYPES = {name: str if hint is str else int for cls in (GemmProblem, ConvProblem)
                 for name, hint in typing.get_type_hints(cls).items()}
 _NONE: frozenset[str] = frozenset()
+_DOUBLE = struct.Struct("<d")
 
 SIGNATURES: Mapping[str, tuple[tuple[type, ...], type | None]] = {
     **{op: (NUMBERS, None) for op in ("+", "-", "*", "//", "%", "min", "max", "neg")},
@@ -136,6 +137,11 @@ def _plain(value: Any) -> Any:
         else value
 
 
+def _bits(value: Any) -> Any:
+    """What tells two constants apart: a float by its bits (-0.0 is not 0.0, a NaN is itself)."""
+    return _DOUBLE.pack(value) if type(value) is float else value
+
+
 def _const_type(self: Const) -> type:
     kind = type(self.value)
     if kind not in TYPES:
@@ -145,7 +151,7 @@ def _const_type(self: Const) -> type:
 
 @attrs.frozen(cache_hash=True)
 class Const(Expr):
-    value: int | float | bool | str = attrs.field(converter=_plain)
+    value: int | float | bool | str = attrs.field(converter=_plain, eq=_bits)
     type: type = attrs.field(init=False, default=attrs.Factory(_const_type, takes_self=True))
     sources: frozenset[str] = attrs.field(init=False, default=_NONE, eq=False, repr=False)
 
@@ -156,7 +162,8 @@ class Field(Expr):
 
     name: str
     index: int | None = None
-    type: type = attrs.field(default=attrs.Factory(lambda self: _FIELD_TYPES.get(self.name, int), takes_self=True))
+    type: type = attrs.field(default=attrs.Factory(lambda self: _FIELD_TYPES.get(self.name, int), takes_self=True),
+                             validator=attrs.validators.in_(TYPES))
     sources: frozenset[str] = attrs.field(init=False, default=frozenset(("problem",)), eq=False, repr=False)
 
 
@@ -171,12 +178,8 @@ class Col(Expr):
     """Kernel column `name`, read as `type` (the knob's own by default; see the module docstring)."""
 
     name: str
-    type: type = attrs.field(default=attrs.Factory(_knob_type, takes_self=True))
+    type: type = attrs.field(default=attrs.Factory(_knob_type, takes_self=True), validator=attrs.validators.in_(TYPES))
     sources: frozenset[str] = attrs.field(init=False, default=frozenset(("kernel",)), eq=False, repr=False)
-
-    def __attrs_post_init__(self) -> None:
-        if self.type not in TYPES:
-            raise TypeError(f"kernel column {self.name!r}: no type {self.type!r}")
 
 
 @attrs.frozen(cache_hash=True)
@@ -198,20 +201,26 @@ def _union(children: Sequence[Expr]) -> frozenset[str]:
 
 def _op_type(self: Op) -> type:
     args, op = self.args, self.op
+    first = args[0].type if args else None
+    signature = SIGNATURES.get(op)
+    if signature is not None and len(args) == ARITY.get(op, 2) and first in signature[0] \
+            and all(a.type is first for a in args):
+        return signature[1] or first
+    if op == "where" and len(args) == 3 and first is bool and args[1].type is args[2].type:
+        return args[1].type
+    raise _type_error(op, args)
+
+
+def _type_error(op: str, args: tuple[Expr, ...]) -> Exception:
     if op not in OPS:
-        raise ValueError(f"no operation {op!r}; known: {', '.join(OPS)}")
+        return ValueError(f"no operation {op!r}; known: {', '.join(OPS)}")
     if len(args) != ARITY.get(op, 2):
-        raise TypeError(f"{op} takes {ARITY.get(op, 2)} operands, not {len(args)}")
-    types = tuple(a.type for a in args)
+        return TypeError(f"{op} takes {ARITY.get(op, 2)} operands, not {len(args)}")
+    types = ", ".join(_name(a.type) for a in args)
     if op == "where":
-        if types[0] is not bool or types[1] is not types[2]:
-            raise TypeError(f"where takes a bool and two values of one type, not {', '.join(map(_name, types))}")
-        return types[1]
-    allowed, result = SIGNATURES[op]
-    if len(set(types)) != 1 or types[0] not in allowed:
-        raise TypeError(f"{op} takes {' or '.join(map(_name, allowed))} operands"
-                        f"{' of one type' if len(types) > 1 else ''}, not {', '.join(map(_name, types))}")
-    return types[0] if result is None else result
+        return TypeError(f"where takes a bool and two values of one type, not {types}")
+    allowed = " or ".join(map(_name, SIGNATURES[op][0]))
+    return TypeError(f"{op} takes {allowed} operands{' of one type' if len(args) > 1 else ''}, not {types}")
 
 
 @attrs.frozen(cache_hash=True)
@@ -363,8 +372,9 @@ def interned(node: Expr) -> Expr:
     found = _INTERNED.get(node)
     if found is None:
         kids = children(node)
-        if kids:
-            node = with_children(node, tuple(interned(c) for c in kids))
+        shared = tuple(interned(c) for c in kids)
+        if any(a is not b for a, b in zip(shared, kids)):
+            node = with_children(node, shared)
         found = _INTERNED[node] = node
     return found
 
