@@ -563,8 +563,8 @@ def _conv_glue(profile) -> tuple[list[n.Decl], list[n.Header]]:
 
 def write_selector(library_dir, model_dirs: Sequence, out) -> dict:
     """Write the selector of the library at `library_dir` (with the LightGBM models of `model_dirs`) into the
-    directory `out`, with a manifest; files are written only when they change. LibraryError / ModelError (bad
-    input) name what is wrong; nothing is written then."""
+    directory `out`, with a manifest (which records the library's folder relative to `out`); files are written
+    only when they change. LibraryError / ModelError (bad input) name what is wrong; nothing is written then."""
     from pathlib import Path
 
     from ckast.output.transaction import Transaction
@@ -572,6 +572,8 @@ def write_selector(library_dir, model_dirs: Sequence, out) -> dict:
     from ckast.select.forest import ModelError
     from ckast.select.library import LibraryError, load_library
     from ckast.select.lightgbm_model import load_model
+
+    from .record import library_record
 
     library = load_library(Path(library_dir))
     if Path(out).resolve() == Path(library_dir).resolve():
@@ -584,7 +586,7 @@ def write_selector(library_dir, model_dirs: Sequence, out) -> dict:
                              f"{model.spec.get('arch')}{' ' + model.spec['direction'] if 'direction' in model.spec else ''})"
                              f" fits no part of the library")
     manifest = {"selector": {
-        "library": str(library_dir),
+        "library": library_record(library_dir, out),
         "parts": [{"namespace": p.namespace, "kind": p.kind, "direction": p.direction, "ndim": p.ndim,
                    "datatype": p.datatype, "layout": p.layout, "kernels": len(p.part), "predictor": p.predictor,
                    **({"model": str(p.model.path)} if p.model is not None else {})} for p in plans]}}
