@@ -33,7 +33,7 @@ kernel that are not identical) is a `TimingError` naming the file, the row and t
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -53,12 +53,13 @@ REQUIRED = (NAME, "built_tile", "built_wave", "built_warp_tile", "built_pipeline
 OPTIONAL = ("double_smem_buffer", "vector_a_b_c", "num_wave_groups", "pad_mnk", "persistent", "ndim", "variant",
             "block_size", "block_per_cu", "codegen_kernel_name", IDENTICAL)
 _DIMS = {"built_tile": "tile", "built_wave": "warp", "built_warp_tile": "warp_tile"}
-_WORDS: dict[str, tuple[str, Callable[[str], tuple[str, ...]]]] = {
-    "built_pipeline": ("pipeline", lambda kind: PIPELINES[kind]),
-    "scheduler": ("scheduler", lambda kind: SCHEDULERS),
-    "epilogue": ("epilogue", lambda kind: EPILOGUES),
-    "variant": ("variant", lambda kind: VARIANTS[kind]),
+_WORDS: dict[str, tuple[str, Mapping[str, tuple[str, ...]]]] = {
+    "built_pipeline": ("pipeline", PIPELINES),
+    "scheduler": ("scheduler", dict.fromkeys((GEMM, CONV), SCHEDULERS)),
+    "epilogue": ("epilogue", dict.fromkeys((GEMM, CONV), EPILOGUES)),
+    "variant": ("variant", VARIANTS),
 }
+"""Column -> (knob, its values per kind)."""
 _ONLY = {"vector_a_b_c": CONV, "ndim": CONV, "persistent": GEMM}
 _ROLES = {CONV: ("in", "wei", "out"), GEMM: ("a", "b", "c")}
 _DTYPE = re.compile(r"(\w+)(?:\(([\w,]+)\))?(?:\s+(\w+)\s+acc)?")
@@ -151,9 +152,9 @@ def _row(number: int, where: str, cells: Mapping[str, str]) -> _Row:
             put(column, dims, **{f"{_DIMS[column]}_{d}": v for d, v in zip("mnk", dims)})
         elif column in _WORDS:
             knob, allowed = _WORDS[column]
-            if text not in allowed(kind):
+            if text not in allowed[kind]:
                 raise TimingError(f"{where}: {column}: {text!r} is not a ckast {knob} of {kind} kernels "
-                                  f"({', '.join(allowed(kind))})")
+                                  f"({', '.join(allowed[kind])})")
             put(column, text, **{knob: text})
         elif column == "dtype":
             datatype = _datatype(where, kind, text)
@@ -285,10 +286,12 @@ def _match(path: Path, row: _Row, library: Library) -> int:
                           f"{library.path} ({names}{', ...' if len(matches) > 3 else ''}): the row does not tell "
                           "them apart (a variant column would)")
 
-    def agreeing(i: int) -> int:
-        return sum(library.configs[i].get(k, _MISSING) == v for k, v in row.knobs.items())
+    def agreeing(i: int) -> tuple[int, tuple[bool, ...]]:
+        """How many of the row's knobs kernel i holds, then which, earlier columns first."""
+        held = tuple(library.configs[i].get(k, _MISSING) == v for k, v in row.knobs.items())
+        return sum(held), held
 
-    nearest = min(range(len(library.configs)), key=lambda i: (-agreeing(i), library.names[i]))
+    nearest = max(range(len(library.configs)), key=agreeing)
     config = library.configs[nearest]
     knob = next(k for k, v in row.knobs.items() if config.get(k, _MISSING) != v)
     column = row.columns[knob]

@@ -103,7 +103,8 @@ def read_timings(paths: list[Path], library: Library, skip_bad: bool = False,
         counts = [f"{n} {what}" for n, what in ((len(bad), "bad rows"), (failed, "failed runs"),
                                                  (len(outside), "runs of kernels not applicable to their problem"))
                   if n]
-        raise TimingError(f"{', '.join(map(str, paths))}: no usable run" + (f" ({', '.join(counts)})" if counts else ""))
+        raise TimingError(f"{', '.join(map(str, paths))}: no usable run"
+                          + (f" ({', '.join(counts)})" if counts else ""))
     return Timings(tuple(usable), tuple(bad), failed, tuple(outside))
 
 
