@@ -15,6 +15,9 @@ _MODEL = click.option("--model", "model_dir", type=click.Path(path_type=Path), d
 _DATA = click.option("--data", "data", multiple=True, required=True, type=click.Path(path_type=Path),
                      help="A timing table: .csv, .parquet or .json (repeatable).")
 _SKIP_BAD = click.option("--skip-bad", is_flag=True, help="Count and list bad rows instead of refusing the table.")
+_KERNELS = click.option("--kernels", "kernels_file", type=click.Path(path_type=Path), default=None,
+                        help="CK's kernel table (CSV: csv_kernel_name, built_tile, built_wave, ..., identical_to): "
+                             "the config each CK name of the timing tables was built as.")
 _SHOWN_BAD = 20
 
 
@@ -83,21 +86,25 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path),
               help="The model directory to write (model_tflops.lgbm, feature_spec.json, cv_metrics.json).")
 @_SKIP_BAD
+@_KERNELS
 @click.option("--trees", type=click.IntRange(min=1), default=400, show_default=True, help="Boosting rounds.")
 @click.option("--folds", type=click.IntRange(min=0), default=5, show_default=True,
               help="GroupKFold folds for the CV metrics (0: no cross-validation).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=2, show_default=True, help="LightGBM threads.")
-def train(data, library_dir, out_dir, skip_bad, trees, folds, seed, jobs):
+def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed, jobs):
     """Train a LightGBM model (log1p TFLOPS) from timing tables of a library's kernels.
 
     A table has a kernel column (kernel or kernel_name), the problem's fields (GEMM M, N, K; conv in CK's
     spellings), tflops or time_ms, and optionally arch and is_valid; CK's benchmark result JSON is read
-    as well. One model per kind, conv direction, datatype and arch.
+    as well; CK's tile_engine tables with their kernel table (--kernels). One model per kind, conv direction,
+    datatype and arch. Runs of kernels not applicable to their problem are set apart.
 
     \b
-    Example:
+    Examples:
       ckast select train --data timings.csv --library lib/ -o model/
+      ckast select train --data grouped_conv_fwd_bf16_gfx950_train.csv \\
+          --kernels grouped_conv_fwd_bf16_gfx950_kernels.csv --library lib/ -o model/
     """
     import time
 
@@ -109,7 +116,7 @@ def train(data, library_dir, out_dir, skip_bad, trees, folds, seed, jobs):
     start = time.perf_counter()
     if folds == 1:
         bad_input(["--folds: 1 fold cannot cross-validate (give 0 or at least 2)"])
-    library, timings = _read(library_dir, data, skip_bad)
+    library, timings = _read(library_dir, data, skip_bad, kernels_file)
     try:
         rows = dataset(list(timings.runs), library, hardware)
         booster, spec, cv = fit(rows, trees, folds, seed, jobs)
@@ -136,24 +143,29 @@ def train(data, library_dir, out_dir, skip_bad, trees, folds, seed, jobs):
 @_LIBRARY
 @_MODEL
 @_SKIP_BAD
+@_KERNELS
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def eval_(data, library_dir, model_dir, skip_bad, as_json):
-    """Selection quality against the oracle on timing tables: mean / P10 / min efficiency (the measured
-    TFLOPS of the predicted best over the best measured), top-1 and top-5 hit rates, per variant and
-    shape family.
+def eval_(data, library_dir, model_dir, skip_bad, kernels_file, as_json):
+    """Selection quality against the oracle on timing tables, as CK's compare_ml_vs_oracle.py gives it: mean,
+    P10, P50 and min efficiency (the measured TFLOPS of the predicted best over the best measured), top-1 (the
+    pick is the best) and top-5 (the pick is among the five best) hit rates, per variant and shape family.
+    Names CK built as one kernel (--kernels) are one kernel; runs of kernels not applicable to their problem
+    are set apart, counted and listed.
 
     \b
-    Example:
+    Examples:
       ckast select eval --data heldout.csv --library lib/ --model model/
+      ckast select eval --data gemm_fp16_rcr_gfx942_sweep_results_b.csv \\
+          --kernels gemm_fp16_rcr_gfx942_kernels.csv --library lib/
     """
     import json
 
     from ckast.select.evaluate import report, table
     from ckast.select.library import LibraryError
     from ckast.select.lightgbm_model import MissingPackage, ModelError
-    from ckast.select.report import evaluation
+    from ckast.select.report import evaluation, set_apart
 
-    library, timings = _read(library_dir, data, skip_bad)
+    library, timings = _read(library_dir, data, skip_bad, kernels_file)
     try:
         outcomes, predictor = evaluation(library, timings, model_dir)
     except (ModelError, LibraryError) as exc:
@@ -161,16 +173,27 @@ def eval_(data, library_dir, model_dir, skip_bad, as_json):
     except MissingPackage as exc:
         fail(exc)
     result = report(outcomes)
+    apart = set_apart(library, timings)
+    kernels = len({run.kernel for run in timings.runs})
     if as_json:
-        click.echo(json.dumps({"predictor": predictor, "runs": len(timings.runs), "bad_rows": len(timings.bad),
-                               "failed_runs": timings.failed, **result}, indent=2))
+        click.echo(json.dumps({"predictor": predictor, "runs": len(timings.runs), "kernels": kernels,
+                               "bad_rows": len(timings.bad), "failed_runs": timings.failed,
+                               "not_applicable": {"runs": len(timings.outside), "problems": apart}, **result},
+                              indent=2))
         return
-    click.echo(f"{len(timings.runs)} runs of {len(outcomes)} problems{_dropped(timings)}; predictor: {predictor}")
+    click.echo(f"{len(timings.runs)} runs of {kernels} kernels on {len(outcomes)} problems{_dropped(timings)}; "
+               f"predictor: {predictor}")
+    for entry in apart[:_SHOWN_BAD]:
+        click.echo(f"not applicable: {entry['label']}: {entry['runs']} runs of {len(entry['kernels'])} kernels "
+                   f"({', '.join(entry['kernels'][:2])}{', ...' if len(entry['kernels']) > 2 else ''})")
+    if len(apart) > _SHOWN_BAD:
+        click.echo(f"not applicable: ... and {len(apart) - _SHOWN_BAD} more problems")
     click.echo("\n".join(table(result)))
 
 
-def _read(library_dir, data, skip_bad):
-    """The library and the timing tables, or exit 2 naming the file, row and column."""
+def _read(library_dir, data, skip_bad, kernels_file):
+    """The library and the timing tables (with CK's kernel table), or exit 2 naming the file, row and column."""
+    from ckast.select.kernel_table import read_kernel_table
     from ckast.select.library import LibraryError, load_library
     from ckast.select.lightgbm_model import MissingPackage
     from ckast.select.timings import TimingError, read_timings
@@ -179,7 +202,8 @@ def _read(library_dir, data, skip_bad):
         bad_input(["--library: missing (the generated library the timings are of)"])
     try:
         library = load_library(library_dir)
-        timings = read_timings(list(data), library, skip_bad)
+        kernels = None if kernels_file is None else read_kernel_table(kernels_file, library)
+        timings = read_timings(list(data), library, skip_bad, kernels)
     except (LibraryError, TimingError) as exc:
         bad_input([str(exc)])
     except MissingPackage as exc:
@@ -195,6 +219,9 @@ def _dropped(timings) -> str:
     parts = [f"{len(timings.bad)} bad rows skipped"] if timings.bad else []
     if timings.failed:
         parts.append(f"{timings.failed} failed runs (is_valid false) dropped")
+    if timings.outside:
+        parts.append(f"{len(timings.outside)} runs of kernels not applicable to their problem set apart "
+                     f"({len({run.problem for run in timings.outside})} problems)")
     return f"; {', '.join(parts)}" if parts else ""
 
 

@@ -12,7 +12,7 @@ import attrs
 import numpy as np
 
 from .library import Library, LibraryError, Part, direction_of, load_library
-from .problem import ConvProblem, Problem, ProblemError, conv_problem, gemm_problem, parse_pairs
+from .problem import AXES, ConvProblem, Problem, ProblemError, conv_problem, gemm_problem, parse_pairs
 from .rank import Predictor, Ranking, load_predictor, rank
 
 
@@ -50,6 +50,25 @@ def parse_problem(fields: Mapping[str, Any], kinds: Sequence[str], where: str) -
 def problem_fields(problem: Problem) -> dict[str, Any]:
     return {"kind": problem.kind, **{k: list(v) if isinstance(v, tuple) else v
                                      for k, v in attrs.asdict(problem, recurse=False).items()}}
+
+
+def problem_label(problem: Problem) -> str:
+    """A problem in the spellings `--problem` reads (conv C and K over all groups; strides, dilations and pads
+    shown where not 1, 1 and 0)."""
+    if not isinstance(problem, ConvProblem):
+        return f"M={problem.M},N={problem.N},K={problem.K}" + (f",k_batch={problem.k_batch}" if problem.k_batch > 1
+                                                               else "")
+    axes = AXES[3 - problem.ndim:]
+    pairs = [("G", problem.G), ("N", problem.N), ("C", problem.C * problem.G), ("K", problem.K * problem.G),
+             *((f"{'DHW'[AXES.index(a)]}i", i) for a, i in zip(axes, problem.input)),
+             *(("ZYX"[AXES.index(a)], f) for a, f in zip(axes, problem.filter))]
+    for name, values, plain in (("stride", problem.stride, 1), ("dilation", problem.dilation, 1)):
+        pairs += [(f"{name}_{a}", v) for a, v in zip(axes, values) if v != plain]
+    for a, left, right in zip(axes, problem.left_pad, problem.right_pad):
+        pairs += [(f"pad_{a}", left)] if left == right else [(f"left_pad_{a}", left), (f"right_pad_{a}", right)]
+    pairs += [(f, v) for f, v in (("k_batch", problem.k_batch), ("direction", problem.direction))
+              if v not in (1, "forward")]
+    return ",".join(f"{k}={v}" for k, v in pairs if not (k.startswith("pad_") and v == 0))
 
 
 def describe(predictor: Predictor) -> dict[str, Any]:
@@ -165,3 +184,14 @@ def evaluation(library: Library, timings, model_dir: Path | None) -> tuple[list,
     outcomes = evaluate(timings.runs, predict, order)
     name = "analytic model" if model_dir is None else f"LightGBM model {model_dir} ({predictor.trees} trees)"
     return outcomes, name
+
+
+def set_apart(library: Library, timings) -> list[dict[str, Any]]:
+    """The problems with runs of kernels not applicable to them: the problem, its label, those runs' count and
+    their kernels (names sorted), in label order."""
+    runs: dict[Problem, list[int]] = {}
+    for run in timings.outside:
+        runs.setdefault(run.problem, []).append(run.kernel)
+    out = [{"problem": problem_fields(p), "label": problem_label(p), "runs": len(kernels),
+            "kernels": sorted({library.names[k] for k in kernels})} for p, kernels in runs.items()]
+    return sorted(out, key=lambda entry: entry["label"])
