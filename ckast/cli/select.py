@@ -15,13 +15,23 @@ _MODEL = click.option("--model", "model_dir", type=click.Path(path_type=Path), d
 _DATA = click.option("--data", "data", multiple=True, required=True, type=click.Path(path_type=Path),
                      help="A timing table: .csv, .parquet or .json (repeatable).")
 _SKIP_BAD = click.option("--skip-bad", is_flag=True, help="Count and list bad rows instead of refusing the table.")
+_KERNEL_ONLY = click.option("--kernel-only", is_flag=True,
+                            help="Apply the kernels' own checks only (what a launcher called directly accepts); "
+                                 "default: CK's dispatcher's check too, what a dispatcher user gets.")
+
+
+def _layers(kernel_only: bool) -> tuple[str, ...]:
+    from ckast.select.applicability import KERNEL_ONLY, LAYERS
+
+    return KERNEL_ONLY if kernel_only else LAYERS
 _SHOWN_BAD = 20
 
 
 @click.group("select", invoke_without_command=True)
 @_LIBRARY
 @click.option("--problem", "problem_texts", multiple=True,
-              help='A problem: "M=4096,N=4096,K=4096" or CK\'s conv spellings '
+              help='A problem: "M=4096,N=4096,K=4096[,variant=preshuffle]" (multi_d: variant=multi_d,num_d_tensors=2,'
+                   'd_layout=r,elementwise_op=MultiDAdd) or CK\'s conv spellings '
                    '("G=1,N=32,C=64,K=64,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1[,direction=bwd_data]"; repeatable).')
 @click.option("--problems", "problems_file", type=click.Path(path_type=Path), default=None,
               help="Many problems: a CSV with a header row, or JSON (a list of objects or {\"problems\": [...]}).")
@@ -33,10 +43,12 @@ _SHOWN_BAD = 20
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (per kernel: name, applicable, predicted_tflops).")
 @click.option("--features", "with_features", is_flag=True, help="Add each shown kernel's named feature vector (JSON).")
 @click.option("--why-not", "why_not_names", multiple=True, metavar="NAME",
-              help="Say which applicability condition refuses kernel NAME for each problem (repeatable).")
+              help="Say which applicability condition (named by its layer: dispatcher.*, or the kernel's) refuses "
+                   "kernel NAME for each problem (repeatable).")
+@_KERNEL_ONLY
 @click.pass_context
 def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datatype, layout, as_json, with_features,
-           why_not_names):
+           why_not_names, kernel_only):
     """Rank a library's applicable kernels for problems, best predicted first.
 
     Predictions come from the analytic model (roofline, tile and wave quantization, occupancy, split-K
@@ -64,7 +76,7 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
         bad_input(["--problem: missing (give --problem or --problems FILE)"])
     try:
         result = selection(library_dir, problem_texts, problems_file, model_dir, top, datatype, layout,
-                           with_features, why_not_names)
+                           with_features, why_not_names, _layers(kernel_only))
     except (LibraryError, ProblemError, ModelError) as exc:
         bad_input([str(exc)])
     except MissingPackage as exc:
@@ -136,11 +148,13 @@ def train(data, library_dir, out_dir, skip_bad, trees, folds, seed, jobs):
 @_LIBRARY
 @_MODEL
 @_SKIP_BAD
+@_KERNEL_ONLY
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def eval_(data, library_dir, model_dir, skip_bad, as_json):
+def eval_(data, library_dir, model_dir, skip_bad, kernel_only, as_json):
     """Selection quality against the oracle on timing tables: mean / P10 / min efficiency (the measured
     TFLOPS of the predicted best over the best measured), top-1 and top-5 hit rates, per variant and
-    shape family.
+    shape family. Per problem, the measured kernels that accept it take part (problems with none are
+    left out and counted).
 
     \b
     Example:
@@ -148,14 +162,16 @@ def eval_(data, library_dir, model_dir, skip_bad, as_json):
     """
     import json
 
+    from ckast.select.applicability import describe_layers
     from ckast.select.evaluate import report, table
     from ckast.select.library import LibraryError
     from ckast.select.lightgbm_model import MissingPackage, ModelError
     from ckast.select.report import evaluation
 
     library, timings = _read(library_dir, data, skip_bad)
+    layers = _layers(kernel_only)
     try:
-        outcomes, predictor = evaluation(library, timings, model_dir)
+        outcomes, left_out, predictor = evaluation(library, timings, model_dir, layers)
     except (ModelError, LibraryError) as exc:
         bad_input([str(exc)])
     except MissingPackage as exc:
@@ -163,9 +179,12 @@ def eval_(data, library_dir, model_dir, skip_bad, as_json):
     result = report(outcomes)
     if as_json:
         click.echo(json.dumps({"predictor": predictor, "runs": len(timings.runs), "bad_rows": len(timings.bad),
-                               "failed_runs": timings.failed, **result}, indent=2))
+                               "failed_runs": timings.failed, "layers": list(layers),
+                               "problems_left_out": left_out, **result}, indent=2))
         return
-    click.echo(f"{len(timings.runs)} runs of {len(outcomes)} problems{_dropped(timings)}; predictor: {predictor}")
+    left = f"; {left_out} problems left out (no measured kernel applicable)" if left_out else ""
+    click.echo(f"{len(timings.runs)} runs of {len(outcomes)} problems{_dropped(timings)}{left}; predictor: {predictor}; "
+               f"applicability: {describe_layers(layers)}")
     click.echo("\n".join(table(result)))
 
 
@@ -205,7 +224,8 @@ def _dropped(timings) -> str:
                    "without one use the analytic model.")
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path),
               help="The directory to write the selector into (not the library's).")
-def emit(library_dir, model_dirs, out_dir):
+@_KERNEL_ONLY
+def emit(library_dir, model_dirs, out_dir, kernel_only):
     """Write the library's kernel selector as dependency-free C++: ckast_selector.hpp/.cpp (problem structs,
     features, applicability, the analytic model or the LightGBM forests as constant arrays, rank and
     select) and ckast_selector_dispatcher.hpp (CK's dispatcher hook and the library's registration).
@@ -222,10 +242,13 @@ def emit(library_dir, model_dirs, out_dir):
     if library_dir is None:
         bad_input(["--library: missing (the generated library to select from)"])
     try:
-        counts = write_selector(library_dir, model_dirs, out_dir)
+        counts = write_selector(library_dir, model_dirs, out_dir, _layers(kernel_only))
     except (LibraryError, ModelError) as exc:
         bad_input([str(exc)])
     except (MissingPackage, OutputError) as exc:
         fail(exc)
+    from ckast.select.applicability import describe_layers
+
     click.echo(f"selector of {counts['kernels']} kernels in {counts['parts']} parts ({counts['forests']} with a "
-               f"LightGBM forest) -> {out_dir}: {counts['written']} files written, {counts['unchanged']} unchanged")
+               f"LightGBM forest; applicability: {describe_layers(_layers(kernel_only))}) -> {out_dir}: "
+               f"{counts['written']} files written, {counts['unchanged']} unchanged")

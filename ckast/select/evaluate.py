@@ -1,6 +1,8 @@
 """Selection quality against the oracle: for every measured problem, the kernel the predictor ranks
 first among the measured ones, and how fast it ran against the fastest measured kernel.
 
+Only the measured kernels that accept the problem under the applicability layers applied take part (CK's
+dispatcher runs no other): a problem none of whose measured kernels applies is left out, and counted.
 Per problem: efficiency = TFLOPS of the predicted best / TFLOPS of the measured best; a top-1 hit when
 the predicted best is a measured best, a top-5 hit when a measured best is among the first five. The
 report gives the mean, P10 and minimum efficiency and both hit rates over all problems, per variant
@@ -67,18 +69,24 @@ def group_runs(runs: Iterable[Run]) -> dict[Problem, dict[int, float]]:
     return {p: {k: math.exp(sum(v) / len(v)) for k, v in ks.items()} for p, ks in logs.items()}
 
 
-def evaluate(runs: Iterable[Run], predict: Callable[[Problem, list[int]], np.ndarray],
-             name_order: np.ndarray) -> list[Outcome]:
-    """One outcome per problem; `predict(problem, kernels)` gives the predicted TFLOPS of those library
-    kernels, `name_order[i]` library kernel i's place in name order."""
-    outcomes = []
+def evaluate(runs: Iterable[Run], predict: Callable[[Problem, list[int]], tuple[np.ndarray, np.ndarray]],
+             name_order: np.ndarray) -> tuple[list[Outcome], int]:
+    """One outcome per problem, and the number of problems left out (no measured kernel applicable);
+    `predict(problem, kernels)` gives whether each of those library kernels accepts the problem and the
+    predicted TFLOPS of the ones that do, `name_order[i]` library kernel i's place in name order."""
+    outcomes, left_out = [], 0
     for problem, kernels in sorted(group_runs(runs).items(), key=lambda item: repr(item[0])):
         indices = sorted(kernels)
+        ok, predicted = predict(problem, indices)
+        indices = [i for i, keep in zip(indices, ok) if keep]
+        if not indices:
+            left_out += 1
+            continue
         measured = np.array([kernels[i] for i in indices])
-        predicted = np.asarray(predict(problem, indices), dtype=np.float64)
-        eff, top1, top5, chosen, best = outcome(measured, predicted, name_order[indices])
+        eff, top1, top5, chosen, best = outcome(measured, np.asarray(predicted, dtype=np.float64),
+                                                name_order[indices])
         outcomes.append(Outcome(problem, eff, top1, top5, indices[chosen], indices[best]))
-    return outcomes
+    return outcomes, left_out
 
 
 def summary(outcomes: list[Outcome]) -> dict[str, float]:

@@ -6,8 +6,10 @@ Columns (one row per run; other columns are ignored):
 - `kernel` (or `kernel_name`): a kernel of the library, by name.
 - the problem: GEMM `M, N, K` and optionally `k_batch` (CK's `m, n, k, split_k` too); grouped conv in
   CK's spellings (`G, N, C, K`, `Hi, Wi`, `Y, X`, `stride_h`, `pad_h`, ... see `problem.py`). The spatial
-  rank and, when no `direction` column is given, the direction are the kernel's; a 2-D kernel's row
-  may carry CK's `Di = Z = 1` (and other trivial depth fields).
+  rank and, when no `direction` column is given, the direction are the kernel's, as are a GEMM's
+  `variant` and D fields (`num_d_tensors`, `d_layout`, `elementwise_op`) when the row has none (given,
+  they must be the kernel's); a 2-D kernel's row may carry CK's `Di = Z = 1` (and other trivial depth
+  fields).
 - the measurement: `tflops` (or `measured_tflops`), or `time_ms` (or `latency_ms`, `avg_time_ms`); TFLOPS
   is derived from the problem's FLOPs and the time when only the time is given.
 - optionally `arch` (must be the kernel's) and `is_valid` (rows with false are failed runs, dropped and
@@ -32,7 +34,16 @@ from typing import Any
 import attrs
 
 from .library import Library, direction_of
-from .problem import AXES, CONV_FIELDS, GEMM_FIELDS, Problem, ProblemError, conv_problem, gemm_problem
+from .problem import (
+    AXES,
+    CONV_FIELDS,
+    D_FIELDS,
+    GEMM_FIELDS,
+    Problem,
+    ProblemError,
+    conv_problem,
+    gemm_problem,
+)
 
 KERNEL_COLUMNS = ("kernel", "kernel_name")
 TFLOPS_COLUMNS = ("tflops", "measured_tflops")
@@ -108,6 +119,9 @@ def _problem(row: Mapping[str, Any], config: Mapping[str, Any], where: str) -> P
     if config["kind"] == "gemm":
         fields = {GEMM_ALIASES.get(k, k): v for k, v in row.items()
                   if GEMM_ALIASES.get(k, k) in GEMM_FIELDS and _given(v)}
+        for name in ("variant", *D_FIELDS):  # the op the kernel computes, which a row may repeat
+            if name in config and str(fields.setdefault(name, config[name])) != str(config[name]):
+                raise ProblemError(name, f"{fields[name]} is not the kernel's {name} ({config[name]})", where)
         return gemm_problem(fields, where)
     ndim = config["ndim_spatial"]
     absent = AXES[:3 - ndim]
