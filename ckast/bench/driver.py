@@ -82,8 +82,8 @@ def _group_data(group: Group, profile: Profile, layers: tuple[str, ...]) -> list
                   n.BraceInit(None, [n.StrLit(group.cells(p)) for p in group.problems]), static=True),
     ]
     if group.kind == "gemm":
-        decls += [_data(n.Builtin("bool"), f"{run.stem}_applicable", [n.BoolLit(v) for v in gemm_applicable(group, run, layers)])
-                  for run in group.parts]
+        decls += [_data(n.Builtin("bool"), f"{run.stem}_applicable",
+                        [n.BoolLit(v) for v in gemm_applicable(group, run, layers)]) for run in group.parts]
     return decls
 
 

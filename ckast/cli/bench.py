@@ -43,7 +43,7 @@ def emit(library_dir, problems_file, out_dir, kernel_only):
     from ckast import nodes as n
     from ckast.bench import CMAKE, DRIVER, driver_cmake, driver_file, plan
     from ckast.bench.plan import LEFT_OUT_VARIANTS
-    from ckast.select.applicability import KERNEL_ONLY, LAYERS
+    from ckast.select.applicability import KERNEL_ONLY, LAYERS, describe_layers
     from ckast.select.library import LibraryError
     from ckast.select.problem import ProblemError
 
@@ -62,5 +62,7 @@ def emit(library_dir, problems_file, out_dir, kernel_only):
     for variant, count in sorted(the_plan.left_out.items()):
         click.echo(f"left out: {count} {variant} kernels ({LEFT_OUT_VARIANTS[variant]})", err=True)
     tables = sum(len(g.parts) for g in the_plan.groups)
+    gemm = (f" (GEMM applicability: {describe_layers(the_plan.layers)})"
+            if any(g.kind == "gemm" for g in the_plan.groups) else "")
     click.echo(f"{len(the_plan.kernels)} kernels, {sum(len(g.problems) for g in the_plan.groups)} problems, "
-               f"{tables} timing tables -> {out_dir / DRIVER}, {out_dir / CMAKE}")
+               f"{tables} timing tables{gemm} -> {out_dir / DRIVER}, {out_dir / CMAKE}")

@@ -183,8 +183,8 @@ def eval_(data, library_dir, model_dir, skip_bad, kernel_only, as_json):
                                "problems_left_out": left_out, **result}, indent=2))
         return
     left = f"; {left_out} problems left out (no measured kernel applicable)" if left_out else ""
-    click.echo(f"{len(timings.runs)} runs of {len(outcomes)} problems{_dropped(timings)}{left}; predictor: {predictor}; "
-               f"applicability: {describe_layers(layers)}")
+    click.echo(f"{len(timings.runs)} runs of {len(outcomes)} problems{_dropped(timings)}{left}; "
+               f"predictor: {predictor}; applicability: {describe_layers(layers)}")
     click.echo("\n".join(table(result)))
 
 

@@ -299,6 +299,8 @@ DISPATCHER_RULES: Mapping[str, Mapping[str, tuple[Condition, ...]]] = {
 (GEMM's GeneratedKernelInstance::supports): a kernel padding M, N and K takes any size (each condition's
 guard is then false), otherwise every dimension it does not pad must be whole tiles. `kernel`: the
 dispatcher asks the kernel's own IsSupportedArgument (conv's is_supported_fn), which adds no condition."""
+
+
 def _dispatcher(kind: str) -> tuple[Condition, ...]:
     """The dispatcher conditions of `kind` (CatalogError when a profile names a rule set not held here)."""
     for profile in profile_names():
@@ -351,7 +353,7 @@ def checked(problem: Problem, kernels: KernelTable | Sequence[Mapping[str, Any]]
     ok = np.ones(len(columns), dtype=bool)
     refused: dict[str, int] = {}
     for condition in conditions(problem.kind, layers) if among is None else among:
-        holds = evaluate(condition.holds, fields, columns)
+        holds = np.asarray(evaluate(condition.holds, fields, columns), dtype=bool)
         if count := int(np.count_nonzero(ok & ~holds)):
             refused[condition.name] = count
         ok &= holds

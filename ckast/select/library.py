@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from .problem import ConvProblem, GemmProblem, Problem
+from .problem import D_FIELDS, ConvProblem, GemmProblem, Problem
 
 
 class LibraryError(ValueError):
@@ -39,8 +39,9 @@ def problem_direction(problem: Problem) -> str:
 
 @attrs.frozen(eq=False, slots=False)
 class Part:
-    """The kernels one problem chooses from: names and configs in manifest order. `memo` keeps what a
-    predictor derives from the kernels alone (built once per part)."""
+    """The kernels one problem chooses from: names and configs in manifest order. `memo` keeps what is
+    derived from the kernels alone (a predictor's tables, whether they compute a GEMM variant; built once per
+    part)."""
 
     names: tuple[str, ...]
     configs: tuple[Mapping[str, Any], ...]
@@ -110,12 +111,16 @@ class Library:
         from .applicability import serves
 
         part = self.part_of(problem, datatype, layout)
-        if isinstance(problem, GemmProblem) and not serves(problem, part.table).any():
-            others = sorted({f"{c['datatype']} {c['layout']}" for c, ok in zip(self.configs, serves(problem, self.configs))
-                             if ok})
-            raise LibraryError(f"{self.path}: the library holds no {problem.label} kernel" + (
-                f" of datatype {part.datatype} and layout {part.configs[0]['layout']} (it has some of: {', '.join(others)})"
-                if others else ""))
+        if isinstance(problem, GemmProblem):
+            op = ("serves", problem.variant, *(getattr(problem, f) for f in D_FIELDS))
+            if op not in part.memo:
+                part.memo[op] = bool(serves(problem, part.table).any())
+            if not part.memo[op]:
+                others = sorted({f"{c['datatype']} {c['layout']}"
+                                 for c, ok in zip(self.configs, serves(problem, self.configs)) if ok})
+                raise LibraryError(f"{self.path}: the library holds no {problem.label} kernel" + (
+                    f" of datatype {part.datatype} and layout {part.configs[0]['layout']} (it has some of: "
+                    f"{', '.join(others)})" if others else ""))
         return part
 
     def part_of(self, problem: Problem, datatype: str | None = None, layout: str | None = None) -> Part:

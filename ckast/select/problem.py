@@ -72,10 +72,10 @@ class GemmProblem:
 
     @property
     def label(self) -> str:
-        """The GEMM it is, as messages name it: `standard GEMM`, `multi_d GEMM (2 D r, MultiDAdd)`."""
+        """The GEMM it is, as messages name it: `standard GEMM`, `multi_d GEMM (2 D tensors r, MultiDAdd)`."""
         if self.variant != "multi_d":
             return f"{self.variant} GEMM"
-        return f"multi_d GEMM ({self.num_d_tensors} D {self.d_layout}, {self.elementwise_op})"
+        return f"multi_d GEMM ({self.num_d_tensors} D tensors {self.d_layout}, {self.elementwise_op})"
 
 
 @attrs.frozen
