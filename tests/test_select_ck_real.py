@@ -172,7 +172,8 @@ def test_gemm_sweep_eval_with_analytic_model(libs):
         code, out, err = _invoke("eval", "--data", path, "--kernels", GEMM_KERNELS, "--library", libs["gemm"])
         assert code == 0, err
         lines = out.splitlines()
-        assert lines[0] == "128 runs of 32 kernels on 4 problems; predictor: analytic model"
+        assert lines[0] == ("128 runs of 32 kernels on 4 problems; predictor: analytic model; "
+                            "applicability: kernel and dispatcher checks")
         assert lines[1].split() == ["group", "problems", "mean", "P10", "P50", "min", "top-1", "top-5"]
         assert lines[2].split()[:2] == ["all", "4"]
 
@@ -213,7 +214,7 @@ def test_runs_of_kernels_not_applicable_are_set_apart(padded):
         {"problems": 1, "mean": 1.0, "p10": 1.0, "p50": 1.0, "min": 1.0, "top1": 1.0, "top5": 1.0})
     code, out, _ = _invoke("eval", "--data", padded["data"], "--kernels", padded["kernels"], "--library", padded["lib"])
     assert out.splitlines()[0].endswith("32 runs of kernels not applicable to their problem set apart (1 problems); "
-                                        "predictor: analytic model")
+                                        "predictor: analytic model; applicability: kernel and dispatcher checks")
     assert out.splitlines()[1].startswith("not applicable: M=1024,N=1000,K=1024: 32 runs of 32 kernels (gemm_fp16_rcr_")
     pytest.importorskip("lightgbm")
     code, out, err = _invoke("train", "--data", padded["data"], "--kernels", padded["kernels"], "--library",

@@ -6,8 +6,10 @@ Columns (one row per run; other columns are ignored):
 - `kernel` (or `kernel_name`): a kernel of the library, by name.
 - the problem: GEMM `M, N, K` and optionally `k_batch` (CK's `m, n, k, split_k` too); grouped conv in
   CK's spellings (`G, N, C, K`, `Hi, Wi`, `Y, X`, `stride_h`, `pad_h`, ... see `problem.py`). The spatial
-  rank and, when no `direction` column is given, the direction are the kernel's; a 2-D kernel's row
-  may carry CK's `Di = Z = 1` (and other trivial depth fields).
+  rank and, when no `direction` column is given, the direction are the kernel's, as are a GEMM's
+  `variant` and D fields (`num_d_tensors`, `d_layout`, `elementwise_op`) when the row has none (given,
+  they must be the kernel's); a 2-D kernel's row may carry CK's `Di = Z = 1` (and other trivial depth
+  fields).
 - the measurement: `tflops` (or `measured_tflops`), or `time_ms` (or `latency_ms`, `avg_time_ms`); TFLOPS
   is derived from the problem's FLOPs and the time when only the time is given.
 - optionally `arch` (must be the kernel's) and `is_valid` (rows with false are failed runs, dropped and
@@ -26,23 +28,35 @@ kernel table (`kernel_table.py`), which names the library kernel each CK name wa
 must be in it. A problem is its shape (`problem_idx` and `non_zero` are not read), so rows of one shape
 under two indices, like rows of two names built as one kernel, are repeated runs of one (problem, kernel).
 
-Runs of kernels that ckast finds not applicable to their problem (`applicability.py`: CK's runners time
-kernels outside their domain) are set apart (`Timings.outside`): no model trains on them and no
-evaluation takes them as the best or as a pick.
+Runs of kernels that ckast finds not applicable to their problem under the applicability layers asked for
+(`applicability.py`; CK's runners time kernels outside their domain) are set apart (`Timings.outside`): no
+model trains on them and no evaluation takes them as the best or as a pick. Training asks the kernel's own
+checks (a run is a measurement when the launcher accepts the problem); evaluation asks both layers by
+default, what a dispatcher user can be given.
 """
 
 from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .applicability import KERNEL_ONLY, applicable
 from .library import Library, direction_of
-from .problem import AXES, CONV_FIELDS, GEMM_FIELDS, Problem, ProblemError, conv_problem, gemm_problem
+from .problem import (
+    AXES,
+    CONV_FIELDS,
+    D_FIELDS,
+    GEMM_FIELDS,
+    Problem,
+    ProblemError,
+    conv_problem,
+    gemm_problem,
+)
 
 if TYPE_CHECKING:
     from .kernel_table import KernelTable
@@ -83,9 +97,10 @@ class Timings:
 
 
 def read_timings(paths: list[Path], library: Library, skip_bad: bool = False,
-                 kernels: KernelTable | None = None) -> Timings:
+                 kernels: KernelTable | None = None, layers: Sequence[str] = KERNEL_ONLY) -> Timings:
     """Every run of the tables at `paths`, their kernels named as in the library or, with `kernels`, as in
-    that kernel table (TimingError on the first bad row unless `skip_bad`)."""
+    that kernel table (TimingError on the first bad row unless `skip_bad`); runs of kernels not applicable
+    under `layers` set apart."""
     runs, bad, failed = [], [], 0
     for path in paths:
         for where, row in _rows(Path(path), library):
@@ -98,7 +113,7 @@ def read_timings(paths: list[Path], library: Library, skip_bad: bool = False,
                 if not skip_bad:
                     raise
                 bad.append(str(exc))
-    usable, outside = _applicable(runs, library)
+    usable, outside = _applicable(runs, library, layers)
     if not usable:
         counts = [f"{n} {what}" for n, what in ((len(bad), "bad rows"), (failed, "failed runs"),
                                                  (len(outside), "runs of kernels not applicable to their problem"))
@@ -108,9 +123,8 @@ def read_timings(paths: list[Path], library: Library, skip_bad: bool = False,
     return Timings(tuple(usable), tuple(bad), failed, tuple(outside))
 
 
-def _applicable(runs: list[Run], library: Library) -> tuple[list[Run], list[Run]]:
-    """The runs split into those of kernels applicable to their problem and the others."""
-    from .applicability import applicable
+def _applicable(runs: list[Run], library: Library, layers: Sequence[str]) -> tuple[list[Run], list[Run]]:
+    """The runs split into those of kernels applicable to their problem under `layers` and the others."""
 
     masks: dict[tuple, tuple[Any, Any]] = {}
     usable, outside = [], []
@@ -119,7 +133,7 @@ def _applicable(runs: list[Run], library: Library) -> tuple[list[Run], list[Run]
         key = (run.problem, config["datatype"], config["layout"] if config["kind"] == "gemm" else None)
         if key not in masks:
             part = library.part(*key)
-            masks[key] = (part, applicable(run.problem, part.table))
+            masks[key] = (part, applicable(run.problem, part.table, layers))
         part, mask = masks[key]
         (usable if mask[part.index[library.names[run.kernel]]] else outside).append(run)
     return usable, outside
@@ -152,6 +166,9 @@ def _problem(row: Mapping[str, Any], config: Mapping[str, Any], where: str) -> P
     if config["kind"] == "gemm":
         fields = {GEMM_ALIASES.get(k, k): v for k, v in row.items()
                   if GEMM_ALIASES.get(k, k) in GEMM_FIELDS and _given(v)}
+        for name in ("variant", *D_FIELDS):  # the op the kernel computes, which a row may repeat
+            if name in config and str(fields.setdefault(name, config[name])) != str(config[name]):
+                raise ProblemError(name, f"{fields[name]} is not the kernel's {name} ({config[name]})", where)
         return gemm_problem(fields, where)
     ndim = config["ndim_spatial"]
     absent = AXES[:3 - ndim]
