@@ -33,7 +33,7 @@ from ckast.hostmodel.jit import JitError, JitUnavailable, Unit as _Unit, session
 from ckast.hostmodel.model import tag
 
 __all__ = ["ConvProblem", "Event", "JitError", "JitUnavailable", "LaunchError", "Unit", "clear_log", "jit_files",
-           "jit_header", "log", "profile_of", "same", "tag"]
+           "jit_header", "log", "profile_of", "recorded_includes", "same", "tag"]
 
 _LAUNCHER = re.compile(r"namespace\s+(\w+)\s*\{\s*struct\s+Launcher\b")
 _counter = itertools.count()
@@ -236,9 +236,11 @@ def _run_root(path: Path) -> Path:
     return path.parent
 
 
-def profile_of(path: Path | str) -> str:
+def profile_of(path: Path | str, include: Sequence[Path | str] = ()) -> str:
     """The API profile a file was emitted for: a `_<profile>.hpp` suffix, its manifest entry, the
-    manifest's only profile, or the default profile."""
+    manifest's only profile, the only profile of the libraries in the folders `include` (when the file's
+    manifest lists no kernel, as a selector's does), or the default profile. RecordError when a manifest
+    of `include` is malformed."""
     path = Path(path)
     for name in profile_names():
         if path.stem.endswith(f"_{name}"):
@@ -250,17 +252,33 @@ def profile_of(path: Path | str) -> str:
         if relative in (entry["header"], *entry["files"]):
             return entry["config"]["ck_api"]
     apis = {entry["config"]["ck_api"] for entry in kernels}
+    if not kernels:
+        from ckast.select.cxx.record import library_profiles
+
+        apis = {api for folder in include for api in library_profiles(Path(folder))}
     return apis.pop() if len(apis) == 1 else DEFAULT_PROFILE
 
 
-def jit_files(paths: Sequence[Path | str], profile: str | None = None, root: Path | str | None = None) -> Unit:
-    """JIT files (and what they include) as one unit; includes relative to the run root resolve under
+def recorded_includes(path: Path | str) -> tuple[Path, ...]:
+    """The include folders a file's run records: the library a selector was emitted for (its manifest's
+    `selector.library`), or none. RecordError when that record is malformed or its folder is gone."""
+    from ckast.select.cxx.record import recorded_library
+
+    library = recorded_library(_run_root(Path(path)))
+    return () if library is None else (library,)
+
+
+def jit_files(paths: Sequence[Path | str], profile: str | None = None, root: Path | str | None = None,
+              include: Sequence[Path | str] | None = None) -> Unit:
+    """JIT files (and what they include) as one unit. Quoted includes resolve next to the includer, in the
+    folders `include` (default: `recorded_includes` of the first file), to the model's headers, then under
     `root` (default: the run's manifest directory, or the first file's directory)."""
     paths = [Path(p) for p in paths]
-    profile = profile or profile_of(paths[0])
-    return Unit(session().compile(paths, profile, Path(root) if root is not None else _run_root(paths[0])))
+    include = [Path(d) for d in (recorded_includes(paths[0]) if include is None else include)]
+    profile = profile or profile_of(paths[0], include)
+    return Unit(session().compile(paths, profile, Path(root) if root is not None else _run_root(paths[0]), include))
 
 
-def jit_header(path: Path | str, profile: str | None = None) -> Unit:
+def jit_header(path: Path | str, profile: str | None = None, include: Sequence[Path | str] | None = None) -> Unit:
     """JIT one emitted header (kernel, wrapper or registration) as a unit of its own."""
-    return jit_files([path], profile)
+    return jit_files([path], profile, include=include)

@@ -159,6 +159,8 @@ def test_driver_refuses_bad_flags_before_writing(gemm_lib, tmp_path, flags):
     ("gemm_lib", "M,N,Q\n4,4,4\n", "Q: unknown field"),
     ("gemm_lib", "M,N,K\n", "no problem given"),
     ("conv_lib", "G,N,C,K,Hi,Wi,Y,X,direction\n1,1,8,8,8,8,3,3,bwd_data\n", "holds no bwd_data 2-D grouped-conv kernel"),
+    ("gemm_lib", "M,N,K,variant\n4,4,4,multi_d\n", "variant: multi_d problems are not measured (the driver allocates "
+                                                    "no D tensors)"),
 ])
 def test_bad_problems_exit_2_writing_nothing(request, tmp_path, lib, problems, message):
     path = tmp_path / "p.csv"
@@ -167,6 +169,18 @@ def test_bad_problems_exit_2_writing_nothing(request, tmp_path, lib, problems, m
                                                        str(path), "-o", str(tmp_path / "out")])
     assert result.exit_code == 2 and message in result.stderr and len(result.stderr.splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_gemm_kernels_run_where_ck_s_dispatcher_takes_the_problem_unless_kernel_only(gemm_lib, tmp_path):
+    """M=100: the unpadded rcr kernel's launcher takes it (row-major A and C), CK's dispatcher does not."""
+    (tmp_path / "p.csv").write_text("M,N,K\n100,256,256\n")
+    for flags, rcr in (((), "false"), (("--kernel-only",), "true")):
+        out = tmp_path / f"out{len(flags)}"
+        result = cli("bench", "emit", "--library", gemm_lib, "--problems", tmp_path / "p.csv", "-o", out, *flags)
+        checks = "kernel checks only" if flags else "kernel and dispatcher checks"
+        assert result.exit_code == 0 and f"(GEMM applicability: {checks})" in result.output, result.output
+        source = (out / "bench_driver.cpp").read_text()
+        assert f"gemm_fp16_rcr_applicable[] = {{{rcr}}};" in source and "gemm_fp16_rrr_applicable[] = {true};" in source
 
 
 def test_emitted_driver_is_deterministic(conv_lib, tmp_path):

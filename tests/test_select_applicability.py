@@ -1,7 +1,8 @@
 """Applicability agrees with the JIT'd launchers: for random problems drawn near each kernel's tiles,
-vectors, filters and k_batch limits, `applicable` answers what the emitted launcher's `is_supported`
-(conv) or `launch` (GEMM) answers against ckast's host model, for every (problem, kernel) pair; every
-condition is the only one refusing some pair; `why_not` names the refusing condition with its values.
+vectors, filters and k_batch limits, `applicable` (its kernel layer: a launcher called directly) answers
+what the emitted launcher's `is_supported` (conv) or `launch` (GEMM) answers against ckast's host model,
+for every (problem, kernel) pair of the op the kernel computes; every kernel-layer condition is the only
+one refusing some pair; `why_not` names the refusing condition with its values.
 
 Kernels: the `tiny` library at both API profiles and this file's configs (every GEMM variant, layout,
 padding and epilogue; the conv specializations, merged groups, two-stage, stream-K, CompV6, async
@@ -27,7 +28,15 @@ from ckast import testing
 from ckast.cli import main
 from ckast.config import as_dict, load_data
 from ckast.config.knobs import KNOBS
-from ckast.select.applicability import CONDITIONS, applicable, problem_fields, why_not
+from ckast.select.applicability import (
+    CONDITIONS,
+    KERNEL_ONLY,
+    SERVES,
+    applicable,
+    conditions,
+    problem_fields,
+    why_not,
+)
 from ckast.select.expr import (
     Col,
     Const,
@@ -40,7 +49,7 @@ from ckast.select.expr import (
     walk,
 )
 from ckast.select.features import KernelTable
-from ckast.select.problem import ConvProblem, GemmProblem, conv_problem, gemm_problem
+from ckast.select.problem import D_FIELDS, ConvProblem, GemmProblem, conv_problem, gemm_problem
 
 OLD, NEW = "ck-2025.11", "ck-2026.06"
 SMALL = {"tile_m": 16, "tile_n": 64, "tile_k": 64, "warp_m": 1, "warp_n": 4, "warp_k": 1, "warp_tile_m": 16,
@@ -116,6 +125,17 @@ class Kernel:
         if self.config["kind"] == "gemm":
             return "gemm"
         return "forward" if self.variant == "forward_depthwise" else self.variant
+
+    @property
+    def op(self) -> dict:
+        """The problem fields of the op the kernel computes: a GEMM's variant and D tensors."""
+        return {f: self.config[f] for f in ("variant", *D_FIELDS) if f in self.config and self.direction == "gemm"}
+
+    def as_op(self, problem):
+        """`problem` as one of this kernel's op (its launcher cannot tell a GEMM's variant)."""
+        if not self.op:
+            return problem
+        return gemm_problem({"M": problem.M, "N": problem.N, "K": problem.K, "k_batch": problem.k_batch, **self.op})
 
 
 def generate(out: Path, *args: str) -> list[Kernel]:
@@ -311,7 +331,7 @@ def only_refusals(problem, table: KernelTable) -> dict[str, np.ndarray]:
     """Per condition, the kernels it alone refuses."""
     scope = Scope(table, problem_fields(problem))
     fails = {c.name: ~np.broadcast_to(scope.value(c.holds), (len(table),))
-             for c in CONDITIONS[problem.kind]}
+             for c in conditions(problem.kind, KERNEL_ONLY)}
     count = sum(f.astype(int) for f in fails.values())
     return {name: f & (count == 1) for name, f in fails.items()}
 
@@ -328,8 +348,9 @@ class Tally:
 
 
 def check_agreement(kernels: list[Kernel], per_kernel: int, seed: int) -> Tally:
-    """Compare applicability with the launchers over problems drawn near every kernel of each direction
-    (each kernel meets every problem of its direction)."""
+    """Compare applicability's kernel layer with the launchers over problems drawn near every kernel of each
+    direction (each kernel meets every problem of its direction, as one of the GEMM it computes: a launcher
+    cannot tell a GEMM's variant)."""
     rng = np.random.default_rng(seed)
     by_direction: dict[str, list[Kernel]] = defaultdict(list)
     for k in kernels:
@@ -337,16 +358,22 @@ def check_agreement(kernels: list[Kernel], per_kernel: int, seed: int) -> Tally:
     tally = Tally()
     for group in by_direction.values():
         problems = [draw(rng, k, i) for k in group for i in range(per_kernel)]
-        table = KernelTable.of([k.config for k in group])
-        expected = np.array([applicable(p, table) for p in problems])  # problems x kernels
-        for p in problems:
-            tally.sole |= {name for name, mask in only_refusals(p, table).items() if mask.any()}
+        expected = np.empty((len(problems), len(group)), dtype=bool)  # problems x kernels
+        by_op: dict[str, list[int]] = defaultdict(list)
+        for j, k in enumerate(group):
+            by_op[repr(k.op)].append(j)
+        for members in by_op.values():
+            table = KernelTable.of([group[j].config for j in members])
+            as_op = [group[members[0]].as_op(p) for p in problems]
+            expected[:, members] = [applicable(p, table, KERNEL_ONLY) for p in as_op]
+            for p in as_op:
+                tally.sole |= {name for name, mask in only_refusals(p, table).items() if mask.any()}
         for j, k in enumerate(group):
             got = launcher_answers(k, problems)
             wrong = np.flatnonzero(got != expected[:, j])
             assert not wrong.size, (f"{k.name}: {wrong.size} of {len(problems)} disagree, e.g. {problems[wrong[0]]}: "
                                     f"launcher {got[wrong[0]]}, applicable {expected[wrong[0], j]} "
-                                    f"({why_not(problems[wrong[0]], k.config)})")
+                                    f"({why_not(k.as_op(problems[wrong[0]]), k.config, KERNEL_ONLY)})")
             tally.pairs[k.variant] += len(problems)
             tally.own[k.variant] += per_kernel
             tally.own_accepted[k.variant] += int(got[j * per_kernel:(j + 1) * per_kernel].sum())
@@ -359,7 +386,8 @@ def assert_coverage(tally: Tally, minimum: int) -> None:
     for v in variants:
         assert tally.pairs[v] >= minimum, (v, tally.pairs[v])
         assert 0.15 < tally.own_accepted[v] / tally.own[v] < 0.85, (v, tally.own_accepted[v], tally.own[v])
-    every = {c.name for cs in CONDITIONS.values() for c in cs} - {"kernel.direction"}  # problems of one direction
+    every = ({c.name for kind in CONDITIONS for c in conditions(kind, KERNEL_ONLY)}
+             - {c.name for cs in SERVES.values() for c in cs})  # each kernel meets problems of its own op
     assert every - tally.sole == set(), f"conditions never alone refusing a pair: {sorted(every - tally.sole)}"
 
 

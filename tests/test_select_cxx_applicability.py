@@ -1,7 +1,8 @@
 """C++ applicability (ckast/select/cxx/lower_predicate) equals `applicable` per kernel: the conditions of
-every conv direction (with depthwise kernels) and GEMM over random problems through cppyy, operators the
-conditions do not use yet (gcd, min/max, indexed and reduced spatial fields, problem-side lookups), and
-the emit-time folding (what the kernel decides leaves no code)."""
+every conv direction (with depthwise kernels) and GEMM (each variant, with CK's dispatcher's layer and
+without) over random problems through cppyy, operators the conditions do not use yet (gcd, min/max,
+indexed and reduced spatial fields, problem-side lookups, a float sum), and the emit-time folding (what
+the kernel decides leaves no code)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,16 @@ import numpy as np
 import pytest
 
 from ckast import nodes as n
+from ckast.library.selection import Selection
 from ckast.select import expr as P
-from ckast.select.applicability import problem_fields
+from ckast.select.applicability import KERNEL_ONLY, LAYERS, applicable, conditions, problem_fields
 from ckast.select.cxx import numeric as num
 from ckast.select.cxx.lower_predicate import lower_applicability, lower_predicate
 from ckast.select.cxx.problem_struct import problem_struct
 from ckast.select.features import KernelTable
+from ckast.select.problem import gemm_problem
 
-from .select_helpers import conv_entries, gemm_entries
+from .select_helpers import ROOT, conv_entries, entries, gemm_entries
 from .test_select_cxx_features import X
 
 pytest.importorskip("cppyy")
@@ -66,6 +69,30 @@ def test_conv_applicability_every_direction():
     from ckast.select.applicability import CONDITIONS
 
     assert _agree("grouped_conv", [c.holds for c in CONDITIONS["grouped_conv"]], table, problems) == 0
+
+
+def _gemm_draw(rng) -> dict:
+    fields = {"M": int(rng.choice([64, 128, 257, 1000, 1024])), "N": int(rng.choice([64, 1000, 1024, 2048])),
+              "K": int(rng.choice([64, 100, 512, 1024])), "k_batch": int(rng.choice([1, 1, 2]))}
+    variant = str(rng.choice(["standard", "preshuffle", "multi_d"]))
+    if variant == "multi_d":
+        fields |= {"num_d_tensors": int(rng.choice([1, 2])), "elementwise_op": str(rng.choice(["MultiDAdd",
+                                                                                                "MultiDMultiply"]))}
+    return gemm_problem({**fields, "variant": variant})
+
+
+def test_gemm_applicability_of_each_layer_and_variant():
+    """CK's unpadded sweep kernels and a kernel of each variant: the dispatcher's whole tiles and a problem's
+    variant and D tensors, in C++ as in Python, with the dispatcher's layer and without."""
+    paths = (ROOT / "examples" / "ck-real" / "gemm_fp16_rcr_gfx942_sweep.json",
+             *(ROOT / "examples" / f"gemm_{v}.json" for v in ("standard", "preshuffle", "multi_d")))
+    table = KernelTable.of([e["config"] for e in entries(Selection("", "", "ck-2026.06", (), (), (), None, paths))])
+    rng = np.random.default_rng(4)
+    problems = [_gemm_draw(rng) for _ in range(200)]
+    for layers in (LAYERS, KERNEL_ONLY):
+        assert _agree("gemm", [c.holds for c in conditions("gemm", layers)], table, problems) == 0
+    both, kernel = (np.array([applicable(p, table, layers) for p in problems]) for layers in (LAYERS, KERNEL_ONLY))
+    assert both.any() and (kernel & ~both).any() and not (both & ~kernel).any()  # the dispatcher only refuses more
 
 
 def test_operators_conditions_do_not_use_yet(tmp_path):

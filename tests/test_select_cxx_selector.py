@@ -18,11 +18,12 @@ from ckast.cli import main as cli
 from ckast.hostmodel.jit import session
 from ckast.library.selection import Selection
 from ckast.select.analytic import AnalyticPredictor
+from ckast.select.applicability import KERNEL_ONLY, LAYERS
 from ckast.select.cxx.problem_struct import problem_struct
 from ckast.select.cxx.selector import write_selector
 from ckast.select.library import load_library
 from ckast.select.lightgbm_model import load_model
-from ckast.select.problem import ConvProblem, GemmProblem
+from ckast.select.problem import ConvProblem, GemmProblem, gemm_problem
 from ckast.select.rank import rank
 
 from .select_helpers import (
@@ -52,9 +53,9 @@ def _gemm_problem(rng: random.Random) -> GemmProblem:
                        K=rng.choice([8, 64, 100, 4096]), k_batch=rng.choice([1, 1, 4]))
 
 
-def _python(library, problem, predictor, datatype=None, layout=None) -> list[tuple[str, float]]:
+def _python(library, problem, predictor, datatype=None, layout=None, layers=LAYERS) -> list[tuple[str, float]]:
     part = library.part(problem, datatype, layout)
-    ranking = rank(problem, part, predictor, hardware(part.arch))
+    ranking = rank(problem, part, predictor, hardware(part.arch), layers)
     return [(part.names[i], float(ranking.tflops[i])) for i in ranking.order]
 
 
@@ -138,6 +139,28 @@ def test_gemm_parts_by_datatype_and_the_name_it_needs(tmp_path):
 
     with pytest.raises(cppyy.gbl.std.invalid_argument, match="datatypes bf16, fp16; name one"):
         ns.rank(_struct(ns, GemmProblem(M=64, N=64, K=64)))
+
+
+def test_gemm_selector_applies_ck_s_dispatcher_and_the_problem_s_variant(tmp_path):
+    """CK's 32 unpadded sweep kernels and a kernel of each variant: M=257 ranks nothing (CK's dispatcher declines
+    it) but in a selector emitted with the kernel layer only; a problem ranks the kernels of its variant only."""
+    paths = (ROOT / "examples" / "ck-real" / "gemm_fp16_rcr_gfx942_sweep.json",
+             *(ROOT / "examples" / f"gemm_{v}.json" for v in ("standard", "preshuffle", "multi_d")))
+    lib = write_library(tmp_path / "lib", entries(Selection("", "", PROFILE, (), (), (), None, paths)))
+    library = load_library(lib)
+    problems = [gemm_problem(f) for f in ({"M": 257, "N": 1024, "K": 512}, {"M": 1024, "N": 1024, "K": 1024},
+                                          {"M": 512, "N": 512, "K": 512, "variant": "preshuffle"},
+                                          {"M": 512, "N": 512, "K": 512, "variant": "multi_d"})]
+    counts = []
+    for layers in (LAYERS, KERNEL_ONLY):
+        write_selector(lib, [], tmp_path / layers[-1], layers)
+        ns = _jit(tmp_path / layers[-1])
+        for problem in problems:
+            expected = _python(library, problem, AnalyticPredictor(), "fp16", "rcr", layers)
+            got = [(str(c.kernel), c.tflops) for c in ns.rank(_struct(ns, problem), "fp16", "rcr")]
+            assert _bits(got) == _bits(expected), (layers, problem)
+            counts.append(len(got))
+    assert counts == [0, 33, 1, 1, 33, 33, 1, 1]  # 32 sweep kernels and examples/gemm_standard.json's fp16 rcr one
 
 
 @pytest.mark.skipif(CLANG is None, reason="clang++-19 not installed")

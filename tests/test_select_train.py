@@ -164,7 +164,7 @@ def test_train_eval_round_trip_on_synthetic_data(libs, tables, tmp_path):
     assert set(report["variant"]) == {"forward"} and sum(s["problems"] for s in report["shape"].values()) == 20
 
     code, out, _ = _invoke("eval", "--data", str(tables["held"]), "--library", str(libs["conv"]), "--model", str(model))
-    assert code == 0 and out.splitlines()[1].split() == ["group", "problems", "mean", "P10", "min", "top-1", "top-5"]
+    assert code == 0 and out.splitlines()[1].split() == ["group", "problems", "mean", "P10", "P50", "min", "top-1", "top-5"]
 
 
 def test_training_is_deterministic(libs, tables, tmp_path):

@@ -5,7 +5,8 @@
 every group allocates the three device buffers once (`ck_tile::DeviceMem`) and runs each kernel of each
 part with CK Tile's `stream_config` timing (warm-up and repeat counts from the flags). A conv kernel is
 asked `is_supported(param, k_batch)` first; a GEMM kernel runs where ckast's applicability accepts the
-problem (the GEMM launchers have no `is_supported`). A kernel that refuses, or a run that reports no
+problem (the GEMM launchers have no `is_supported`): the plan's layers, by default CK's dispatcher's check
+too, so a table holds the runs a dispatcher user gets. A kernel that refuses, or a run that reports no
 time, writes a row with `is_valid` false. `main` (absent under `CKAST_BENCH_NO_MAIN`, which the JIT
 defines) only calls `run_benchmark`. Problems, table cells, FLOPs and buffer sizes are static data.
 """
@@ -60,7 +61,7 @@ def _data(type_: n.Type, name: str, values: list[n.Expr]) -> n.VarDecl:
     return n.VarDecl(n.Array(type_, None), name, n.BraceInit(None, values), static=True, constexpr=True)
 
 
-def _group_data(group: Group, profile: Profile) -> list[n.Decl]:
+def _group_data(group: Group, profile: Profile, layers: tuple[str, ...]) -> list[n.Decl]:
     """The group's problems (GEMM: M, N, K, k_batch; conv: G, N, K, C per group, k_batch, then filter,
     input, stride, dilation, left and right pads, as ConvParam takes them), cells, FLOPs and bytes."""
     stem = group.stem
@@ -81,8 +82,8 @@ def _group_data(group: Group, profile: Profile) -> list[n.Decl]:
                   n.BraceInit(None, [n.StrLit(group.cells(p)) for p in group.problems]), static=True),
     ]
     if group.kind == "gemm":
-        decls += [_data(n.Builtin("bool"), f"{run.stem}_applicable", [n.BoolLit(v) for v in gemm_applicable(group, run)])
-                  for run in group.parts]
+        decls += [_data(n.Builtin("bool"), f"{run.stem}_applicable",
+                        [n.BoolLit(v) for v in gemm_applicable(group, run, layers)]) for run in group.parts]
     return decls
 
 
@@ -248,7 +249,7 @@ def driver_file(plan: Plan) -> n.File:
     profile = load_profile(plan.library.configs[plan.library.index[plan.kernels[0]]]["ck_api"])
     decls: list[n.Decl] = []
     for group in plan.groups:
-        decls += _group_data(group, profile)
+        decls += _group_data(group, profile, plan.layers)
     decls += [_write_row(), _parse_count()]
     decls += [_part_function(group, run, profile) for group in plan.groups for run in group.parts]
     decls.append(_run_benchmark(plan, profile))

@@ -27,12 +27,14 @@ from ckast.select.library import (
     load_library,
     problem_direction,
 )
+from ckast.select.applicability import LAYERS
 from ckast.select.problem import (  # CK's spellings of the axes
     _FILTER,
     _INPUT,
     AXES,
     GemmProblem,
     Problem,
+    ProblemError,
 )
 from ckast.select.report import parse_problem, read_problems
 
@@ -110,6 +112,8 @@ class Plan:
     groups: tuple[Group, ...]
     left_out: Mapping[str, int]
     """Kernels left out per variant (see LEFT_OUT_VARIANTS)."""
+    layers: tuple[str, ...] = LAYERS
+    """The applicability layers a GEMM kernel must pass to run a problem."""
 
     @property
     def kernels(self) -> tuple[str, ...]:
@@ -117,12 +121,16 @@ class Plan:
         return tuple(sorted({name for g in self.groups for p in g.parts for name in p.names}))
 
 
-def plan(library_dir: Path, problems_file: Path) -> Plan:
-    """The driver's plan (LibraryError, ProblemError naming what is wrong)."""
+def plan(library_dir: Path, problems_file: Path, layers: Sequence[str] = LAYERS) -> Plan:
+    """The driver's plan, its GEMM kernels run where the applicability `layers` accept a problem (LibraryError,
+    ProblemError naming what is wrong)."""
     library = load_library(library_dir)
     problems: dict[tuple, list[Problem]] = {}
     for label, fields in read_problems((), problems_file):
         problem = parse_problem(fields, library.kinds, label)
+        if isinstance(problem, GemmProblem) and problem.variant in LEFT_OUT_VARIANTS:
+            raise ProblemError("variant", f"{problem.variant} problems are not measured "
+                                          f"({LEFT_OUT_VARIANTS[problem.variant]})", label)
         key = (problem.kind, problem_direction(problem), getattr(problem, "ndim", None))
         problems.setdefault(key, []).append(problem)
     if not problems:
@@ -132,7 +140,7 @@ def plan(library_dir: Path, problems_file: Path) -> Plan:
         if config.get("variant") in LEFT_OUT_VARIANTS:
             left_out[config["variant"]] = left_out.get(config["variant"], 0) + 1
     groups = [Group(*key, tuple(group), _parts(library, group[0], key)) for key, group in problems.items()]
-    return Plan(library, tuple(groups), left_out)
+    return Plan(library, tuple(groups), left_out, tuple(layers))
 
 
 def _parts(library: Library, problem: Problem, key: tuple) -> tuple[PartRun, ...]:
@@ -146,17 +154,17 @@ def _parts(library: Library, problem: Problem, key: tuple) -> tuple[PartRun, ...
                            f"(a problem of the problems file needs one)")
     runs = []
     for datatype, layout in held:
-        part = library.part(problem, datatype, layout)
+        part = library.part_of(problem, datatype, layout)
         names = tuple(name for name, c in zip(part.names, part.configs) if c.get("variant") not in LEFT_OUT_VARIANTS)
         runs.append(PartRun(part, names, layout))
     return tuple(runs)
 
 
-def gemm_applicable(group: Group, run: PartRun) -> list[bool]:
-    """Per problem of a GEMM group, per kernel of `run`: whether the kernel accepts the problem
-    (`select.applicability`; GEMM launchers have no `is_supported` of their own)."""
+def gemm_applicable(group: Group, run: PartRun, layers: Sequence[str]) -> list[bool]:
+    """Per problem of a GEMM group, per kernel of `run`: whether the kernel accepts the problem under the
+    applicability `layers` (`select.applicability`; GEMM launchers have no `is_supported` of their own)."""
     from ckast.select.applicability import applicable
 
     keep = [run.part.index[name] for name in run.names]
-    return [bool(v) for problem in group.problems for v in applicable(problem, run.part.table)[keep]]
+    return [bool(v) for problem in group.problems for v in applicable(problem, run.part.table, layers)[keep]]
 

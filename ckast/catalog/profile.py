@@ -35,6 +35,18 @@ _ENTITY_TABLES = ("templates", "enums", "types", "functions")
 
 
 @attrs.frozen
+class DispatcherSupports:
+    """What CK's dispatcher of a profile checks before it runs a kernel of one op kind (its backend's
+    `supports()`): the rule set's name (`select.applicability.DISPATCHER_RULES` holds its conditions) and
+    the backend header it was read from (repository, commit and path under dispatcher/include)."""
+
+    rules: str
+    repo: str
+    commit: str
+    source: str
+
+
+@attrs.frozen
 class Profile:
     """One CK API version: look entities up by key; absent ones are refused with the reason."""
 
@@ -53,6 +65,8 @@ class Profile:
     """Members of the records (types and class templates) that list them, by key."""
     calls: Mapping[str, tuple[Call, ...]] = attrs.field(factory=dict)
     """Signatures of the functions and function templates that record them, by key."""
+    dispatcher: Mapping[str, DispatcherSupports] = attrs.field(factory=dict)
+    """CK's dispatcher's own check before it runs a kernel, per op kind (`gemm`, `grouped_conv`)."""
 
     def _lookup(self, table: Mapping[str, Any], key: str, what: str) -> Any:
         if key in table:
@@ -94,6 +108,12 @@ class Profile:
     def enum_of(self, ctype: str) -> EnumSpec | None:
         """The catalog enum a C++ type names (`ck_tile::dispatcher::DataType`), if it is one."""
         return next((e for e in self.enums.values() if "::".join(e.qualname) == ctype), None)
+
+    def dispatcher_supports(self, kind: str) -> DispatcherSupports:
+        if kind not in self.dispatcher:
+            raise CatalogError(f"CK API profile {self.name} does not say what its dispatcher checks for {kind} kernels "
+                               "([dispatcher] table)")
+        return self.dispatcher[kind]
 
     def feature(self, name: str) -> bool:
         if name not in self.features:
@@ -146,7 +166,7 @@ def _folded(data: dict[str, Any]) -> dict[str, Any]:
         entries = {k: v for k, v in base.get(table, {}).items() if k not in absent}
         entries.update(data.get(table, {}))
         merged[table] = entries
-    for table in ("features", "warp_gemms"):
+    for table in ("features", "warp_gemms", "dispatcher"):
         merged[table] = {**base.get(table, {}), **data.get(table, {})}
     merged["conv_pipelines_unusable"] = data.get("conv_pipelines_unusable", base.get("conv_pipelines_unusable", {}))
     return merged
@@ -213,7 +233,16 @@ class _Builder:
             conv_pipelines_unusable=dict(sorted(self.data.get("conv_pipelines_unusable", {}).items())),
             records=dict(sorted(records.items())),
             calls=dict(sorted(calls.items())),
+            dispatcher={kind: self.dispatcher_supports(kind, entry)
+                        for kind, entry in sorted(self.data.get("dispatcher", {}).items())},
         )
+
+    def dispatcher_supports(self, kind: str, entry: Any) -> DispatcherSupports:
+        fields = [f.name for f in attrs.fields(DispatcherSupports)]
+        if not isinstance(entry, dict) or sorted(entry) != sorted(fields) or not all(
+                isinstance(v, str) for v in entry.values()):
+            raise self.fail(f"dispatcher.{kind}", f"expected the strings {', '.join(fields)}")
+        return DispatcherSupports(**entry)
 
     def typed(self, key: str, call: Call) -> Call:
         """`call` with its argument types parsed into nodes (functions, which emitted code declares)."""

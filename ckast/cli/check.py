@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .common import LazyChoice, profile_names
+from .common import LazyChoice, bad_input, profile_names
 
 
 @click.command()
@@ -57,23 +57,46 @@ def check(headers: tuple[Path, ...], more: tuple[Path, ...], ck_include: Path | 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--ck-api", type=LazyChoice(profile_names), default=None,
-              help="CK API profile (default: each file's manifest entry, a _<profile>.hpp suffix, or ck-2025.11).")
-def jit(paths: tuple[Path, ...], ck_api: str | None) -> None:
-    """JIT-compile emitted files in-process (cppyy) against ckast's host model of CK Tile.
+              help="CK API profile (default: each file's manifest entry, a _<profile>.hpp suffix, the profile of "
+                   "the library in the include folders, or ck-2025.11).")
+@click.option("-I", "--include", "include_dirs", multiple=True, type=click.Path(path_type=Path), metavar="DIR",
+              help="Folder searched for quoted includes after the including file's own and before the host "
+                   "model's headers (repeatable; default: the library a selector was emitted for, from its "
+                   "manifest).")
+def jit(paths: tuple[Path, ...], ck_api: str | None, include_dirs: tuple[Path, ...]) -> None:
+    """JIT-compile emitted headers and sources in-process (cppyy) against ckast's host model of CK Tile, each
+    file a unit of its own.
 
     One line per file (PASS with the time, or FAIL followed by the compiler's diagnostics); exit status 1
-    if any failed.
+    if any failed. Refused before any compile (exit 2): a file that is not C++ or defines main, an -I
+    folder that does not exist, a selector whose manifest does not record an existing library.
+
+    \b
+    Example:
+      ckast jit -I lib/ selector/*.hpp selector/*.cpp
     """
     import time
 
-    from ckast.testing import JitError, JitUnavailable, jit_header, profile_of
+    from ckast.hostmodel.sources import unfit_root
+    from ckast.select.cxx.record import RecordError
+    from ckast.testing import JitError, JitUnavailable, jit_header, profile_of, recorded_includes
 
+    unfit = [*(f"-I {d}: not a folder" for d in include_dirs if not d.is_dir()),
+             *filter(None, map(unfit_root, paths))]
+    if unfit:
+        bad_input(unfit)
+    units = []
+    try:
+        for path in paths:
+            include = include_dirs or recorded_includes(path)
+            units.append((path, include, ck_api or profile_of(path, include)))
+    except RecordError as exc:
+        bad_input([str(exc)])
     failed = 0
-    for path in paths:
-        profile = ck_api or profile_of(path)
+    for path, include, profile in units:
         start = time.perf_counter()
         try:
-            jit_header(path, profile)
+            jit_header(path, profile, include)
         except JitUnavailable as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
@@ -86,4 +109,3 @@ def jit(paths: tuple[Path, ...], ck_api: str | None) -> None:
         click.echo(f"PASS {path} [{profile}] {(time.perf_counter() - start) * 1e3:.0f} ms")
     click.echo(f"{len(paths) - failed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
-

@@ -15,13 +15,28 @@ _MODEL = click.option("--model", "model_dir", type=click.Path(path_type=Path), d
 _DATA = click.option("--data", "data", multiple=True, required=True, type=click.Path(path_type=Path),
                      help="A timing table: .csv, .parquet or .json (repeatable).")
 _SKIP_BAD = click.option("--skip-bad", is_flag=True, help="Count and list bad rows instead of refusing the table.")
+_KERNELS = click.option("--kernels", "kernels_file", type=click.Path(path_type=Path), default=None,
+                        help="CK's kernel table (CSV: csv_kernel_name, built_tile, built_wave, ..., identical_to): "
+                             "the config each CK name of the timing tables was built as.")
+_KERNEL_ONLY = click.option("--kernel-only", is_flag=True,
+                            help="Apply the kernels' own checks only (what a launcher called directly accepts); "
+                                 "default: CK's dispatcher's check too, what a dispatcher user gets.")
+
+
+def _layers(kernel_only: bool) -> tuple[str, ...]:
+    from ckast.select.applicability import KERNEL_ONLY, LAYERS
+
+    return KERNEL_ONLY if kernel_only else LAYERS
+
+
 _SHOWN_BAD = 20
 
 
 @click.group("select", invoke_without_command=True)
 @_LIBRARY
 @click.option("--problem", "problem_texts", multiple=True,
-              help='A problem: "M=4096,N=4096,K=4096" or CK\'s conv spellings '
+              help='A problem: "M=4096,N=4096,K=4096[,variant=preshuffle]" (multi_d: variant=multi_d,num_d_tensors=2,'
+                   'd_layout=r,elementwise_op=MultiDAdd) or CK\'s conv spellings '
                    '("G=1,N=32,C=64,K=64,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1[,direction=bwd_data]"; repeatable).')
 @click.option("--problems", "problems_file", type=click.Path(path_type=Path), default=None,
               help="Many problems: a CSV with a header row, or JSON (a list of objects or {\"problems\": [...]}).")
@@ -33,10 +48,12 @@ _SHOWN_BAD = 20
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (per kernel: name, applicable, predicted_tflops).")
 @click.option("--features", "with_features", is_flag=True, help="Add each shown kernel's named feature vector (JSON).")
 @click.option("--why-not", "why_not_names", multiple=True, metavar="NAME",
-              help="Say which applicability condition refuses kernel NAME for each problem (repeatable).")
+              help="Say which applicability condition (named by its layer: dispatcher.*, or the kernel's) refuses "
+                   "kernel NAME for each problem (repeatable).")
+@_KERNEL_ONLY
 @click.pass_context
 def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datatype, layout, as_json, with_features,
-           why_not_names):
+           why_not_names, kernel_only):
     """Rank a library's applicable kernels for problems, best predicted first.
 
     Predictions come from the analytic model (roofline, tile and wave quantization, occupancy, split-K
@@ -64,7 +81,7 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
         bad_input(["--problem: missing (give --problem or --problems FILE)"])
     try:
         result = selection(library_dir, problem_texts, problems_file, model_dir, top, datatype, layout,
-                           with_features, why_not_names)
+                           with_features, why_not_names, _layers(kernel_only))
     except (LibraryError, ProblemError, ModelError) as exc:
         bad_input([str(exc)])
     except MissingPackage as exc:
@@ -83,21 +100,25 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path),
               help="The model directory to write (model_tflops.lgbm, feature_spec.json, cv_metrics.json).")
 @_SKIP_BAD
+@_KERNELS
 @click.option("--trees", type=click.IntRange(min=1), default=400, show_default=True, help="Boosting rounds.")
 @click.option("--folds", type=click.IntRange(min=0), default=5, show_default=True,
               help="GroupKFold folds for the CV metrics (0: no cross-validation).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=2, show_default=True, help="LightGBM threads.")
-def train(data, library_dir, out_dir, skip_bad, trees, folds, seed, jobs):
+def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed, jobs):
     """Train a LightGBM model (log1p TFLOPS) from timing tables of a library's kernels.
 
     A table has a kernel column (kernel or kernel_name), the problem's fields (GEMM M, N, K; conv in CK's
     spellings), tflops or time_ms, and optionally arch and is_valid; CK's benchmark result JSON is read
-    as well. One model per kind, conv direction, datatype and arch.
+    as well; CK's tile_engine tables with their kernel table (--kernels). One model per kind, conv direction,
+    datatype and arch. Runs of kernels not applicable to their problem are set apart.
 
     \b
-    Example:
+    Examples:
       ckast select train --data timings.csv --library lib/ -o model/
+      ckast select train --data grouped_conv_fwd_bf16_gfx950_train.csv \\
+          --kernels grouped_conv_fwd_bf16_gfx950_kernels.csv --library lib/ -o model/
     """
     import time
 
@@ -109,7 +130,7 @@ def train(data, library_dir, out_dir, skip_bad, trees, folds, seed, jobs):
     start = time.perf_counter()
     if folds == 1:
         bad_input(["--folds: 1 fold cannot cross-validate (give 0 or at least 2)"])
-    library, timings = _read(library_dir, data, skip_bad)
+    library, timings = _read(library_dir, data, skip_bad, kernels_file)
     try:
         rows = dataset(list(timings.runs), library, hardware)
         booster, spec, cv = fit(rows, trees, folds, seed, jobs)
@@ -136,24 +157,33 @@ def train(data, library_dir, out_dir, skip_bad, trees, folds, seed, jobs):
 @_LIBRARY
 @_MODEL
 @_SKIP_BAD
+@_KERNELS
+@_KERNEL_ONLY
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def eval_(data, library_dir, model_dir, skip_bad, as_json):
-    """Selection quality against the oracle on timing tables: mean / P10 / min efficiency (the measured
-    TFLOPS of the predicted best over the best measured), top-1 and top-5 hit rates, per variant and
-    shape family.
+def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_json):
+    """Selection quality against the oracle on timing tables, as CK's compare_ml_vs_oracle.py gives it: mean,
+    P10, P50 and min efficiency (the measured TFLOPS of the predicted best over the best measured), top-1 (the
+    pick is the best) and top-5 (the pick is among the five best) hit rates, per variant and shape family.
+    Names CK built as one kernel (--kernels) are one kernel; runs of kernels not applicable to their problem
+    (by CK's dispatcher's check and the kernel's own, or with --kernel-only the kernel's alone) are set apart,
+    counted and listed.
 
     \b
-    Example:
+    Examples:
       ckast select eval --data heldout.csv --library lib/ --model model/
+      ckast select eval --data gemm_fp16_rcr_gfx942_sweep_results_b.csv \\
+          --kernels gemm_fp16_rcr_gfx942_kernels.csv --library lib/
     """
     import json
 
+    from ckast.select.applicability import describe_layers
     from ckast.select.evaluate import report, table
     from ckast.select.library import LibraryError
     from ckast.select.lightgbm_model import MissingPackage, ModelError
-    from ckast.select.report import evaluation
+    from ckast.select.report import evaluation, set_apart
 
-    library, timings = _read(library_dir, data, skip_bad)
+    layers = _layers(kernel_only)
+    library, timings = _read(library_dir, data, skip_bad, kernels_file, layers)
     try:
         outcomes, predictor = evaluation(library, timings, model_dir)
     except (ModelError, LibraryError) as exc:
@@ -161,16 +191,29 @@ def eval_(data, library_dir, model_dir, skip_bad, as_json):
     except MissingPackage as exc:
         fail(exc)
     result = report(outcomes)
+    apart = set_apart(library, timings)
+    kernels = len({run.kernel for run in timings.runs})
     if as_json:
-        click.echo(json.dumps({"predictor": predictor, "runs": len(timings.runs), "bad_rows": len(timings.bad),
-                               "failed_runs": timings.failed, **result}, indent=2))
+        click.echo(json.dumps({"predictor": predictor, "layers": list(layers), "runs": len(timings.runs),
+                               "kernels": kernels, "bad_rows": len(timings.bad), "failed_runs": timings.failed,
+                               "not_applicable": {"runs": len(timings.outside), "problems": apart}, **result},
+                              indent=2))
         return
-    click.echo(f"{len(timings.runs)} runs of {len(outcomes)} problems{_dropped(timings)}; predictor: {predictor}")
+    click.echo(f"{len(timings.runs)} runs of {kernels} kernels on {len(outcomes)} problems{_dropped(timings)}; "
+               f"predictor: {predictor}; applicability: {describe_layers(layers)}")
+    for entry in apart[:_SHOWN_BAD]:
+        click.echo(f"not applicable: {entry['label']}: {entry['runs']} runs of {len(entry['kernels'])} kernels "
+                   f"({', '.join(entry['kernels'][:2])}{', ...' if len(entry['kernels']) > 2 else ''})")
+    if len(apart) > _SHOWN_BAD:
+        click.echo(f"not applicable: ... and {len(apart) - _SHOWN_BAD} more problems")
     click.echo("\n".join(table(result)))
 
 
-def _read(library_dir, data, skip_bad):
-    """The library and the timing tables, or exit 2 naming the file, row and column."""
+def _read(library_dir, data, skip_bad, kernels_file, layers=None):
+    """The library and the timing tables (with CK's kernel table; runs of kernels not applicable under `layers`,
+    default the kernel's own checks, set apart), or exit 2 naming the file, row and column."""
+    from ckast.select.applicability import KERNEL_ONLY
+    from ckast.select.kernel_table import read_kernel_table
     from ckast.select.library import LibraryError, load_library
     from ckast.select.lightgbm_model import MissingPackage
     from ckast.select.timings import TimingError, read_timings
@@ -179,7 +222,8 @@ def _read(library_dir, data, skip_bad):
         bad_input(["--library: missing (the generated library the timings are of)"])
     try:
         library = load_library(library_dir)
-        timings = read_timings(list(data), library, skip_bad)
+        kernels = None if kernels_file is None else read_kernel_table(kernels_file, library)
+        timings = read_timings(list(data), library, skip_bad, kernels, layers or KERNEL_ONLY)
     except (LibraryError, TimingError) as exc:
         bad_input([str(exc)])
     except MissingPackage as exc:
@@ -195,6 +239,9 @@ def _dropped(timings) -> str:
     parts = [f"{len(timings.bad)} bad rows skipped"] if timings.bad else []
     if timings.failed:
         parts.append(f"{timings.failed} failed runs (is_valid false) dropped")
+    if timings.outside:
+        parts.append(f"{len(timings.outside)} runs of kernels not applicable to their problem set apart "
+                     f"({len({run.problem for run in timings.outside})} problems)")
     return f"; {', '.join(parts)}" if parts else ""
 
 
@@ -205,7 +252,8 @@ def _dropped(timings) -> str:
                    "without one use the analytic model.")
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path),
               help="The directory to write the selector into (not the library's).")
-def emit(library_dir, model_dirs, out_dir):
+@_KERNEL_ONLY
+def emit(library_dir, model_dirs, out_dir, kernel_only):
     """Write the library's kernel selector as dependency-free C++: ckast_selector.hpp/.cpp (problem structs,
     features, applicability, the analytic model or the LightGBM forests as constant arrays, rank and
     select) and ckast_selector_dispatcher.hpp (CK's dispatcher hook and the library's registration).
@@ -222,10 +270,13 @@ def emit(library_dir, model_dirs, out_dir):
     if library_dir is None:
         bad_input(["--library: missing (the generated library to select from)"])
     try:
-        counts = write_selector(library_dir, model_dirs, out_dir)
+        counts = write_selector(library_dir, model_dirs, out_dir, _layers(kernel_only))
     except (LibraryError, ModelError) as exc:
         bad_input([str(exc)])
     except (MissingPackage, OutputError) as exc:
         fail(exc)
+    from ckast.select.applicability import describe_layers
+
     click.echo(f"selector of {counts['kernels']} kernels in {counts['parts']} parts ({counts['forests']} with a "
-               f"LightGBM forest) -> {out_dir}: {counts['written']} files written, {counts['unchanged']} unchanged")
+               f"LightGBM forest; applicability: {describe_layers(_layers(kernel_only))}) -> {out_dir}: "
+               f"{counts['written']} files written, {counts['unchanged']} unchanged")

@@ -129,17 +129,19 @@ class Session:
         self.cppdef(n.to_source(n.File([UNOPTIMIZED, model], pragma_once=False)))
         self._profiles.add(profile)
 
-    def compile(self, roots: Sequence[Path], profile: str, base: Path | None = None) -> Unit:
+    def compile(self, roots: Sequence[Path], profile: str, base: Path | None = None,
+                include: Sequence[Path] = ()) -> Unit:
         """JIT the files `roots` (and what they include) as one new unit against `profile`'s model.
 
-        Quoted includes resolve next to the includer, to the model's headers, then under `base`
-        (default: the first root's directory). Raises JitError with Cling's diagnostics.
+        Quoted includes resolve next to the includer, in the folders `include`, to the model's headers,
+        then under `base` (default: the first root's directory). Raises JitError with Cling's diagnostics.
         """
         self.load(profile)
         p = load_profile(profile)
         roots = [Path(r) for r in roots]
         try:
-            sources = collect(roots, Path(base or roots[0].parent).resolve(), model_headers(p), profile)
+            sources = collect(roots, Path(base or roots[0].parent).resolve(), model_headers(p), profile,
+                              [Path(d).resolve() for d in include])
         except SourceError as exc:
             raise JitError(str(exc)) from None
         self._units += 1

@@ -1,11 +1,11 @@
 """A unit's source files, made ready for Cling: the include closure of its roots, staged.
 
 Cling's include path is global and `#pragma once` holds per file path, so a unit's own includes
-are resolved here rather than by Cling: a quoted include names a file next to the includer or
-under the unit's root (included once per unit, dependencies first), or a header of the profile's
-host model (already loaded into the profile's namespace); an angle include is included at global
-scope before the unit. Staged copies keep every line in place (include lines become empty), so
-diagnostics point at the original line numbers.
+are resolved here rather than by Cling: a quoted include names a file next to the includer, in one
+of the unit's include folders or under the unit's root (included once per unit, dependencies
+first), or a header of the profile's host model (already loaded into the profile's namespace); an
+angle include is included at global scope before the unit. Staged copies keep every line in place
+(include lines become empty), so diagnostics point at the original line numbers.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from pathlib import Path
 import attrs
 
 INCLUDE = re.compile(r'[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]')
+SUFFIXES = (".hpp", ".h", ".hh", ".hxx", ".cpp", ".cc", ".cxx")
+MAIN = re.compile(r"[ \t]*(?:(?:inline|static|extern)[ \t]+)*int[ \t]+main[ \t]*\(")
 
 
 class SourceError(ValueError):
@@ -29,9 +31,11 @@ class Sources:
     system: tuple[str, ...]  # angle includes, in first-seen order
 
 
-def collect(roots: Sequence[Path], base: Path, model_headers: frozenset[str], profile: str) -> Sources:
-    """The include closure of `roots`: quoted includes resolve next to the includer, then to the model's
-    headers, then under `base`; anything else is an error naming the file and line."""
+def collect(roots: Sequence[Path], base: Path, model_headers: frozenset[str], profile: str,
+            include: Sequence[Path] = ()) -> Sources:
+    """The include closure of `roots`: quoted includes resolve next to the includer, then in the folders
+    `include` (in order), then to the model's headers, then under `base`; anything else is an error naming
+    the include, the including file and line, and the folders searched."""
     order: list[Path] = []
     seen: set[Path] = set()
     system: dict[str, None] = {}
@@ -48,21 +52,33 @@ def collect(roots: Sequence[Path], base: Path, model_headers: frozenset[str], pr
             if kind == "<":
                 system[target] = None
                 continue
-            local = path.parent / target
-            if local.is_file():
-                visit(local.resolve())
+            found = next((d / target for d in (path.parent, *include) if (d / target).is_file()), None)
+            if found is not None:
+                visit(found.resolve())
             elif target in model_headers:
                 continue
             elif (base / target).is_file():
                 visit((base / target).resolve())
             else:
-                raise SourceError(f'{path}:{number}: "{target}" is neither a file next to it or under {base} '
+                searched = ", ".join(dict.fromkeys(str(d) for d in (path.parent, *include, base)))
+                raise SourceError(f'{path}:{number}: "{target}" is in none of the folders searched ({searched}) '
                                   f"nor a header of the {profile} host model")
         order.append(path)
 
     for root in roots:
         visit(Path(root).resolve())
     return Sources(tuple(order), tuple(system))
+
+
+def unfit_root(path: Path) -> str | None:
+    """Why the file `path` cannot be JIT-ed as a unit (one line naming it), or None: it is not a C++ header or
+    source, or it defines `main` (a program's entry point, which the JIT's own process has)."""
+    if path.suffix not in SUFFIXES:
+        return f"{path}: not a C++ header or source ({', '.join(SUFFIXES)})"
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if MAIN.match(line):
+            return f"{path}:{number}: defines main; a program's entry point is not JIT-ed (only library code is)"
+    return None
 
 
 def stage(sources: Sources, stage_root: Path, unit: str) -> dict[str, Path]:

@@ -1,9 +1,17 @@
-"""Applicability: whether a kernel accepts a problem, by the conditions its emitted launcher checks.
+"""Applicability: whether a kernel accepts a problem, by the checks it meets on its way to running it.
 
 Each condition is data: a name, a reason, a kernel-side guard (`when`) and a requirement, both
 `expr` trees over the problem's fields and the kernel table's columns (so the same trees can be
-printed as C++). A kernel accepts a problem when every condition whose guard holds for it is met.
-The conditions are CK Tile's `IsSupportedArgument` of the kernel the launcher instantiates (the
+printed as C++), and the layer it belongs to. A kernel accepts a problem when every condition of the
+layers applied whose guard holds for it is met. Two layers, as CK runs a kernel (`LAYERS`):
+
+- `dispatcher`: what CK's dispatcher checks before it runs a kernel (its backend's `supports()`), the
+  rule set the kernel's API profile names in its `[dispatcher]` table (`DISPATCHER_RULES`). What a
+  dispatcher user gets is both layers; a launcher called directly checks the kernel layer only.
+- `kernel`: the problem the kernel computes (GEMM or a conv direction; a GEMM's variant and D
+  tensors, `SERVES`) and the kernel's own checks, below.
+
+The kernel's checks are CK Tile's `IsSupportedArgument` of the kernel the launcher instantiates (the
 universal GEMM kernel and its multi-D wrapper; the grouped-conv forward, backward-data and
 backward-weight kernels and the depthwise path), the launcher's own k_batch guard, and the
 dispatcher wrapper's spatial-rank check, per API profile: `ck-2025.11` is the amd-aiter wheel's CK,
@@ -32,7 +40,7 @@ from ckast.arch import (
     arch_spec,
 )
 from ckast.arch.rules import DEPTHWISE
-from ckast.catalog import load_profile, profile_names
+from ckast.catalog import CatalogError, load_profile, profile_names
 from ckast.config.knobs import GEMM_LAYOUTS
 
 from .expr import (
@@ -67,14 +75,22 @@ MAX_BWD_DATA_GEMMS = 128
 """CK's MaxGroupedGemmGroupsNum: the backward-data kernel runs one GEMM per filter phase."""
 
 
+KERNEL, DISPATCHER = "kernel", "dispatcher"
+LAYERS = (KERNEL, DISPATCHER)
+"""Every layer: what a dispatcher user gets (the default of `ckast select`)."""
+KERNEL_ONLY = (KERNEL,)
+"""What a launcher called directly accepts (`--kernel-only`)."""
+
+
 @attrs.frozen
 class Condition:
-    """`require` must hold wherever `when` does (`holds`: the tree of that)."""
+    """`require` must hold wherever `when` does (`holds`: the tree of that), in layer `layer`."""
 
     name: str
     reason: str
     require: Expr
     when: Expr = TRUE
+    layer: str = KERNEL
     holds: Expr = attrs.field(init=False)
 
     @holds.default
@@ -110,6 +126,13 @@ warp_size = lookup("warp_size", {a: arch_spec(a).warp_size for a in ARCH_NAMES},
 # --- GEMM ------------------------------------------------------------------------------------------
 
 M, N, K, k_batch = Field("M"), Field("N"), Field("K"), Field("k_batch")
+multi_d = variant.eq("multi_d")
+GEMM_VARIANT = Condition("gemm.variant", "a kernel runs the GEMM of its variant: standard (C = A x B), preshuffle "
+                         "(B pre-shuffled) or multi_d (with D tensors)", variant.eq(Field("variant")))
+GEMM_D_TENSORS = Condition("gemm.d_tensors", "a multi-D kernel takes the problem's D tensors: their count, layout "
+                           "and element-wise op", Col("num_d_tensors").eq(Field("num_d_tensors"))
+                           & Col("d_layout").eq(Field("d_layout")) & Col("elementwise_op").eq(Field("elementwise_op")),
+                           multi_d)
 
 
 def _row(position: int) -> Expr:
@@ -248,14 +271,67 @@ CONV_CONDITIONS = (
 
 KIND = Condition("kernel.direction", "a kernel serves GEMM problems or one conv direction",
                  direction.eq(Field("direction")))
-CONDITIONS: Mapping[str, tuple[Condition, ...]] = {"gemm": (KIND, *GEMM_CONDITIONS),
-                                                   "grouped_conv": (KIND, *CONV_CONDITIONS)}
-"""Every condition a problem of each kind is checked against, in CK's order."""
+SERVES: Mapping[str, tuple[Condition, ...]] = {"gemm": (KIND, GEMM_VARIANT, GEMM_D_TENSORS), "grouped_conv": (KIND,)}
+"""The problem a kernel computes: a library without a kernel meeting these for a problem cannot serve it."""
+
+# --- CK's dispatcher -------------------------------------------------------------------------------
+
+
+def _dispatcher_rules(kind: str) -> Expr:
+    """The name of the rule set CK's dispatcher of each kernel's API profile checks (catalog)."""
+    return lookup(f"{kind}_dispatcher_rules", {p: load_profile(p).dispatcher_supports(kind).rules
+                                               for p in profile_names()}, Col("ck_api"), "")
+
+
+def _whole_tiles(size: Field, tile: Col, pad: str) -> Condition:
+    return Condition(f"dispatcher.{pad}", f"without {pad}, CK's dispatcher takes {size.name} in whole tiles only "
+                     "(whatever the layout and k_batch)", (size % tile).eq(0),
+                     _dispatcher_rules("gemm").eq("whole_tiles") & ~Col(pad), DISPATCHER)
+
+
+DISPATCHER_RULES: Mapping[str, Mapping[str, tuple[Condition, ...]]] = {
+    "whole_tiles": {"gemm": (_whole_tiles(M, tile_m, "pad_m"), _whole_tiles(N, tile_n, "pad_n"),
+                             _whole_tiles(K, tile_k, "pad_k"))},
+    "kernel": {},
+}
+"""The conditions of each rule set of CK's dispatcher (catalog `[dispatcher]`), per op kind. `whole_tiles`
+(GEMM's GeneratedKernelInstance::supports): a kernel padding M, N and K takes any size (each condition's
+guard is then false), otherwise every dimension it does not pad must be whole tiles. `kernel`: the
+dispatcher asks the kernel's own IsSupportedArgument (conv's is_supported_fn), which adds no condition."""
+
+
+def _dispatcher(kind: str) -> tuple[Condition, ...]:
+    """The dispatcher conditions of `kind` (CatalogError when a profile names a rule set not held here)."""
+    for profile in profile_names():
+        rules = load_profile(profile).dispatcher_supports(kind).rules
+        if rules not in DISPATCHER_RULES:
+            raise CatalogError(f"CK API profile {profile}: dispatcher.{kind}.rules: {rules!r} is not one of "
+                               f"{', '.join(DISPATCHER_RULES)}")
+    return tuple(c for rules in DISPATCHER_RULES.values() for c in rules.get(kind, ()))
+
+
+CONDITIONS: Mapping[str, tuple[Condition, ...]] = {
+    "gemm": (*SERVES["gemm"], *_dispatcher("gemm"), *GEMM_CONDITIONS),
+    "grouped_conv": (*SERVES["grouped_conv"], *_dispatcher("grouped_conv"), *CONV_CONDITIONS),
+}
+"""Every condition a problem of each kind is checked against, in CK's order: what the kernel computes, the
+dispatcher's check, then the kernel's own."""
+
+
+def conditions(kind: str, layers: Sequence[str] = LAYERS) -> tuple[Condition, ...]:
+    """The conditions of `layers` for problems of `kind`, in CK's order."""
+    return tuple(c for c in CONDITIONS[kind] if c.layer in layers)
+
+
+def describe_layers(layers: Sequence[str]) -> str:
+    """How output names the layers applied."""
+    return "kernel and dispatcher checks" if DISPATCHER in layers else "kernel checks only"
 
 
 def problem_fields(problem: Problem) -> dict[str, Any]:
-    """The fields conditions read: GEMM M, N, K, k_batch; conv G, N, C, K, k_batch, ndim and the
-    spatial tuples (input, filter, stride, dilation, left_pad, right_pad, output); both `direction`."""
+    """The fields conditions read: GEMM M, N, K, k_batch, variant and D fields; conv G, N, C, K, k_batch,
+    ndim and the spatial tuples (input, filter, stride, dilation, left_pad, right_pad, output); both
+    `direction`."""
     if isinstance(problem, GemmProblem):
         fields = {"direction": "gemm", **attrs.asdict(problem)}
     else:
@@ -267,21 +343,39 @@ def _table(kernels: KernelTable | Sequence[Mapping[str, Any]]) -> KernelTable:
     return kernels if isinstance(kernels, KernelTable) else KernelTable.of(kernels)
 
 
-def applicable(problem: Problem, kernels: KernelTable | Sequence[Mapping[str, Any]]) -> np.ndarray:
-    """One bool per kernel of the table (or of a list of configs): whether it accepts `problem`."""
+def checked(problem: Problem, kernels: KernelTable | Sequence[Mapping[str, Any]], layers: Sequence[str] = LAYERS,
+            among: Sequence[Condition] | None = None) -> tuple[np.ndarray, dict[str, int]]:
+    """(whether each kernel accepts `problem`, the kernels refused per condition that refuses them first) under
+    the conditions of `layers` (or the conditions `among`)."""
     table = _table(kernels)
     scope = Scope(table, problem_fields(problem))
     ok = np.ones(len(table), dtype=bool)
-    for condition in CONDITIONS[problem.kind]:
-        ok &= scope.value(condition.holds)
-    return ok
+    refused: dict[str, int] = {}
+    for condition in conditions(problem.kind, layers) if among is None else among:
+        holds = np.asarray(scope.value(condition.holds), dtype=bool)
+        if count := int(np.count_nonzero(ok & ~holds)):
+            refused[condition.name] = count
+        ok &= holds
+    return ok, refused
 
 
-def why_not(problem: Problem, config: Mapping[str, Any]) -> str | None:
-    """The first condition that refuses `config` for `problem` (its name, reason, requirement and the
-    values it read), or None when the kernel accepts the problem."""
+def applicable(problem: Problem, kernels: KernelTable | Sequence[Mapping[str, Any]],
+               layers: Sequence[str] = LAYERS) -> np.ndarray:
+    """One bool per kernel of the table (or of a list of configs): whether it accepts `problem` under the
+    conditions of `layers` (default: every layer, what a dispatcher user gets)."""
+    return checked(problem, kernels, layers)[0]
+
+
+def serves(problem: Problem, kernels: KernelTable | Sequence[Mapping[str, Any]]) -> np.ndarray:
+    """One bool per kernel: whether it computes `problem`'s op (`SERVES`), whatever its sizes."""
+    return checked(problem, kernels, among=SERVES[problem.kind])[0]
+
+
+def why_not(problem: Problem, config: Mapping[str, Any], layers: Sequence[str] = LAYERS) -> str | None:
+    """The first condition of `layers` that refuses `config` for `problem` (its name, reason, requirement
+    and the values it read), or None when the kernel accepts the problem."""
     scope = Scope(KernelTable.of([config]), problem_fields(problem))
-    for condition in CONDITIONS[problem.kind]:
+    for condition in conditions(problem.kind, layers):
         if _first(scope.value(condition.when)) and not _first(scope.value(condition.require)):
             values = ", ".join(f"{text(leaf)}={_shown(scope.value(leaf), leaf)}" for leaf in leaves(condition.require))
             return f"{condition.name}: {condition.reason}; {text(condition.require)} is false ({values})"

@@ -4,7 +4,8 @@ parts a problem chooses from.
 A problem runs on the kernels of its kind and direction (GEMM; conv forward, which includes the
 depthwise kernels, bwd_data or bwd_weight), its spatial rank (conv), one datatype and one layout. The
 part's kernel columns (`KernelTable`) are built once and kept, so ranking many problems costs no
-per-kernel Python work.
+per-kernel Python work. A GEMM part holds every variant; which of its kernels compute a problem's
+variant is applicability's to say (`applicability.SERVES`), and a part with none of them is refused.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from .problem import ConvProblem, Problem
+from .problem import D_FIELDS, ConvProblem, GemmProblem, Problem
 
 
 class LibraryError(ValueError):
@@ -38,8 +39,9 @@ def problem_direction(problem: Problem) -> str:
 
 @attrs.frozen(eq=False, slots=False)
 class Part:
-    """The kernels one problem chooses from: names and configs in manifest order. `memo` keeps what a
-    predictor derives from the kernels alone (built once per part)."""
+    """The kernels one problem chooses from: names and configs in manifest order. `memo` keeps what is
+    derived from the kernels alone (a predictor's tables, whether they compute a GEMM variant; built once per
+    part)."""
 
     names: tuple[str, ...]
     configs: tuple[Mapping[str, Any], ...]
@@ -103,8 +105,27 @@ class Library:
         return [(key, self._parts[key]) for key in ordered]
 
     def part(self, problem: Problem, datatype: str | None = None, layout: str | None = None) -> Part:
-        """The kernels `problem` chooses from; LibraryError when there are none or when the datatype or
-        layout is ambiguous (the library holds several and none was given)."""
+        """The kernels `problem` chooses from; LibraryError when the datatype or layout is ambiguous (the
+        library holds several and none was given), or when none of them computes the problem's op (a GEMM's
+        variant and D tensors)."""
+        from .applicability import serves
+
+        part = self.part_of(problem, datatype, layout)
+        if isinstance(problem, GemmProblem):
+            op = ("serves", problem.variant, *(getattr(problem, f) for f in D_FIELDS))
+            if op not in part.memo:
+                part.memo[op] = bool(serves(problem, part.table).any())
+            if not part.memo[op]:
+                others = sorted({f"{c['datatype']} {c['layout']}"
+                                 for c, ok in zip(self.configs, serves(problem, self.configs)) if ok})
+                raise LibraryError(f"{self.path}: the library holds no {problem.label} kernel" + (
+                    f" of datatype {part.datatype} and layout {part.configs[0]['layout']} (it has some of: "
+                    f"{', '.join(others)})" if others else ""))
+        return part
+
+    def part_of(self, problem: Problem, datatype: str | None = None, layout: str | None = None) -> Part:
+        """The part of the problem's kind, direction and rank that `datatype` and `layout` choose, whichever
+        op its kernels compute (`part` without the op check)."""
         key = (problem.kind, problem_direction(problem), getattr(problem, "ndim", None), datatype, layout)
         if key not in self._parts:
             self._parts[key] = self._select(*key)

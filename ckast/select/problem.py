@@ -1,4 +1,4 @@
-"""Problems a kernel is selected for: a GEMM (M, N, K, k_batch) or a grouped convolution.
+"""Problems a kernel is selected for: a GEMM (M, N, K, k_batch and its variant) or a grouped convolution.
 
 Datatype and layout come from the library's kernels, not from the problem. A problem is read from
 `key=value` pairs (the command line's `--problem "M=4096,N=4096,K=4096"`, a CSV row, a JSON object)
@@ -10,6 +10,12 @@ multiple of G, and the problem holds C / G and K / G per group), input `Di, Hi, 
 `dilation_{d,h,w}`, `pad_{d,h,w}` (both sides), or `left_pad_*` / `right_pad_*` for one side. The
 spatial rank is taken from the fields given (W only: 1-D; H and W: 2-D; D, H and W: 3-D), or from
 `ndim`. `direction` is forward (default), bwd_data or bwd_weight.
+
+A GEMM problem says which GEMM it is, in the spellings of CK's GEMM codegen (its `GemmVariant`) and
+dispatcher `KernelKey`, which are ckast's knob names: `variant` is `standard` (default: C = A x B),
+`preshuffle` (B given pre-shuffled) or `multi_d` (E = op(C, D0[, D1])), whose D tensors are
+`num_d_tensors`, `d_layout` (`r` or `c`) and `elementwise_op` (CK's op name, e.g. `MultiDAdd`); each
+of these defaults as the kernel knob does. A problem of another variant has no D fields.
 """
 
 from __future__ import annotations
@@ -27,7 +33,9 @@ AXES = ("d", "h", "w")
 """Spatial axes, outermost first; a 2-D problem has h and w, a 1-D one w."""
 _INPUT = {"d": "Di", "h": "Hi", "w": "Wi"}
 _FILTER = {"d": "Z", "h": "Y", "w": "X"}
-GEMM_FIELDS = ("M", "N", "K", "k_batch")
+GEMM_FIELDS = ("M", "N", "K", "k_batch", "variant", "num_d_tensors", "d_layout", "elementwise_op")
+D_FIELDS = ("num_d_tensors", "d_layout", "elementwise_op")
+"""A multi-D GEMM problem's D tensors (ckast's knobs of the same names)."""
 CONV_FIELDS = ("direction", "ndim", "G", "N", "C", "K", "k_batch", *_INPUT.values(), *_FILTER.values(),
                *(name.format(a) for name in ("stride_{}", "dilation_{}", "pad_{}", "left_pad_{}", "right_pad_{}")
                  for a in AXES))
@@ -44,18 +52,30 @@ class ProblemError(ValueError):
 
 @attrs.frozen
 class GemmProblem:
-    """C[M, N] = A[M, K] x B[K, N], K split `k_batch` ways."""
+    """C[M, N] = A[M, K] x B[K, N], K split `k_batch` ways; `variant` and, for multi_d, the D tensors
+    (none: 0 tensors, empty layout and op)."""
 
     M: int
     N: int
     K: int
     k_batch: int = 1
+    variant: str = "standard"
+    num_d_tensors: int = 0
+    d_layout: str = ""
+    elementwise_op: str = ""
 
     kind = "gemm"
 
     @property
     def flops(self) -> int:
         return 2 * self.M * self.N * self.K
+
+    @property
+    def label(self) -> str:
+        """The GEMM it is, as messages name it: `standard GEMM`, `multi_d GEMM (2 D tensors r, MultiDAdd)`."""
+        if self.variant != "multi_d":
+            return f"{self.variant} GEMM"
+        return f"multi_d GEMM ({self.num_d_tensors} D tensors {self.d_layout}, {self.elementwise_op})"
 
 
 @attrs.frozen
@@ -104,11 +124,24 @@ Problem = GemmProblem | ConvProblem
 
 
 def gemm_problem(fields: Mapping[str, Any], where: str = "") -> GemmProblem:
-    """A GEMM problem from `M, N, K` and optionally `k_batch` (alias `split_k`)."""
+    """A GEMM problem from `M, N, K`, optionally `k_batch` (alias `split_k`), `variant` and a multi_d
+    problem's D fields (see the module docstring)."""
+    from ckast.config.knobs import GEMM, KNOBS, VARIANTS
+
     fields = _aliased(fields, {"split_k": "k_batch"}, where)
     _known(fields, set(GEMM_FIELDS), where)
     size = {f: _int(fields, f, where) for f in ("M", "N", "K")}
-    return GemmProblem(**size, k_batch=_int(fields, "k_batch", where, default=1))
+    variant = _choice(fields, "variant", VARIANTS[GEMM], "standard", where)
+    d_fields: dict[str, Any] = {}
+    if variant == "multi_d":
+        knobs = {k.name: k for k in KNOBS}
+        for name in D_FIELDS:
+            knob = knobs[name]
+            value = _int(fields, name, where, knob.default) if knob.type is int else fields.get(name, knob.default)
+            d_fields[name] = _choice({name: value}, name, knob.choices, knob.default, where)
+    elif given := [f for f in D_FIELDS if f in fields]:
+        raise ProblemError(given[0], f"only a multi_d problem has D tensors (this one is {variant})", where)
+    return GemmProblem(**size, k_batch=_int(fields, "k_batch", where, default=1), variant=variant, **d_fields)
 
 
 def conv_problem(fields: Mapping[str, Any], where: str = "") -> ConvProblem:
@@ -190,6 +223,16 @@ def _known(fields: Mapping[str, Any], allowed: set[str], where: str) -> None:
     for name in fields:
         if name not in allowed:
             raise ProblemError(name, f"unknown field; allowed: {', '.join(sorted(allowed))}", where)
+
+
+def _choice(fields: Mapping[str, Any], name: str, choices: tuple[Any, ...], default: Any, where: str) -> Any:
+    """Field `name`, one of `choices` (missing: `default`)."""
+    value = fields.get(name, default)
+    if isinstance(value, str):
+        value = value.strip()
+    if value not in choices:
+        raise ProblemError(name, f"{value!r} is not one of {', '.join(map(str, choices))}", where)
+    return value
 
 
 def _int(fields: Mapping[str, Any], name: str, where: str, default: int | None = None, minimum: int = 1) -> int:

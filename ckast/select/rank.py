@@ -6,6 +6,7 @@ ordered by predicted TFLOPS, descending, ties broken by kernel name, so a rankin
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -40,13 +41,16 @@ def load_predictor(model_dir: Path | None) -> Predictor:
 @attrs.frozen
 class Ranking:
     """A part's kernels for one problem: `tflops` (NaN where not applicable: those are not scored) and
-    `applicable` per kernel (part order), `order` the applicable kernels' indices, best first."""
+    `applicable` per kernel (part order) under the applicability `layers`, `order` the applicable kernels'
+    indices, best first, and `refused` the kernels each condition refuses first."""
 
     problem: Problem
     part: Part
     tflops: np.ndarray
     applicable: np.ndarray
     order: np.ndarray
+    layers: tuple[str, ...]
+    refused: Mapping[str, int]
 
     def seconds(self, index: int) -> float:
         """Predicted run time of kernel `index`."""
@@ -54,13 +58,15 @@ class Ranking:
         return self.problem.flops / (tflops * 1e12) if tflops > 0 else float("inf")
 
 
-def rank(problem: Problem, part: Part, predictor: Predictor, hw) -> Ranking:
-    from .applicability import applicable
+def rank(problem: Problem, part: Part, predictor: Predictor, hw, layers: Sequence[str] | None = None) -> Ranking:
+    """The ranking under the applicability `layers` (default: every layer, what CK's dispatcher runs)."""
+    from .applicability import LAYERS, checked
 
-    mask = np.asarray(applicable(problem, part.table), dtype=bool)
+    layers = tuple(LAYERS if layers is None else layers)
+    mask, refused = checked(problem, part.table, layers)
     candidates = np.flatnonzero(mask)
     tflops = np.full(len(part), np.nan)
     if len(candidates):
         tflops[candidates] = predictor.predict_tflops(problem, part, hw, candidates)
     order = candidates[np.lexsort((part.name_order[candidates], -tflops[candidates]))]
-    return Ranking(problem, part, tflops, mask, order)
+    return Ranking(problem, part, tflops, mask, order, layers, refused)

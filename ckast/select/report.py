@@ -12,7 +12,17 @@ import attrs
 import numpy as np
 
 from .library import Library, LibraryError, Part, direction_of, load_library
-from .problem import ConvProblem, Problem, ProblemError, conv_problem, gemm_problem, parse_pairs
+from .problem import (
+    AXES,
+    D_FIELDS,
+    ConvProblem,
+    GemmProblem,
+    Problem,
+    ProblemError,
+    conv_problem,
+    gemm_problem,
+    parse_pairs,
+)
 from .rank import Predictor, Ranking, load_predictor, rank
 
 
@@ -48,8 +58,30 @@ def parse_problem(fields: Mapping[str, Any], kinds: Sequence[str], where: str) -
 
 
 def problem_fields(problem: Problem) -> dict[str, Any]:
-    return {"kind": problem.kind, **{k: list(v) if isinstance(v, tuple) else v
-                                     for k, v in attrs.asdict(problem, recurse=False).items()}}
+    """The problem's fields as output shows them (a GEMM's D fields only where it has D tensors)."""
+    fields = {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(problem, recurse=False).items()}
+    if isinstance(problem, GemmProblem) and problem.variant != "multi_d":
+        fields = {k: v for k, v in fields.items() if k not in D_FIELDS}
+    return {"kind": problem.kind, **fields}
+
+
+def problem_label(problem: Problem) -> str:
+    """A problem in the spellings `--problem` reads (conv C and K over all groups; strides, dilations and pads
+    shown where not 1, 1 and 0)."""
+    if not isinstance(problem, ConvProblem):
+        return f"M={problem.M},N={problem.N},K={problem.K}" + (f",k_batch={problem.k_batch}" if problem.k_batch > 1
+                                                               else "")
+    axes = AXES[3 - problem.ndim:]
+    pairs = [("G", problem.G), ("N", problem.N), ("C", problem.C * problem.G), ("K", problem.K * problem.G),
+             *((f"{'DHW'[AXES.index(a)]}i", i) for a, i in zip(axes, problem.input)),
+             *(("ZYX"[AXES.index(a)], f) for a, f in zip(axes, problem.filter))]
+    for name, values, plain in (("stride", problem.stride, 1), ("dilation", problem.dilation, 1)):
+        pairs += [(f"{name}_{a}", v) for a, v in zip(axes, values) if v != plain]
+    for a, left, right in zip(axes, problem.left_pad, problem.right_pad):
+        pairs += [(f"pad_{a}", left)] if left == right else [(f"left_pad_{a}", left), (f"right_pad_{a}", right)]
+    pairs += [(f, v) for f, v in (("k_batch", problem.k_batch), ("direction", problem.direction))
+              if v not in (1, "forward")]
+    return ",".join(f"{k}={v}" for k, v in pairs if not (k.startswith("pad_") and v == 0))
 
 
 def describe(predictor: Predictor) -> dict[str, Any]:
@@ -59,8 +91,10 @@ def describe(predictor: Predictor) -> dict[str, Any]:
 
 
 def selection(library_dir: Path, texts: Sequence[str], problems_file: Path | None, model_dir: Path | None, top: int,
-              datatype: str | None, layout: str | None, with_features: bool, why_not: Sequence[str]) -> dict[str, Any]:
-    """The rankings of `ckast select` as a JSON-ready dict (LibraryError, ProblemError, ModelError)."""
+              datatype: str | None, layout: str | None, with_features: bool, why_not: Sequence[str],
+              layers: Sequence[str]) -> dict[str, Any]:
+    """The rankings of `ckast select` under the applicability `layers`, as a JSON-ready dict (LibraryError,
+    ProblemError, ModelError)."""
     from ckast.arch.hardware import hardware
 
     library = load_library(library_dir)
@@ -72,7 +106,7 @@ def selection(library_dir: Path, texts: Sequence[str], problems_file: Path | Non
         problem = parse_problem(fields, library.kinds, label if label.startswith(str(problems_file)) else "--problem")
         part = library.part(problem, datatype, layout)
         hw = hardware(part.arch)
-        ranking = rank(problem, part, predictor, hw)
+        ranking = rank(problem, part, predictor, hw, layers)
         shown = ranking.order[:top]
         entries = [_entry(ranking, i, r) for r, i in enumerate(shown, start=1)]
         if with_features:
@@ -84,8 +118,9 @@ def selection(library_dir: Path, texts: Sequence[str], problems_file: Path | Non
                 entry["features"] = dict(zip(features.names, (float(v) for v in row)))
         out.append({"problem": label, "fields": problem_fields(problem), "arch": part.arch,
                     "datatype": part.datatype, "kernels": len(part), "applicable": int(ranking.applicable.sum()),
-                    "top": entries, "why_not": [_why_not(ranking, library, name) for name in why_not]})
-    return {"library": str(library_dir), "predictor": describe(predictor), "problems": out}
+                    "refused": dict(ranking.refused), "top": entries,
+                    "why_not": [_why_not(ranking, library, name) for name in why_not]})
+    return {"library": str(library_dir), "predictor": describe(predictor), "layers": list(layers), "problems": out}
 
 
 def _entry(ranking: Ranking, index: int, position: int | None) -> dict[str, Any]:
@@ -109,7 +144,7 @@ def _why_not(ranking: Ranking, library: Library, name: str) -> dict[str, Any]:
     else:
         from .applicability import why_not
 
-        entry["reason"] = why_not(problem, config)
+        entry["reason"] = why_not(problem, config, ranking.layers)
     return entry
 
 
@@ -125,15 +160,27 @@ def _problem_kind(problem: Problem, part: Part) -> str:
     return f"a {part.datatype} {part.configs[0]['layout']} GEMM kernel"
 
 
+def _kind(fields: Mapping[str, Any]) -> str:
+    if fields["kind"] != "gemm":
+        return f"{fields['direction']} conv"
+    return "GEMM" if fields["variant"] == "standard" else GemmProblem(**{k: v for k, v in fields.items()
+                                                                           if k != "kind"}).label
+
+
 def text(result: Mapping[str, Any]) -> list[str]:
-    """`ckast select`'s text output."""
+    """`ckast select`'s text output; a problem no kernel accepts says which conditions refused how many."""
+    from .applicability import describe_layers
+
     p = result["predictor"]
     model = "analytic model" if p["name"] == "analytic" else f"LightGBM model {p['model']} ({p['trees']} trees)"
+    checks = describe_layers(result["layers"])
     lines = []
     for problem in result["problems"]:
-        kind = "GEMM" if problem["fields"]["kind"] == "gemm" else f"{problem['fields']['direction']} conv"
-        lines.append(f"{problem['problem']} ({kind}, {problem['datatype']}, {problem['arch']}): "
-                     f"{problem['applicable']} of {problem['kernels']} kernels applicable; {model}")
+        lines.append(f"{problem['problem']} ({_kind(problem['fields'])}, {problem['datatype']}, {problem['arch']}): "
+                     f"{problem['applicable']} of {problem['kernels']} kernels applicable ({checks}); {model}")
+        if not problem["applicable"]:
+            refused = ", ".join(f"{name} {count}" for name, count in problem["refused"].items())
+            lines.append(f"  no kernel applicable; kernels refused, by the first condition refusing each: {refused}")
         if problem["top"]:
             lines.append(f"  {'rank':>4}  {'TFLOPS':>8}  {'time (us)':>10}  kernel")
         for e in problem["top"]:
@@ -145,7 +192,8 @@ def text(result: Mapping[str, Any]) -> list[str]:
 
 
 def evaluation(library: Library, timings, model_dir: Path | None) -> tuple[list, str]:
-    """The outcomes of `ckast select eval` and the predictor's description."""
+    """The outcomes of `ckast select eval` and the predictor's description (the runs of kernels not applicable
+    under the layers the timings were read with are set apart already)."""
     from ckast.arch.hardware import hardware
 
     from .evaluate import evaluate
@@ -165,3 +213,14 @@ def evaluation(library: Library, timings, model_dir: Path | None) -> tuple[list,
     outcomes = evaluate(timings.runs, predict, order)
     name = "analytic model" if model_dir is None else f"LightGBM model {model_dir} ({predictor.trees} trees)"
     return outcomes, name
+
+
+def set_apart(library: Library, timings) -> list[dict[str, Any]]:
+    """The problems with runs of kernels not applicable to them: the problem, its label, those runs' count and
+    their kernels (names sorted), in label order."""
+    runs: dict[Problem, list[int]] = {}
+    for run in timings.outside:
+        runs.setdefault(run.problem, []).append(run.kernel)
+    out = [{"problem": problem_fields(p), "label": problem_label(p), "runs": len(kernels),
+            "kernels": sorted({library.names[k] for k in kernels})} for p, kernels in runs.items()]
+    return sorted(out, key=lambda entry: entry["label"])

@@ -6,8 +6,10 @@ Columns (one row per run; other columns are ignored):
 - `kernel` (or `kernel_name`): a kernel of the library, by name.
 - the problem: GEMM `M, N, K` and optionally `k_batch` (CK's `m, n, k, split_k` too); grouped conv in
   CK's spellings (`G, N, C, K`, `Hi, Wi`, `Y, X`, `stride_h`, `pad_h`, ... see `problem.py`). The spatial
-  rank and, when no `direction` column is given, the direction are the kernel's; a 2-D kernel's row
-  may carry CK's `Di = Z = 1` (and other trivial depth fields).
+  rank and, when no `direction` column is given, the direction are the kernel's, as are a GEMM's
+  `variant` and D fields (`num_d_tensors`, `d_layout`, `elementwise_op`) when the row has none (given,
+  they must be the kernel's); a 2-D kernel's row may carry CK's `Di = Z = 1` (and other trivial depth
+  fields).
 - the measurement: `tflops` (or `measured_tflops`), or `time_ms` (or `latency_ms`, `avg_time_ms`); TFLOPS
   is derived from the problem's FLOPs and the time when only the time is given.
 - optionally `arch` (must be the kernel's) and `is_valid` (rows with false are failed runs, dropped and
@@ -19,20 +21,45 @@ whose kernels are found by name or, when CK's names are not the library's, by th
 `kernel_config` holds. A bad row (missing column, unknown kernel, non-positive measurement, another
 arch) is a `TimingError` naming the file, the row and the column, or, with `skip_bad`, counted and
 listed.
+
+CK's tile_engine tables are read as published (conv `kernel, problem_idx, N, C, K, G, Hi, Wi, Y, X,
+stride_*, pad_*, latency_ms, tflops, non_zero`; GEMM sweeps `kernel, problem_idx, M, N, K, ...`) with their
+kernel table (`kernel_table.py`), which names the library kernel each CK name was built as: every name
+must be in it. A problem is its shape (`problem_idx` and `non_zero` are not read), so rows of one shape
+under two indices, like rows of two names built as one kernel, are repeated runs of one (problem, kernel).
+
+Runs of kernels that ckast finds not applicable to their problem under the applicability layers asked for
+(`applicability.py`; CK's runners time kernels outside their domain) are set apart (`Timings.outside`): no
+model trains on them and no evaluation takes them as the best or as a pick. Training asks the kernel's own
+checks (a run is a measurement when the launcher accepts the problem); evaluation asks both layers by
+default, what a dispatcher user can be given.
 """
 
 from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .applicability import KERNEL_ONLY, applicable
 from .library import Library, direction_of
-from .problem import AXES, CONV_FIELDS, GEMM_FIELDS, Problem, ProblemError, conv_problem, gemm_problem
+from .problem import (
+    AXES,
+    CONV_FIELDS,
+    D_FIELDS,
+    GEMM_FIELDS,
+    Problem,
+    ProblemError,
+    conv_problem,
+    gemm_problem,
+)
+
+if TYPE_CHECKING:
+    from .kernel_table import KernelTable
 
 KERNEL_COLUMNS = ("kernel", "kernel_name")
 TFLOPS_COLUMNS = ("tflops", "measured_tflops")
@@ -60,14 +87,20 @@ class Run:
 @attrs.frozen
 class Timings:
     runs: tuple[Run, ...]
+    """The runs of kernels applicable to their problem."""
     bad: tuple[str, ...]
     """The refused rows (with `skip_bad`), one line each."""
     failed: int
     """Rows marked is_valid = false (failed runs), dropped."""
+    outside: tuple[Run, ...] = ()
+    """Runs of kernels ckast finds not applicable to their problem, set apart."""
 
 
-def read_timings(paths: list[Path], library: Library, skip_bad: bool = False) -> Timings:
-    """Every run of the tables at `paths` (TimingError on the first bad row unless `skip_bad`)."""
+def read_timings(paths: list[Path], library: Library, skip_bad: bool = False,
+                 kernels: KernelTable | None = None, layers: Sequence[str] = KERNEL_ONLY) -> Timings:
+    """Every run of the tables at `paths`, their kernels named as in the library or, with `kernels`, as in
+    that kernel table (TimingError on the first bad row unless `skip_bad`); runs of kernels not applicable
+    under `layers` set apart."""
     runs, bad, failed = [], [], 0
     for path in paths:
         for where, row in _rows(Path(path), library):
@@ -75,24 +108,49 @@ def read_timings(paths: list[Path], library: Library, skip_bad: bool = False) ->
                 failed += 1
                 continue
             try:
-                runs.append(_run(row, where, library))
+                runs.append(_run(row, where, library, kernels))
             except TimingError as exc:
                 if not skip_bad:
                     raise
                 bad.append(str(exc))
-    if not runs:
+    usable, outside = _applicable(runs, library, layers)
+    if not usable:
+        counts = [f"{n} {what}" for n, what in ((len(bad), "bad rows"), (failed, "failed runs"),
+                                                 (len(outside), "runs of kernels not applicable to their problem"))
+                  if n]
         raise TimingError(f"{', '.join(map(str, paths))}: no usable run"
-                          + (f" ({len(bad)} bad rows, {failed} failed runs)" if bad or failed else ""))
-    return Timings(tuple(runs), tuple(bad), failed)
+                          + (f" ({', '.join(counts)})" if counts else ""))
+    return Timings(tuple(usable), tuple(bad), failed, tuple(outside))
 
 
-def _run(row: Mapping[str, Any], where: str, library: Library) -> Run:
+def _applicable(runs: list[Run], library: Library, layers: Sequence[str]) -> tuple[list[Run], list[Run]]:
+    """The runs split into those of kernels applicable to their problem under `layers` and the others."""
+
+    masks: dict[tuple, tuple[Any, Any]] = {}
+    usable, outside = [], []
+    for run in runs:
+        config = library.configs[run.kernel]
+        key = (run.problem, config["datatype"], config["layout"] if config["kind"] == "gemm" else None)
+        if key not in masks:
+            part = library.part(*key)
+            masks[key] = (part, applicable(run.problem, part.table, layers))
+        part, mask = masks[key]
+        (usable if mask[part.index[library.names[run.kernel]]] else outside).append(run)
+    return usable, outside
+
+
+def _run(row: Mapping[str, Any], where: str, library: Library, kernels: KernelTable | None) -> Run:
     name = next((row[c] for c in KERNEL_COLUMNS if _given(row.get(c))), None)
     if name is None:
         raise TimingError(f"{where}: kernel: missing")
-    if name not in library.index:
+    if kernels is not None:
+        if name not in kernels.index:
+            raise TimingError(f"{where}: kernel: {_short(name)} is not in the kernel table {kernels.path}")
+        index = kernels.index[name]
+    elif name in library.index:
+        index = library.index[name]
+    else:
         raise TimingError(f"{where}: kernel: {_short(name)} is not a kernel of the library {library.path}")
-    index = library.index[name]
     config = library.configs[index]
     arch = row.get("arch")
     if _given(arch) and str(arch) != config["arch"]:
@@ -108,6 +166,9 @@ def _problem(row: Mapping[str, Any], config: Mapping[str, Any], where: str) -> P
     if config["kind"] == "gemm":
         fields = {GEMM_ALIASES.get(k, k): v for k, v in row.items()
                   if GEMM_ALIASES.get(k, k) in GEMM_FIELDS and _given(v)}
+        for name in ("variant", *D_FIELDS):  # the op the kernel computes, which a row may repeat
+            if name in config and str(fields.setdefault(name, config[name])) != str(config[name]):
+                raise ProblemError(name, f"{fields[name]} is not the kernel's {name} ({config[name]})", where)
         return gemm_problem(fields, where)
     ndim = config["ndim_spatial"]
     absent = AXES[:3 - ndim]
@@ -137,7 +198,7 @@ def _tflops(row: Mapping[str, Any], problem: Problem, where: str) -> float:
 def _rows(path: Path, library: Library) -> Iterator[tuple[str, dict[str, Any]]]:
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        yield from _csv_rows(path)
+        yield from csv_rows(path)
     elif suffix == ".parquet":
         yield from _parquet_rows(path)
     elif suffix == ".json":
@@ -146,7 +207,7 @@ def _rows(path: Path, library: Library) -> Iterator[tuple[str, dict[str, Any]]]:
         raise TimingError(f"{path}: not a timing table (.csv, .parquet or .json)")
 
 
-def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+def csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     try:
         with path.open(newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)

@@ -19,7 +19,7 @@ import attrs
 import numpy as np
 
 from ckast import nodes as n
-from ckast.select.applicability import CONDITIONS
+from ckast.select.applicability import LAYERS, conditions
 from ckast.select.expr import Const, Expr, Field, Lookup, Named, Op, Over, Scope, children
 from ckast.select.features.table import KernelTable
 
@@ -43,10 +43,10 @@ class LoweredPredicate:
     known_mask: np.ndarray
 
 
-def lower_applicability(table: KernelTable, kind: str, *, problem: n.Expr, kernel: n.Expr,
-                        prefix: str) -> LoweredPredicate:
-    """`applicability.applicable` for problems of `kind` as C++ (every condition of `CONDITIONS[kind]`)."""
-    return lower_predicate([c.holds for c in CONDITIONS[kind]], table, problem_struct(kind), problem=problem,
+def lower_applicability(table: KernelTable, kind: str, *, problem: n.Expr, kernel: n.Expr, prefix: str,
+                        layers: Sequence[str] = LAYERS) -> LoweredPredicate:
+    """`applicability.applicable` for problems of `kind` under `layers` as C++ (their conditions)."""
+    return lower_predicate([c.holds for c in conditions(kind, layers)], table, problem_struct(kind), problem=problem,
                            kernel=kernel, prefix=prefix)
 
 

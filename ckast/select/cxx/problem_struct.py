@@ -3,9 +3,11 @@
 A field per column the features read (`featureset.PROBLEM_COLUMNS`: a 1-D or 2-D conv problem is a
 3-D one with size-1 leading axes, stride 1, dilation 1, pad 0), then what applicability reads
 besides: a conv problem's `k_batch`, `ndim` (1-3: which axes are the problem's own) and `direction`
-(its place in `problem.DIRECTIONS`: forward 0, bwd_data 1, bwd_weight 2). A GEMM problem's direction
-is always "gemm" and has no field (`ProblemStruct.constants`). C and K are per group, as `ConvProblem`
-holds them.
+(its place in `problem.DIRECTIONS`: forward 0, bwd_data 1, bwd_weight 2); a GEMM problem's `variant`
+(standard 0, preshuffle 1, multi_d 2) and D tensors (`num_d_tensors`; `d_layout` and `elementwise_op`
+as codes, 0 for none, then the knob's values in order), so a zero-initialized GEMM problem is a standard
+one. A GEMM problem's direction is always "gemm" and has no field (`ProblemStruct.constants`). C and K are
+per group, as `ConvProblem` holds them.
 """
 
 from __future__ import annotations
@@ -16,14 +18,20 @@ import attrs
 
 from ckast import nodes as n
 from ckast.select.features.featureset import PROBLEM_COLUMNS, problem_columns
-from ckast.select.problem import DIRECTIONS, ConvProblem, Problem
+from ckast.config.knobs import GEMM, KNOBS, VARIANTS
+from ckast.select.problem import D_FIELDS, DIRECTIONS, ConvProblem, GemmProblem, Problem
 
 from .numeric import INT64
 
-_EXTRA = {"gemm": (), "grouped_conv": ("k_batch", "ndim", "direction")}
+_EXTRA = {"gemm": ("variant", *D_FIELDS), "grouped_conv": ("k_batch", "ndim", "direction")}
 _NAMES = {"gemm": "GemmProblem", "grouped_conv": "ConvProblem"}
 _CONSTANTS = {"gemm": {"direction": "gemm"}, "grouped_conv": {}}
-_CODES = {"gemm": {}, "grouped_conv": {"direction": {d: i for i, d in enumerate(DIRECTIONS)}}}
+_CODES = {
+    "gemm": {"variant": {v: i for i, v in enumerate(VARIANTS[GEMM])},
+             **{k.name: {v: i for i, v in enumerate(("", *k.choices))} for k in KNOBS
+                if k.name in D_FIELDS and k.type is str}},
+    "grouped_conv": {"direction": {d: i for i, d in enumerate(DIRECTIONS)}},
+}
 
 
 @attrs.frozen
@@ -63,6 +71,9 @@ class ProblemStruct:
         if isinstance(problem, ConvProblem):
             columns.update(k_batch=problem.k_batch, ndim=problem.ndim,
                            direction=self.codes["direction"][problem.direction])
+        elif isinstance(problem, GemmProblem):
+            columns.update({f: self.codes[f][getattr(problem, f)] if f in self.codes else getattr(problem, f)
+                            for f in _EXTRA["gemm"]})
         return tuple(columns[f] for f in self.fields)
 
 

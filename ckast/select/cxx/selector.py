@@ -7,7 +7,8 @@ Three files, through ckast's nodes and printer only:
   (the applicable kernels of the problem's part, best predicted first, ties by kernel name: what
   `ckast select` ranks) and `select` (their names). Only the standard library is included.
 - `ckast_selector.cpp`: one namespace per part (kind, direction, rank, datatype, layout). Each holds the
-  part's kernel names, its applicability (`lower_applicability`), the features its predictor reads
+  part's kernel names, its applicability (`lower_applicability`, of the layers chosen: by default CK's
+  dispatcher's check as well as the kernel's, what a dispatcher user gets), the features its predictor reads
   (`lower_features`: kernel- and hardware-only subtrees are constants here) and the predictor: the
   analytic model's tree, or a LightGBM forest (`lower_forest`, partially evaluated per kernel). A part's
   `rank` tests each kernel's applicability first and scores only the applicable ones.
@@ -22,7 +23,9 @@ Three files, through ckast's nodes and printer only:
   LightGBM at run time.
 
 A part without a model uses the analytic model; `--model` directories are matched to parts by their
-spec (op type, datatype, arch, conv direction).
+spec (op type, datatype, arch, conv direction). A GEMM part holds every variant; the problem struct's
+`variant` and D fields choose among them (zero: a standard GEMM, which is what CK's dispatcher `Problem`
+and `GemmHostArgs` describe).
 """
 
 from __future__ import annotations
@@ -33,9 +36,9 @@ import attrs
 
 from ckast import nodes as n
 from ckast.arch.hardware import hardware
+from ckast.select.applicability import LAYERS, describe_layers
 from ckast.select.features.featureset import hw_columns
 from ckast.select.library import Library, Part
-from ckast.select.problem import DIRECTIONS
 
 from .lower_expr import lower_features
 from .lower_forest import lower_forest
@@ -82,6 +85,7 @@ class PartPlan:
     datatype: str
     layout: str | None
     model: object | None
+    layers: tuple[str, ...] = LAYERS
 
     @property
     def namespace(self) -> str:
@@ -92,9 +96,9 @@ class PartPlan:
         return "analytic" if self.model is None else f"lightgbm ({self.model.trees} trees)"
 
 
-def plan(library: Library, models: Sequence[object] = ()) -> list[PartPlan]:
+def plan(library: Library, models: Sequence[object] = (), layers: Sequence[str] = LAYERS) -> list[PartPlan]:
     """The library's parts in a fixed order (kind, direction, rank, datatype, layout), each with the first of
-    `models` whose spec fits it, or None (the analytic model)."""
+    `models` whose spec fits it, or None (the analytic model), and the applicability `layers`."""
     from ckast.select.forest import ModelError
 
     plans = []
@@ -108,13 +112,14 @@ def plan(library: Library, models: Sequence[object] = ()) -> list[PartPlan]:
                 continue
             model = candidate
             break
-        plans.append(PartPlan(index, part, kind, direction, ndim, datatype, layout, model))
+        plans.append(PartPlan(index, part, kind, direction, ndim, datatype, layout, model, tuple(layers)))
     return plans
 
 
-def selector_files(library: Library, models: Sequence[object] = ()) -> tuple[list[tuple[str, str]], list[PartPlan]]:
-    """The selector's files (path, text) and the plan they implement."""
-    plans = plan(library, models)
+def selector_files(library: Library, models: Sequence[object] = (),
+                   layers: Sequence[str] = LAYERS) -> tuple[list[tuple[str, str]], list[PartPlan]]:
+    """The selector's files (path, text) and the plan they implement (applicability of `layers`)."""
+    plans = plan(library, models, layers)
     kinds = sorted({p.kind for p in plans})
     files = [(HEADER, _header(plans, kinds)), (SOURCE, _source(plans, kinds)), (ADAPTERS, _adapters(kinds)),
              (GLUE, _glue(kinds))]
@@ -142,20 +147,27 @@ def _selector_params(kind: str) -> list[n.FuncParam]:
     return params
 
 
+_BARE_CODES = ("direction", "variant")
+"""Coded problem fields whose values are named bare in the header (`forward`, `preshuffle`); the others'
+values as `<field>_<value>` (`d_layout_r`, `elementwise_op_MultiDAdd`)."""
+
+
 def _header(plans: list[PartPlan], kinds: list[str]) -> n.File:
     body: list[n.Decl] = []
     for kind in kinds:
         body.append(problem_struct(kind).decl())
-    if "grouped_conv" in kinds:
-        codes = problem_struct("grouped_conv").codes["direction"]
-        body += [n.VarDecl(n.type_of("std", "int64_t"), d, n.IntLit(codes[d]), inline=True, constexpr=True) for d in DIRECTIONS]
+    for kind in kinds:
+        for field, codes in problem_struct(kind).codes.items():
+            body += [n.VarDecl(n.type_of("std", "int64_t"), value if field in _BARE_CODES else f"{field}_{value}",
+                               n.IntLit(code), inline=True, constexpr=True) for value, code in codes.items() if value]
     body.append(_choice_struct())
     for kind in kinds:
         params = _selector_params(kind)
         held = ", ".join(sorted({f"{p.datatype}" + (f" {p.layout}" if p.layout else "") for p in plans
                                  if p.kind == kind}))
         body += [
-            n.Comment(f"The library's applicable kernels for `problem`, best predicted first (ties by name). `datatype`"
+            n.Comment(f"The library's applicable kernels for `problem` ({describe_layers(plans[0].layers)}), best "
+                      f"predicted first (ties by name). `datatype`"
                       f"{' and `layout`' if kind == 'gemm' else ''} choose the part when the library holds several "
                       f"({held}); std::invalid_argument when they are needed and not given."),
             n.FunctionDef("rank", CHOICES, params, None),
@@ -199,7 +211,7 @@ def _part(p: PartPlan) -> n.Namespace:
     part = p.part
     struct = problem_struct(p.kind)
     problem, k = n.ident("problem"), n.ident("k")
-    ok = lower_applicability(part.table, p.kind, problem=problem, kernel=k, prefix="ok")
+    ok = lower_applicability(part.table, p.kind, problem=problem, kernel=k, prefix="ok", layers=p.layers)
     decls: list[n.Decl] = [
         n.Comment(f"{p.kind} {p.direction}{f' {p.ndim}-D' if p.ndim else ''} {p.datatype}"
                   f"{f' {p.layout}' if p.layout else ''}: {len(part)} kernels, {p.predictor}"),
@@ -561,10 +573,11 @@ def _conv_glue(profile) -> tuple[list[n.Decl], list[n.Header]]:
 # ----- writing -------------------------------------------------------------------------------------------------
 
 
-def write_selector(library_dir, model_dirs: Sequence, out) -> dict:
-    """Write the selector of the library at `library_dir` (with the LightGBM models of `model_dirs`) into the
-    directory `out`, with a manifest; files are written only when they change. LibraryError / ModelError (bad
-    input) name what is wrong; nothing is written then."""
+def write_selector(library_dir, model_dirs: Sequence, out, layers: Sequence[str] = LAYERS) -> dict:
+    """Write the selector of the library at `library_dir` (with the LightGBM models of `model_dirs`, applicability
+    of `layers`) into the directory `out`, with a manifest (which records the library's folder relative to `out`);
+    files are written only when they change. LibraryError / ModelError (bad input) name what is wrong; nothing is
+    written then."""
     from pathlib import Path
 
     from ckast.output.transaction import Transaction
@@ -573,18 +586,21 @@ def write_selector(library_dir, model_dirs: Sequence, out) -> dict:
     from ckast.select.library import LibraryError, load_library
     from ckast.select.lightgbm_model import load_model
 
+    from .record import library_record
+
     library = load_library(Path(library_dir))
     if Path(out).resolve() == Path(library_dir).resolve():
         raise LibraryError(f"-o: {out} is the library's own directory; the selector goes into a directory of its own")
     models = [load_model(Path(m)) for m in model_dirs]
-    files, plans = selector_files(library, models)
+    files, plans = selector_files(library, models, layers)
     for model in models:
         if not any(p.model is model for p in plans):
             raise ModelError(f"{model.path}: the model ({model.spec.get('op_type')} {model.spec.get('dtype')} "
                              f"{model.spec.get('arch')}{' ' + model.spec['direction'] if 'direction' in model.spec else ''})"
                              f" fits no part of the library")
     manifest = {"selector": {
-        "library": str(library_dir),
+        "library": library_record(library_dir, out),
+        "applicability": list(layers),
         "parts": [{"namespace": p.namespace, "kind": p.kind, "direction": p.direction, "ndim": p.ndim,
                    "datatype": p.datatype, "layout": p.layout, "kernels": len(p.part), "predictor": p.predictor,
                    **({"model": str(p.model.path)} if p.model is not None else {})} for p in plans]}}
