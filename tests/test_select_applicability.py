@@ -416,30 +416,30 @@ WAVE32 = config(kind="gemm", arch="gfx1201", pad_k=True, tile_m=32, tile_n=64, t
 
 @pytest.mark.parametrize(("problem", "kernel", "message"), [
     (gemm_problem({"M": 128, "N": 128, "K": 128}), FORWARD,
-     ("kernel.direction: a kernel serves GEMM problems or one conv direction; kernel_direction == direction is "
+     ("kernel.direction (kernel layer): a kernel serves GEMM problems or one conv direction; kernel_direction == direction is "
       "false (kernel_direction=forward, direction=gemm)")),
     (conv_problem(dict(CONV_3X3, C=24)), FORWARD,
-     "conv.vector_b: C is whole vectors of GEMM B; (C % vector_size_b) == 0 is false (C=12, vector_size_b=8)"),
+     "conv.vector_b (kernel layer): C is whole vectors of GEMM B; (C % vector_size_b) == 0 is false (C=12, vector_size_b=8)"),
     (conv_problem(dict(CONV_3X3, k_batch=2)), FORWARD,
-     ("conv.split_k: the forward kernel (and the wheel's backward-data kernel) never splits K; k_batch == 1 is "
+     ("conv.split_k (kernel layer): the forward kernel (and the wheel's backward-data kernel) never splits K; k_batch == 1 is "
       "false (k_batch=2)")),
     (gemm_problem({"M": 128, "N": 128, "K": 64, "k_batch": 8}), config(kind="gemm", ck_api=NEW),
-     ("gemm.k_batch_warp_tiles: at most one K split per warp tile of K; k_batch <= ceil_div(K, warp_tile_k) is "
+     ("gemm.k_batch_warp_tiles (kernel layer): at most one K split per warp tile of K; k_batch <= ceil_div(K, warp_tile_k) is "
       "false (k_batch=8, K=64, warp_tile_k=16)")),
     (gemm_problem({"M": 128, "N": 128, "K": 64, "k_batch": 8}), config(kind="gemm", ck_api=OLD),
-     ("gemm.pad_k: without K padding, K is whole k_batch x tile_k blocks; (K % (tile_k * k_batch)) == 0 is false "
+     ("gemm.pad_k (kernel layer): without K padding, K is whole k_batch x tile_k blocks; (K % (tile_k * k_batch)) == 0 is false "
       "(K=64, tile_k=64, k_batch=8)")),
     (gemm_problem({"M": 128, "N": 128, "K": 130}), config(kind="gemm", pad_k=True),
-     ("gemm.vector_a: A's contiguous dimension (K row-major, M column-major) is whole load vectors; "
+     ("gemm.vector_a (kernel layer): A's contiguous dimension (K row-major, M column-major) is whole load vectors; "
       "(where(a_row, K, M) % vector_a) == 0 is false (layout=rcr, K=130, M=128, vector_a=8)")),
     (conv_problem(CONV_3X3), config(kind="grouped_conv", variant="forward", pipeline="comp_async", ck_api=NEW),
-     "conv.async_device: async pipelines run on gfx950 only; arch == 'gfx950' is false (arch=gfx942)"),
+     "conv.async_device (kernel layer): async pipelines run on gfx950 only; arch == 'gfx950' is false (arch=gfx942)"),
     (gemm_problem({"M": 32, "N": 64, "K": 12}), WAVE32,
-     ("gemm.vector_b: B's contiguous dimension (N row-major, K column-major) is whole load vectors; "
+     ("gemm.vector_b (kernel layer): B's contiguous dimension (N row-major, K column-major) is whole load vectors; "
       "(where(b_row, N, K) % vector_b) == 0 is false (layout=rcr, N=64, K=12, vector_b=8)")),
     (conv_problem({"G": 8, "N": 16, "C": 8, "K": 8, "Hi": 32, "Wi": 32, "Y": 3, "X": 3, "pad_h": 1, "pad_w": 1}),
      DEPTHWISE_TILES,
-     ("depthwise.output_tile: a block holding several tiles covers the whole output with one; (output[-2] <= "
+     ("depthwise.output_tile (kernel layer): a block holding several tiles covers the whole output with one; (output[-2] <= "
       "tile_h) and (output[-1] <= tile_w) is false (output[-2]=32, tile_h=8, output[-1]=32, tile_w=8)")),
 ])
 def test_why_not_names_the_first_refusing_condition_with_its_values(problem, kernel, message):

@@ -63,7 +63,7 @@ def test_m257_is_declined_by_ck_s_dispatcher_and_accepted_by_the_launchers(sweep
     assert direct["layers"] == ["kernel"] and direct["problems"][0]["applicable"] == 32
     name = direct["problems"][0]["top"][0]["name"]
     why = _json(sweep, "M=257,N=1024,K=512", "--why-not", name)["problems"][0]["why_not"][0]["reason"]
-    assert why.startswith("dispatcher.pad_m: without pad_m, CK's dispatcher takes M in whole tiles only")
+    assert why.startswith("dispatcher.pad_m (dispatcher layer): without pad_m, CK's dispatcher takes M in whole tiles only")
     assert why.endswith("(M % tile_m) == 0 is false (M=257, tile_m=64)")
     assert _json(sweep, "M=257,N=1024,K=512", "--why-not", name, "--kernel-only")["problems"][0]["why_not"][0][
         "reason"] is None
@@ -74,8 +74,8 @@ def test_a_kernel_s_own_check_still_refuses_where_it_must(sweep):
     which asks first."""
     config = load_library(sweep).configs[0]
     problem = gemm_problem({"M": 256, "N": 1000, "K": 512})
-    assert why_not(problem, config).startswith("dispatcher.pad_n:")
-    assert why_not(problem, config, KERNEL_ONLY).startswith("gemm.pad_n:")
+    assert why_not(problem, config).startswith("dispatcher.pad_n (dispatcher layer):")
+    assert why_not(problem, config, KERNEL_ONLY).startswith("gemm.pad_n (kernel layer):")
 
 
 def test_the_swept_shapes_are_accepted_by_all_32(sweep):
@@ -133,11 +133,12 @@ def test_why_not_names_the_variant_and_the_d_tensors(variants):
     preshuffle = next(c for c in library.configs if c["variant"] == "preshuffle")
     multi_d = next(c for c in library.configs if c["variant"] == "multi_d" and c["datatype"] == "fp16")
     assert why_not(gemm_problem({"M": 512, "N": 512, "K": 512}), preshuffle) == (
-        "gemm.variant: a kernel runs the GEMM of its variant: standard (C = A x B), preshuffle (B pre-shuffled) or "
+        "gemm.variant (kernel layer): a kernel runs the GEMM of its variant: standard (C = A x B), preshuffle (B pre-shuffled) or "
         "multi_d (with D tensors); variant == variant is false (variant=preshuffle, variant=standard)")
     two = gemm_problem({"M": 512, "N": 512, "K": 512, "variant": "multi_d", "num_d_tensors": 2})
-    assert why_not(two, multi_d).startswith("gemm.d_tensors: a multi-D kernel takes the problem's D tensors")
-    assert why_not(two, multi_d, KERNEL_ONLY).startswith("gemm.d_tensors:")  # the op is no dispatcher matter
+    assert why_not(two, multi_d).startswith(
+        "gemm.d_tensors (kernel layer): a multi-D kernel takes the problem's D tensors")
+    assert why_not(two, multi_d, KERNEL_ONLY).startswith("gemm.d_tensors (kernel layer):")  # the op is no dispatcher matter
 
 
 FP16_RCR = ("--datatype", "fp16", "--layout", "rcr")

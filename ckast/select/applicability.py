@@ -372,13 +372,14 @@ def serves(problem: Problem, kernels: KernelTable | Sequence[Mapping[str, Any]])
 
 
 def why_not(problem: Problem, config: Mapping[str, Any], layers: Sequence[str] = LAYERS) -> str | None:
-    """The first condition of `layers` that refuses `config` for `problem` (its name, reason, requirement
-    and the values it read), or None when the kernel accepts the problem."""
+    """The first condition of `layers` that refuses `config` for `problem` (its name, layer, reason,
+    requirement and the values it read), or None when the kernel accepts the problem."""
     scope = Scope(KernelTable.of([config]), problem_fields(problem))
     for condition in conditions(problem.kind, layers):
         if _first(scope.value(condition.when)) and not _first(scope.value(condition.require)):
             values = ", ".join(f"{text(leaf)}={_shown(scope.value(leaf), leaf)}" for leaf in leaves(condition.require))
-            return f"{condition.name}: {condition.reason}; {text(condition.require)} is false ({values})"
+            return (f"{condition.name} ({condition.layer} layer): {condition.reason}; {text(condition.require)} is "
+                    f"false ({values})")
     return None
 
 
