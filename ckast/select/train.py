@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
@@ -30,10 +30,10 @@ DEFAULT_PARAMS: Mapping[str, Any] = {
     "max_bin": 63, "feature_fraction": 0.8, "bagging_fraction": 0.8, "bagging_freq": 1, "lambda_l2": 1.0,
     "verbose": -1, "deterministic": True, "force_row_wise": True, "num_threads": 1,
 }
-"""One LightGBM thread per fit: the fits (the final model and the CV folds) run side by side instead. On two
-cores one row-wise thread was the fastest fit (col-wise 1.6x slower); a second thread was no faster on an idle
-machine, several times slower on a loaded one (OpenMP threads spin waiting for each other), and row-wise it
-changes the model (histograms summed in another order)."""
+"""One LightGBM thread per fit: the fits (the final model and the CV folds) run side by side instead. Measured
+on two cores: one row-wise thread is 1.6x faster than one col-wise; a second thread made a fit at most 1.4x
+faster on an idle machine (two fits side by side: nearly 2x), several times slower on a loaded one (OpenMP
+threads spin waiting for each other), and row-wise it changes the model (histograms summed in another order)."""
 OP_TYPE = {"gemm": "gemm_universal", "grouped_conv": "grouped_conv"}
 
 
@@ -117,7 +117,7 @@ def default_jobs() -> int:
 
 
 def fit(data: Dataset, rows: np.ndarray, params: Mapping[str, Any], trees: int, names: list[str],
-        categorical: list[int], callbacks: list[Callable[[Any], None]] = ()):
+        categorical: list[int], callbacks: Sequence[Callable[[Any], None]] = ()):
     from .lightgbm_model import lightgbm_module
 
     lightgbm = lightgbm_module()
