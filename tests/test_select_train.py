@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import pty
+import sys
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -15,7 +20,8 @@ from ckast.select.features import feature_set
 from ckast.select.library import load_library
 from ckast.select.timings import TimingError, read_timings
 from ckast.select.evaluate import group_runs
-from ckast.select.train import group_folds
+from ckast.select.progress import Progress
+from ckast.select.train import fit_all, group_folds
 
 from .select_helpers import conv_entries, gemm_entries, synth_module, write_library
 
@@ -167,12 +173,87 @@ def test_train_eval_round_trip_on_synthetic_data(libs, tables, tmp_path):
     assert code == 0 and out.splitlines()[1].split() == ["group", "problems", "mean", "P10", "P50", "min", "top-1", "top-5"]
 
 
-def test_training_is_deterministic(libs, tables, tmp_path):
-    for name in ("a", "b"):
-        code, _, err = _invoke("train", "--data", str(tables["train"]), "--library", str(libs["conv"]), "-o",
-                               str(tmp_path / name), "--trees", "20", "--folds", "0", "-j", "1")
-        assert code == 0, err
-    assert (tmp_path / "a" / "model_tflops.lgbm").read_text() == (tmp_path / "b" / "model_tflops.lgbm").read_text()
+def test_training_is_deterministic_whatever_the_jobs(libs, tables, tmp_path):
+    outs = []
+    for jobs in ("1", "4"):  # 4: the final model and the 3 folds at once
+        code, out, err = _invoke("train", "--data", str(tables["train"]), "--library", str(libs["conv"]), "-o",
+                                 str(tmp_path / jobs), "--trees", "20", "--folds", "3", "-j", jobs)
+        assert code == 0 and err == "", err  # no progress line when stderr is not a terminal
+        outs.append(out.splitlines()[:-1])  # the last line names the directory and the time
+    assert outs[0] == outs[1] and "3-fold GroupKFold" in outs[0][1]
+    for name in ("model_tflops.lgbm", "feature_spec.json", "cv_metrics.json"):
+        assert (tmp_path / "1" / name).read_bytes() == (tmp_path / "4" / name).read_bytes(), name
+
+
+def test_fits_at_a_time_times_threads_stay_within_jobs(libs, tables, tmp_path, monkeypatch):
+    real, lock, threads, running, most = lgb.train, threading.Lock(), [], [0], [0]
+    together = threading.Barrier(2, timeout=10)  # the first two fits must run at once, or this fails
+
+    def counted(params, *args, **kwargs):
+        with lock:
+            threads.append(params["num_threads"])
+            number = len(threads)
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            if number <= 2:
+                together.wait()
+            return real(params, *args, **kwargs)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(lgb, "train", counted)
+    code, _, err = _invoke("train", "--data", str(tables["train"]), "--library", str(libs["conv"]), "-o",
+                           str(tmp_path / "m"), "--trees", "5", "--folds", "4", "-j", "2")
+    assert code == 0, err
+    assert len(threads) == 5 and set(threads) == {1} and most[0] == 2  # 2 fits at a time x 1 thread = -j 2
+
+
+def test_a_failing_fit_stops_the_others():
+    stopped = []
+
+    def endless(callbacks):
+        try:
+            for _ in range(10_000):  # 10 s unless stopped
+                for callback in callbacks:
+                    callback(None)
+                time.sleep(0.001)
+        except BaseException:
+            stopped.append(True)
+            raise
+
+    def failing(callbacks):
+        raise ValueError("no such fit")
+
+    with pytest.raises(ValueError, match="no such fit"):
+        fit_all([endless, failing], 2)
+    assert stopped == [True]
+
+
+def test_progress_line_names_the_fits_running():
+    shown, now = [], [0.0]
+    progress = Progress(2, 10, shown.append, interval=1.0, clock=lambda: now[0])
+    for at, fit, done in ((0.0, 0, 1), (0.5, 1, 3), (1.2, 2, 2), (1.3, 0, 10), (1.4, 1, 4)):
+        now[0] = at
+        progress.tree(fit, done)
+    progress.close()
+    assert shown == ["final model: 1 of 30 trees, 0 s",  # (0.5 s: within the interval, not shown)
+                     "final model, fold 1 of 2, fold 2 of 2: 6 of 30 trees, 1 s",
+                     "fold 1 of 2, fold 2 of 2: 15 of 30 trees, 1 s",  # a fit ended: shown at once
+                     ""]
+
+
+def test_progress_is_shown_on_a_terminal(libs, tables, tmp_path, monkeypatch, capsys):
+    master, slave = pty.openpty()
+    with os.fdopen(slave, "w") as terminal, os.fdopen(master, "rb", buffering=0) as screen:
+        monkeypatch.setattr(sys, "stderr", terminal)
+        select.main(["train", "--data", str(tables["train"]), "--library", str(libs["conv"]), "-o",
+                     str(tmp_path / "m"), "--trees", "10", "--folds", "2", "-j", "2"], standalone_mode=False)
+        terminal.flush()
+        shown = screen.read(65536).decode()
+    assert "10 trees, " in capsys.readouterr().out
+    assert shown.startswith("\r") and "30 of 30 trees, " in shown and shown.endswith("\r\x1b[K"), shown
 
 
 def test_analytic_model_is_the_oracle_of_noiseless_synthetic_data(libs, tables):

@@ -5,7 +5,8 @@
    library's part tables already built (`first` is the first problem's cost, tables included).
 2. 1,000 problems batched: `ckast select --problems FILE --json` as a user runs it (a fresh process,
    library loading and start-up included), analytic model.
-3. Training on `--rows` synthetic rows (`ckast select train --folds 0`, then with 5-fold CV), 2 threads.
+3. Training on `--rows` synthetic rows (`ckast select train --folds 0`, then with 5-fold CV), with the
+   default `-j` (the cores this process may run on); the load average is printed with the figures.
 4. Selection quality on held-out synthetic shapes (another seed) for the trained model and for the
    analytic model: mean, P10 and min efficiency against the oracle, top-1 and top-5.
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -145,11 +147,14 @@ def main() -> None:
     print(f"synthetic tables: {len(rows)} training rows ({problems} shapes), {args.held_out} held-out shapes")
 
     model = work / "model"
-    train = ("select", "train", "--data", str(train_csv), "--library", str(library), "-j", "2")
+    train = ("select", "train", "--data", str(train_csv), "--library", str(library))
+    load = os.getloadavg()[0]
     train_s, train_cpu, _ = timed(*train, "-o", str(model), "--folds", "0")
     cv_s, cv_cpu, cv_out = timed(*train, "-o", str(work / "cv"))
     big = work / f"model_{args.trees}"
     big_s, big_cpu, _ = timed(*train, "-o", str(big), "--folds", "0", "--trees", str(args.trees))
+    big_cv_s, big_cv_cpu, _ = timed(*train, "-o", str(work / f"cv_{args.trees}"), "--trees", str(args.trees))
+    load = (load, os.getloadavg()[0])
 
     first_a, rank_a, max_a = rank_times(library, None, args.repeats)
     forward = [p for p in PROBLEMS if "direction" not in p]  # the model is a forward model
@@ -165,8 +170,9 @@ def main() -> None:
           f"(first {first_m:.0f} ms)  goal <= {GOALS['rank_model_ms']} ms")
     print(f"1,000 problems, one `ckast select` run: {batch_s:.2f} s (CPU {batch_cpu:.2f} s)  goal <= {GOALS['batch_s']} s")
     print(f"train {len(rows)} rows: {trees} trees {train_s:.1f} s (CPU {train_cpu:.1f} s); with 5-fold CV "
-          f"{cv_s:.1f} s (CPU {cv_cpu:.1f} s); {args.trees} trees {big_s:.1f} s (CPU {big_cpu:.1f} s)  "
-          f"goal <= {GOALS['train_s']} s")
+          f"{cv_s:.1f} s (CPU {cv_cpu:.1f} s); {args.trees} trees {big_s:.1f} s (CPU {big_cpu:.1f} s), with 5-fold "
+          f"CV {big_cv_s:.1f} s (CPU {big_cv_cpu:.1f} s)  goal <= {GOALS['train_s']} s; "
+          f"{len(os.sched_getaffinity(0))} cores, load average {load[0]:.2f} before, {load[1]:.2f} after")
     print("cross-validation (synthetic): " + " ".join(line.strip() for line in cv_out.splitlines()[2:4]))
     for name, q in ((f"LightGBM {trees} trees", quality(library, held, model)),
                     (f"LightGBM {args.trees} trees", quality(library, held, big)), ("analytic", quality(library, held, None))):

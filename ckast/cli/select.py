@@ -105,7 +105,9 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
 @click.option("--folds", type=click.IntRange(min=0), default=5, show_default=True,
               help="GroupKFold folds for the CV metrics (0: no cross-validation).")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=2, show_default=True, help="LightGBM threads.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Fits at a time (the final model and each CV fold, one LightGBM thread each); the model is the "
+                   "same for any.  [default: the cores ckast may run on]")
 def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed, jobs):
     """Train a LightGBM model (log1p TFLOPS) from timing tables of a library's kernels.
 
@@ -125,19 +127,23 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed
     from ckast.arch.hardware import hardware
     from ckast.select.evaluate import table
     from ckast.select.lightgbm_model import MissingPackage
-    from ckast.select.train import TrainError, dataset, train as fit, write_model
+    from ckast.select.train import TrainError, dataset, default_jobs, train as fit, write_model
 
     start = time.perf_counter()
     if folds == 1:
         bad_input(["--folds: 1 fold cannot cross-validate (give 0 or at least 2)"])
     library, timings = _read(library_dir, data, skip_bad, kernels_file)
+    progress = _progress(folds, trees)
     try:
         rows = dataset(list(timings.runs), library, hardware)
-        booster, spec, cv = fit(rows, trees, folds, seed, jobs)
+        booster, spec, cv = fit(rows, trees, folds, seed, jobs or default_jobs(), progress.tree if progress else None)
     except TrainError as exc:
         bad_input([str(exc)])
     except MissingPackage as exc:
         fail(exc)
+    finally:
+        if progress:
+            progress.close()
     try:
         write_model(out_dir, booster, spec, cv)
     except OSError as exc:
@@ -233,6 +239,21 @@ def _read(library_dir, data, skip_bad, kernels_file, layers=None):
     if len(timings.bad) > _SHOWN_BAD:
         click.echo(f"skipped: ... and {len(timings.bad) - _SHOWN_BAD} more bad rows", err=True)
     return library, timings
+
+
+def _progress(folds: int, trees: int):
+    """A line on stderr showing the training's progress when stderr is a terminal, else None."""
+    import sys
+
+    if not sys.stderr.isatty():
+        return None
+    from ckast.select.progress import Progress
+
+    def show(line: str) -> None:
+        sys.stderr.write(f"\r{line}\x1b[K")
+        sys.stderr.flush()
+
+    return Progress(folds, trees, show)
 
 
 def _dropped(timings) -> str:
