@@ -324,15 +324,18 @@ def test_a_name_the_kernel_table_lacks_is_refused(libs, tmp_path):
     assert not (tmp_path / "m").exists()
 
 
-@pytest.mark.slow
 def test_train_cross_validates_on_the_mi355x_table(libs, tmp_path):
-    """`select train --folds 5` (GroupKFold by problem shape) on CK's MI355X table."""
+    """`select train` with its defaults (5-fold GroupKFold by problem shape) on CK's MI355X table: its held-out
+    figures stay at least those of the README (98.3% mean, 94.2% P10), above CK's published 93.05% / 79.21%."""
     pytest.importorskip("lightgbm")
     code, out, err = _invoke("train", "--data", CONV_TABLE, "--kernels", CONV_KERNELS, "--library", libs["conv"],
-                             "-o", tmp_path / "m", "--folds", "5", "-j", "1")
+                             "-o", tmp_path / "m")
     assert code == 0, err
+    assert out.splitlines()[0] == ("3760 runs, 2405 (problem, kernel) pairs of 185 problems (grouped_conv forward, "
+                                   "bf16, gfx950)")
     cv = json.loads((tmp_path / "m" / "cv_metrics.json").read_text())
     assert cv["folds"] == 5 and cv["problems"] == 185 and cv["rows"] == 185 * 13
+    assert cv["efficiency"]["mean"] >= 0.98 and cv["efficiency"]["p10"] >= 0.94
     analytic = json.loads(_invoke("eval", "--data", CONV_TABLE, "--kernels", CONV_KERNELS, "--library", libs["conv"],
                                   "--json")[1])["all"]["all"]
     assert cv["efficiency"]["mean"] > analytic["mean"] and cv["efficiency"]["p10"] > analytic["p10"]

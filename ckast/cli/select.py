@@ -148,7 +148,8 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed
         write_model(out_dir, booster, spec, cv)
     except OSError as exc:
         fail(f"{out_dir}: cannot write the model: {exc.strerror or exc}")
-    click.echo(f"{len(rows.tflops)} runs of {len(rows.problems)} problems ({spec['op_type']}"
+    click.echo(f"{len(timings.runs)} runs, {len(rows.tflops)} (problem, kernel) pairs of {len(rows.problems)} problems "
+               f"({spec['op_type']}"
                f"{' ' + spec['direction'] if 'direction' in spec else ''}, {spec['dtype']}, {spec['arch']})"
                f"{_dropped(timings)}")
     if cv["folds"]:
