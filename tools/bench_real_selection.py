@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import calibrate_analytic as cal_tool  # noqa: E402
 
 from ckast.arch.calibration import calibration  # noqa: E402
+from ckast.select.analytic import gemm_view  # noqa: E402
 from ckast.select.evaluate import outcome, summary  # noqa: E402
 
 FOLDS = 5
@@ -41,6 +42,15 @@ SEED = 0
 CK_LIGHTGBM = {"problems": 231, "mean": 0.9305, "p10": 0.7921, "p50": 0.9680, "min": 0.6306, "top1": 0.216,
                "top5": 0.706}
 """CK's model for this table on 231 other problems of the pool (tile_engine/ops/grouped_conv/comparison_summary_300.csv)."""
+
+
+FAMILIES = (
+    ("1x1", lambda p: p.filter == (1, 1)), ("3x3", lambda p: p.filter == (3, 3)),
+    ("other filters", lambda p: p.filter not in ((1, 1), (3, 3))),
+    ("small N x output (GEMM M < 2048)", lambda p: gemm_view(p)[1] < 2048),
+    ("small C x filter (GEMM K <= 256)", lambda p: gemm_view(p)[3] <= 256),
+)
+"""Shape families the CV figures are broken down by."""
 
 
 class _Scored:
@@ -173,8 +183,7 @@ def main() -> int:
     print(line("analytic, calibrated on the train folds (CV)", figures(conv, cv)))
     shipped = cal_tool.predict(conv, calibration("gfx950"))
     print(line("analytic, shipped constants (in-sample)", figures(conv, shipped)))
-    for family, keep in (("1x1", lambda p: p.filter == (1, 1)), ("3x3", lambda p: p.filter == (3, 3)),
-                         ("other filters", lambda p: p.filter not in ((1, 1), (3, 3)))):
+    for family, keep in FAMILIES:
         chosen = np.array([i for i, p in enumerate(conv.problems) if keep(p)])
         print(line(f"  analytic CV, {family}", figures(conv, cv, chosen)))
 
@@ -195,11 +204,18 @@ def main() -> int:
         fitted = cal_tool.fit(gemm.subset(others, "train"), base, cal_tool.GEMM_FITTED, False)
         loso[gemm.rows_of(np.array([s]))] = cal_tool.predict(gemm.subset(np.array([s]), "held"), fitted)
     print(line("analytic, leave-one-shape-out (runs combined)", figures(gemm, loso)))
+    for p, problem in enumerate(gemm.problems):
+        rows = slice(gemm.starts[p], gemm.starts[p + 1])
+        pick = int(np.lexsort((gemm.part.name_order[gemm.rows[rows]], -loso[rows]))[0])
+        print(f"  M={problem.M},N={problem.N},K={problem.K}: leave-one-shape-out pick predicted "
+              f"{loso[rows][pick]:.0f} TFLOPS, measured {gemm.tflops[rows][pick]:.0f} (best measured "
+              f"{gemm.tflops[rows].max():.0f})")
 
     print("\nnoise floor: repeated measurements of one kernel on one problem")
     spread, eff, kernels = noise_floor(repeats(cal_tool.CONV_TABLES, conv_library))
-    print(f"MI355X: median |log ratio| of two runs {spread:.2%}; picking by one run among the <= {kernels} kernels "
-          "measured twice, scored on the other:")
+    print(f"MI355X: median |log ratio| of two runs {spread:.2%}; picking by one run among a problem's kernels "
+          f"measured twice (names CK built as one kernel; all {kernels} on the shapes measured twice), scored on the "
+          "other:")
     print(efficiency_line("  pick by one repeat", eff))
     spread, eff, kernels = noise_floor(repeats(cal_tool.GEMM_TABLES, cal_tool.library_of(cal_tool.GEMM[0])))
     print(f"MI300X: median |log ratio| of runs A and B {spread:.2%}; picking by one run among {kernels} kernels, "

@@ -64,7 +64,7 @@ BOUNDS: Mapping[str, tuple[float, float, float]] = {
     "matrix_fraction": (0.5, 0.05, 1.0),
     "feed_bytes_per_clock": (32.0, 4.0, 512.0),
     "im2col_feed_cost": (2.0, 1.0, 16.0),
-    "lds_bytes_per_clock": (128.0, 16.0, 1024.0),
+    "lds_bytes_per_clock": (128.0, 16.0, 256.0),
     "wave_issue": (5.0, 0.5, 50.0),
     "tile_latency_us": (1.0, 0.01, 20.0),
     "base_vgprs": (64.0, 8.0, 256.0),

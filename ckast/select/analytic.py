@@ -43,8 +43,8 @@ source; `tools/calibrate_analytic.py` fits them on examples/ck-real and writes t
 CK's grouped-conv forward table, MI300X's from CK's GEMM sweeps (what one tile shape cannot tell, the
 MI355X value), other archs the fallback's. The remaining factors below (pipelines not measured,
 skinny MFMAs, gains, the L2 miss rate, depthwise) are uncalibrated modelling assumptions. The model
-ranks; its TFLOPS are estimates (on the calibration data, the picked kernel's median error is about
-15%, see tools/bench_real_selection.py).
+ranks; its TFLOPS are estimates (the picked kernel's median error: 9% cross-validated on the MI355X
+table, 17% leaving one MI300X sweep shape out; tools/bench_real_selection.py).
 
 The model is data: `analytic_tree(kind, direction, datatype, hw, ndim)` is one float tree of the
 selection language (`select.expr`) giving the predicted TFLOPS from problem columns (`problem_columns`),
