@@ -41,7 +41,8 @@ FOLDS = 5
 SEED = 0
 CK_LIGHTGBM = {"problems": 231, "mean": 0.9305, "p10": 0.7921, "p50": 0.9680, "min": 0.6306, "top1": 0.216,
                "top5": 0.706}
-"""CK's model for this table on 231 other problems of the pool (tile_engine/ops/grouped_conv/comparison_summary_300.csv)."""
+"""CK's model for this table on 231 other problems of the pool (tile_engine/ops/grouped_conv/
+comparison_summary_300.csv)."""
 
 
 FAMILIES = (
@@ -93,9 +94,9 @@ def analytic_cv(data: cal_tool.Measured, folds: np.ndarray) -> np.ndarray:
     predicted = np.empty(len(data.tflops))
     start = cal_tool.start_calibration(data.hw.arch)
     for f in range(FOLDS):
-        train = cal_tool.fit(data.subset(np.flatnonzero(folds != f), "train"), start, cal_tool.CONV_FITTED, True)
+        train = cal_tool.fit(data.subset(np.flatnonzero(folds != f)), start, cal_tool.CONV_FITTED, True)
         held = np.flatnonzero(folds == f)
-        predicted[data.rows_of(held)] = cal_tool.predict(data.subset(held, "held"), train)
+        predicted[data.rows_of(held)] = cal_tool.predict(data.subset(held), train)
     return predicted
 
 
@@ -193,7 +194,8 @@ def main() -> int:
     print(HEADER)
     shipped_cal = calibration("gfx942")
     for label, data in (("A", run_a), ("B", run_b)):
-        print(line(f"analytic, shipped constants (in-sample), run {label}", figures(data, cal_tool.predict(data, shipped_cal))))
+        print(line(f"analytic, shipped constants (in-sample), run {label}",
+                   figures(data, cal_tool.predict(data, shipped_cal))))
     base = cal_tool.mi300x_start(calibration("gfx950"))
     for train, test, label in ((run_a, run_b, "A -> B"), (run_b, run_a, "B -> A")):
         fitted = cal_tool.fit(train, base, cal_tool.GEMM_FITTED, False)
@@ -201,8 +203,8 @@ def main() -> int:
     loso = np.empty(len(gemm.tflops))
     for s in range(len(gemm.problems)):
         others = np.array([p for p in range(len(gemm.problems)) if p != s])
-        fitted = cal_tool.fit(gemm.subset(others, "train"), base, cal_tool.GEMM_FITTED, False)
-        loso[gemm.rows_of(np.array([s]))] = cal_tool.predict(gemm.subset(np.array([s]), "held"), fitted)
+        fitted = cal_tool.fit(gemm.subset(others), base, cal_tool.GEMM_FITTED, False)
+        loso[gemm.rows_of(np.array([s]))] = cal_tool.predict(gemm.subset(np.array([s])), fitted)
     print(line("analytic, leave-one-shape-out (runs combined)", figures(gemm, loso)))
     for p, problem in enumerate(gemm.problems):
         rows = slice(gemm.starts[p], gemm.starts[p + 1])

@@ -27,7 +27,6 @@ over every (problem, kernel) row at once. scipy (which lightgbm installs) does t
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -85,10 +84,12 @@ SOFTMAX_BETA = 30.0
 LEVEL_WEIGHT = 0.5
 """The selection objective's weight of the squared log error (each run's capped at 1)."""
 SOURCES = {
-    "ck_conv_gfx950": "fitted by tools/calibrate_analytic.py on examples/ck-real/grouped_conv_fwd_bf16_gfx950_train.csv "
-                      "(CK's MI355X measurements: 185 shapes x 13 kernels, grouped-conv forward bf16)",
-    "ck_gemm_gfx942": "fitted by tools/calibrate_analytic.py on examples/ck-real/gemm_fp16_rcr_gfx942_sweep_results.csv "
-                      "and _b.csv (CK's MI300X measurements: 4 shapes x 32 GEMM kernels, fp16, two runs)",
+    "ck_conv_gfx950": "fitted by tools/calibrate_analytic.py on examples/ck-real/"
+                      "grouped_conv_fwd_bf16_gfx950_train.csv (CK's MI355X measurements: 185 shapes x 13 kernels, "
+                      "grouped-conv forward bf16)",
+    "ck_gemm_gfx942": "fitted by tools/calibrate_analytic.py on examples/ck-real/"
+                      "gemm_fp16_rcr_gfx942_sweep_results.csv and _b.csv (CK's MI300X measurements: 4 shapes x 32 "
+                      "GEMM kernels, fp16, two runs)",
     "llvm_amdgpu": "LLVM AMDGPU backend documentation (gfx90a and later: 512 VGPRs per lane, architectural and "
                    "accumulation registers in one file): https://llvm.org/docs/AMDGPUUsage.html",
 }
@@ -98,7 +99,6 @@ SOURCES = {
 class Measured:
     """One table's runs as rows, problem by problem (evaluate's order), and what predicting them needs."""
 
-    label: str
     hw: Hardware
     part: Part
     problems: tuple[Problem, ...]
@@ -112,16 +112,18 @@ class Measured:
 
     @property
     def group(self) -> np.ndarray:
+        """Each row's problem (index)."""
         return np.repeat(np.arange(len(self.problems)), np.diff(self.starts))
 
     def rows_of(self, problems: np.ndarray) -> np.ndarray:
         """The rows of the problems `problems` (indices), in order."""
         return np.concatenate([np.arange(self.starts[p], self.starts[p + 1]) for p in problems])
 
-    def subset(self, problems: np.ndarray, label: str) -> Measured:
+    def subset(self, problems: np.ndarray) -> Measured:
+        """The runs of the problems `problems` (indices)."""
         rows = self.rows_of(problems)
         counts = np.diff(self.starts)[problems]
-        return Measured(label, self.hw, self.part, tuple(self.problems[p] for p in problems),
+        return Measured(self.hw, self.part, tuple(self.problems[p] for p in problems),
                         np.concatenate([[0], np.cumsum(counts)]), self.rows[rows], self.tflops[rows],
                         KernelTable.of([self.part.configs[i] for i in self.rows[rows]]),
                         {k: v[rows] for k, v in self.columns.items()})
@@ -134,7 +136,7 @@ def library_of(config_file: str) -> Library:
                    tuple(as_dict(k.config) for k in kernels))
 
 
-def measured(label: str, library: Library, kernels_file: str, tables: Sequence[str]) -> Measured:
+def measured(library: Library, kernels_file: str, tables: Sequence[str]) -> Measured:
     """The runs of `tables` (with CK's kernel table), combined per (problem, kernel) as `ckast select eval`
     combines them (the applicability layers of eval: the kernel's and the dispatcher's checks)."""
     timings = read_timings([REAL / t for t in tables], library, kernels=read_kernel_table(REAL / kernels_file, library),
@@ -152,16 +154,18 @@ def measured(label: str, library: Library, kernels_file: str, tables: Sequence[s
         starts.append(len(rows))
     rows_ = np.array(rows)
     stacked = {name: np.array([c[name] for c in columns]) for name in columns[0]}
-    return Measured(label, hardware(part.arch), part, tuple(problems), np.array(starts), rows_, np.array(tflops),
+    return Measured(hardware(part.arch), part, tuple(problems), np.array(starts), rows_, np.array(tflops),
                     KernelTable.of([part.configs[i] for i in rows_]), stacked)
 
 
 def conv_gfx950() -> Measured:
-    return measured("MI355X grouped-conv forward bf16", library_of(CONV[0]), CONV[1], CONV_TABLES)
+    """CK's MI355X grouped-conv forward table."""
+    return measured(library_of(CONV[0]), CONV[1], CONV_TABLES)
 
 
 def gemm_gfx942(tables: Sequence[str] = GEMM_TABLES) -> Measured:
-    return measured("MI300X GEMM fp16 sweeps", library_of(GEMM[0]), GEMM[1], tables)
+    """CK's MI300X GEMM sweeps (both runs, combined per kernel and shape, or the runs of `tables`)."""
+    return measured(library_of(GEMM[0]), GEMM[1], tables)
 
 
 def predict(data: Measured, cal: Calibration) -> np.ndarray:
@@ -174,16 +178,6 @@ def predict(data: Measured, cal: Calibration) -> np.ndarray:
         value = Scope(data.stacked, data.columns, hw_columns(data.hw)).value(tree)
     data.stacked.cache.clear()  # every candidate calibration is another tree
     return np.asarray(value, dtype=np.float64)
-
-
-def picks(data: Measured, predicted: np.ndarray) -> np.ndarray:
-    """Each problem's picked row: the highest prediction, ties by kernel name (as `ckast select` ranks)."""
-    order = data.part.name_order[data.rows]
-    out = []
-    for p in range(len(data.problems)):
-        lo, hi = data.starts[p], data.starts[p + 1]
-        out.append(lo + int(np.lexsort((order[lo:hi], -predicted[lo:hi]))[0]))
-    return np.array(out)
 
 
 def with_values(cal: Calibration, values: Mapping[str, float]) -> Calibration:
@@ -260,9 +254,11 @@ def calibrate(conv: Measured, gemm: Measured) -> dict[str, tuple[Calibration, di
                 for n in GEMM_FITTED if n not in CONV_FITTED}
     mi355x = with_values(mi355x, borrowed)
     out = {}
-    for arch, cal, fitted, other, note in (
-            ("gfx950", mi355x, CONV_FITTED, "ck_gemm_gfx942", "MI300X's: the MI355X table has no such kernel"),
-            ("gfx942", mi300x, GEMM_FITTED, "ck_conv_gfx950", "MI355X's: the sweep's one tile shape cannot tell it")):
+    notes = {"gfx950": "MI300X's: the MI355X table has no such kernel",
+             "gfx942": "MI355X's: the sweep (one GEMM tile shape) cannot tell it"}
+    for arch, cal, fitted, other in (("gfx950", mi355x, CONV_FITTED, "ck_gemm_gfx942"),
+                                     ("gfx942", mi300x, GEMM_FITTED, "ck_conv_gfx950")):
+        note = notes[arch]
         own = "ck_conv_gfx950" if arch == "gfx950" else "ck_gemm_gfx942"
         values = {n: _round(getattr(cal, n)) for n in CONSTANTS}
         values.update({f"pipeline_step.{p}": _round(v) for p, v in cal.pipeline_step})

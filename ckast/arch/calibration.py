@@ -22,8 +22,8 @@ from ckast.data_files import load_toml
 from .specs import ARCH_NAMES
 
 CONSTANTS = (
-    "matrix_fraction", "feed_bytes_per_clock", "im2col_feed_cost", "lds_bytes_per_clock", "wave_issue", "tile_latency_us", "base_vgprs", "vgprs_per_lane", "wave_tail", "launch_us", "persistent_tile_us",
-    "interwave_step",
+    "matrix_fraction", "feed_bytes_per_clock", "im2col_feed_cost", "lds_bytes_per_clock", "wave_issue",
+    "tile_latency_us", "base_vgprs", "vgprs_per_lane", "wave_tail", "launch_us", "persistent_tile_us", "interwave_step",
 )
 """The scalar constants of an arch's table (`calibration.toml`, `[archs.<arch>]`)."""
 PATH = Path(__file__).with_name("calibration.toml")
