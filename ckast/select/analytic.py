@@ -24,9 +24,9 @@ GPU of `num_cus` CUs of peak matrix rate P (dense, of the datatype; `ckast/arch/
   and its LDS reads ((tm wn + tn wm) tk elements at `lds_bytes_per_clock`), one after the other; a
   tile adds its output tile at the feed rate.
 - **Latency**: a block's k-step lasts at least `wave_issue` times one wave's MFMA time at its SIMD's
-  peak (the loads, LDS reads and waits a wave issues around its MFMAs); a tile
-  adds `tile_latency_us` (prologue loads, epilogue; `persistent_tile_us` more for a persistent kernel,
-  which loops over its tiles).
+  peak (the loads, LDS reads and waits a wave issues around its MFMAs; the waves of a 1024-thread block
+  each do a quarter of a 256-thread block's); a tile adds `tile_latency_us` (prologue loads, epilogue;
+  `persistent_tile_us` more for a persistent kernel, which loops over its tiles).
 - A pipeline's k-step (throughput and latency) costs its `pipeline_step` relative to compv3 (calibrated
   where measured, else `PIPELINE_STEP`), an interwave scheduler's `interwave_step` more.
 - **Time**: the CU's throughput (n x (S x step + output)) plus its latency (rounds x (tile + S x step));
