@@ -8,6 +8,7 @@ import pytest
 
 import ckast.arch.hardware as H
 from ckast.arch import ARCH_NAMES, arch_spec
+from ckast.arch.calibration import CONSTANTS, PATH, calibration
 from ckast.arch.hardware import FIGURES, ck_engine_hardware, hardware
 from ckast.config.knobs import DATATYPES
 from ckast.data_files import load_toml
@@ -40,7 +41,8 @@ def test_lds_and_wavefront_are_archs_toml(arch):
 
 def test_sources_are_public_and_all_used():
     cited = {f["source"] for table in (*RAW["archs"].values(), RAW["ck_engine"],
-                                       *RAW["matrix_flops_per_clock_per_cu"].values())
+                                       *RAW["matrix_flops_per_clock_per_cu"].values(),
+                                       *RAW["mfma_full_rate_k"].values())
              for f in table.values() if isinstance(f, dict)}
     assert cited == set(RAW["sources"])
     for key, text in RAW["sources"].items():
@@ -89,3 +91,36 @@ def test_ck_engine_hardware_is_cks_defaults_overridden_by_the_record():
 def test_unknown_arch_is_refused():
     with pytest.raises(KeyError, match="no hardware profile for 'gfx1030'"):
         hardware("gfx1030")
+
+
+def test_mfma_full_rate_k_is_the_family_s():
+    assert dict(hardware("gfx950").mfma_full_rate_k) == {"fp16": 32, "bf16": 32, "fp8": 128, "bf8": 128}
+    assert hardware("gfx942").mfma_full_rate_k["fp16"] == 16 and "rocm.blogs" in hardware("gfx942").sources[
+        "mfma_full_rate_k.fp16"]
+    assert hardware("gfx90a").mfma_full_rate_k == {} and ck_engine_hardware().mfma_full_rate_k["bf16"] == 32
+
+
+CALIBRATION = load_toml(PATH)
+
+
+@pytest.mark.parametrize("arch", ARCH_NAMES)
+def test_every_arch_has_a_calibration_with_a_source_for_every_constant(arch):
+    cal = calibration(arch)
+    assert cal.arch == (arch if arch in CALIBRATION["archs"] else CALIBRATION["fallback"])
+    for name in CONSTANTS:
+        assert getattr(cal, name) > 0 and cal.sources[name], name
+    assert cal.pipeline_step and all(f"pipeline_step.{p}" in cal.sources for p, _ in cal.pipeline_step)
+
+
+def test_mi355x_and_mi300x_are_calibrated_on_ck_measurements():
+    assert set(CALIBRATION["archs"]) == {"gfx950", "gfx942"}
+    mi355x, mi300x = calibration("gfx950"), calibration("gfx942")
+    assert "grouped_conv_fwd_bf16_gfx950_train.csv" in mi355x.sources["wave_issue"]
+    assert "gemm_fp16_rcr_gfx942_sweep_results.csv" in mi300x.sources["feed_bytes_per_clock"]
+    assert "MI355X's" in mi300x.sources["base_vgprs"] and "MI300X's" in mi355x.sources["interwave_step"]
+    assert "llvm.org" in mi355x.sources["vgprs_per_lane"] and mi355x.vgprs_per_lane == 512
+    cited = {f["source"] for table in CALIBRATION["archs"].values()
+             for f in (*table.values(), *table.get("pipeline_step", {}).values()) if "source" in f}
+    assert cited == set(CALIBRATION["sources"])
+    with pytest.raises(KeyError, match="no calibration"):
+        calibration("gfx000")

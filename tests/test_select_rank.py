@@ -117,10 +117,10 @@ def test_json_features_and_text(libs):
     assert list(entry["features"]) == list(names) and entry["features"]["C"] == 64.0
     assert names[:97] == feature_set("grouped_conv").names and entry["features"]["knob_vector_size_a"] > 0
     assert set(entry) == {"rank", "name", "applicable", "predicted_tflops", "predicted_time_us", "features"}
-    assert data["predictor"] == {"name": "analytic"}
+    assert data["predictor"] == {"name": "analytic", "estimated": True}
     result, out, _ = _run("--library", str(libs["conv"]), "--problem", CONV, "-k", "3")
     lines = out.splitlines()
-    assert result.exit_code == 0 and lines[0].startswith(CONV) and "analytic model" in lines[0]
+    assert result.exit_code == 0 and lines[0].startswith(CONV) and lines[0].endswith("; analytic model (estimates)")
     assert len(lines) == 5 and data["problems"][0]["top"][0]["name"] in lines[2]
 
 

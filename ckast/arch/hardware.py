@@ -2,7 +2,8 @@
 
 `hardware(arch)` is the profile of the product `hardware.toml` names for `arch`; its LDS size,
 wavefront size and family come from `archs.toml` (one source per fact). Peak matrix throughput per
-datatype is derived: FLOPS per clock per CU of the family x CUs x peak clock.
+datatype is derived: FLOPS per clock per CU of the family x CUs x peak clock; `mfma_full_rate_k` is the
+K of a 16x16 MFMA that reaches it, per datatype (of the families that have a slower, smaller-K MFMA).
 `ck_engine_hardware(recorded)` is what CK's feature engines use when a model's `feature_spec.json`
 records no (or only some) hardware: CK's constructor defaults, overridden by what it records.
 """
@@ -37,7 +38,8 @@ ARCHS_SOURCE = "ckast/arch/archs.toml (CK's dispatcher arch specs)"
 class Hardware:
     """One GPU. `peak_tflops`: dense matrix peak per datatype (absent: no public figure, or a type
     the matrix cores do not take); `hbm_gbps` is None where no figure is public (gfx1250).
-    `sources`: figure name (and `peak_tflops.<dtype>`) -> its source."""
+    `mfma_full_rate_k`: per datatype, the K of a 16x16 MFMA at the peak rate (absent: none slower).
+    `sources`: figure name (and `peak_tflops.<dtype>`, `mfma_full_rate_k.<dtype>`) -> its source."""
 
     arch: str
     product: str
@@ -54,6 +56,7 @@ class Hardware:
     num_xcd: int
     hbm_gbps: float | None
     peak_tflops: Mapping[str, float]
+    mfma_full_rate_k: Mapping[str, int]
     sources: Mapping[str, str] = attrs.field(repr=False)
 
     @property
@@ -91,8 +94,13 @@ def hardware(arch: str) -> Hardware:
         peaks[dtype] = rate["value"] * figures["num_cus"] * figures["max_clock_mhz"] * 1e-6
         sources[f"peak_tflops.{dtype}"] = (f"{rate['value']} FLOPS/clock/CU x num_cus x max_clock_mhz; "
                                            f"the rate: {_cite(rate)}")
+    full_k = {}
+    for dtype, k in _RAW["mfma_full_rate_k"].get(spec.family, {}).items():
+        full_k[dtype] = k["value"]
+        sources[f"mfma_full_rate_k.{dtype}"] = _cite(k)
     return Hardware(arch, raw["product"], **figures, hbm_gbps=None if hbm is None else float(hbm["value"]),
-                    peak_tflops=MappingProxyType(peaks), sources=MappingProxyType(sources))
+                    peak_tflops=MappingProxyType(peaks), mfma_full_rate_k=MappingProxyType(full_k),
+                    sources=MappingProxyType(sources))
 
 
 def ck_engine_hardware(recorded: Mapping[str, int] | None = None) -> Hardware:

@@ -56,8 +56,9 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
            why_not_names, kernel_only):
     """Rank a library's applicable kernels for problems, best predicted first.
 
-    Predictions come from the analytic model (roofline, tile and wave quantization, occupancy, split-K
-    and pipeline factors) or from a LightGBM model (--model). Ties are broken by kernel name.
+    Predictions come from the analytic model (tiles and padding, occupancy, wave quantization, matrix,
+    feed and latency per k-step, split-K and pipeline factors, with constants calibrated per arch on CK's
+    measurements) or from a LightGBM model (--model). Both are estimates. Ties are broken by kernel name.
 
     \b
     Examples:

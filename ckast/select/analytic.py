@@ -1,40 +1,59 @@
 """The analytic performance model: predicted TFLOPS of every kernel of a part for one problem, from
-the kernels' knobs and the arch's published figures alone (no timing data).
+the kernels' knobs, the arch's published figures and a few physical constants calibrated once per arch
+on CK's published measurements (no timing data at run time).
 
 The problem is seen as the GEMM its kernels run (`view`): for a conv problem per direction,
 forward (M, N, K) = (N x output, K, C x filter), bwd_data (N x input, C, K x filter) and bwd_weight
-(K, C x filter, N x output), G of them. A kernel of tile (tm, tn, tk), w warps, on a GPU of `num_cus`
-CUs with peak P (dense matrix FLOP/s of the datatype) and HBM bandwidth B:
+(K, C x filter, N x output), G of them. A kernel of tile (tm, tn, tk) and w warps (wm x wn x wk), on a
+GPU of `num_cus` CUs of peak matrix rate P (dense, of the datatype; `ckast/arch/hardware.toml`):
 
 - **Tiles and padding**: ceil(G / merged groups) x ceil(M / tm) x ceil(N x merged / tn) x k_batch
-  output tiles, each running ceil((K / k_batch) / tk) k-steps of the full tile: the padded work is
+  output tiles, each running S = ceil((K / k_batch) / tk) k-steps of the full tile: the padded work is
   computed, so a tile that overhangs the problem wastes its overhang.
-- **Occupancy**: blocks per CU = the LDS (A and B tiles, doubled for two-buffer pipelines) that fits
-  in the CU's LDS, at most 8 / w; the CU's 4 SIMDs are shared by the resident blocks' warps.
-- **A k-step** takes the longer of its matrix work (2 tm tn tk at the block's share of P / num_cus,
-  times the pipeline's and the MFMA shape's efficiency) and its feed ((tm + tn) tk elements from L2 at
-  64 B per clock per CU, times the pipeline's feed and the vector width's efficiency). A tile adds the
-  pipeline's prologue k-steps and writes its output tile.
-- **Waves**: tiles run in ceil(tiles / (CUs x blocks per CU)) waves (stream-K balances them exactly
-  and pays a reduction of its partial tiles).
-- **Memory floor**: the problem's tensors (operands re-read once per tile row/column at a 5% L2 miss
-  rate) cross HBM at B; split-K adds its atomic partial outputs and the zeroing, two-stage its fp32
-  workspace and a second launch. Time = max(waves, memory) / gain + launch overhead, where the gain
-  rewards explicit GEMM and the filter specializations (less index arithmetic) and charges split-image.
+- **Occupancy** B, the blocks resident on a CU: as many as the LDS holds (A and B tiles, doubled for
+  two-buffer pipelines) and the registers allow: a lane holds `base_vgprs` + its share of the fp32
+  accumulators (tm tn / threads) + its share of the prefetched A and B tiles, of the arch's
+  `vgprs_per_lane` (at most max_waves_per_cu / simds_per_cu waves per SIMD); at least one.
+- **The busiest CU's tiles** n = tiles / num_cus, a partial last wave costing `wave_tail` of a full
+  one (its blocks share the L2 and memory with fewer others); they run in n / B rounds of B resident
+  blocks (the same quantization). Stream-K balances its tiles exactly and pays a reduction.
+- **Throughput**: the resident blocks share the CU. A k-step of a tile takes its matrix work
+  (2 tm tn tk at `matrix_fraction` x P / num_cus, slower for an MFMA shape below the family's
+  full-rate K and when the resident warps leave SIMDs idle), its feed ((tm x `im2col_feed_cost` for a
+  conv's gathered A + tn) tk elements at `feed_bytes_per_clock` per CU, scaled by the vector widths)
+  and its LDS reads ((tm wn + tn wm) tk elements at `lds_bytes_per_clock`), one after the other; a
+  tile adds its output tile at the feed rate.
+- **Latency**: a block's k-step lasts at least `wave_issue` times one wave's MFMA time at its SIMD's
+  peak (the loads, LDS reads and waits a wave issues around its MFMAs; the waves of a 1024-thread block
+  each do a quarter of a 256-thread block's); a tile adds `tile_latency_us` (prologue loads, epilogue;
+  `persistent_tile_us` more for a persistent kernel, which loops over its tiles).
+- A pipeline's k-step (throughput and latency) costs its `pipeline_step` relative to compv3 (calibrated
+  where measured, else `PIPELINE_STEP`), an interwave scheduler's `interwave_step` more.
+- **Time**: the CU's throughput (n x (S x step + output)) plus its latency (rounds x (tile + S x step));
+  a memory floor (the tensors across HBM, operands re-read once per tile row/column at a 5% L2 miss
+  rate; split-K adds its atomic partial outputs and the zeroing, two-stage its fp32 workspace) bounds it
+  from below; divided by the gain that rewards explicit GEMM and the filter specializations (less index
+  arithmetic) and charges split-image; plus `launch_us` (twice for two-stage).
 - **Depthwise** kernels (one 64-thread wave per block, no MFMA) are bound by HBM and the vector unit:
   their output tiles (tile_h x tile_w) quantize the output plane, and the input vector width scales
   the memory efficiency. The model covers 2-D depthwise problems only (other ranks: 0 TFLOPS).
 
-The figures are the public ones of `ckast/arch/hardware.toml`; the efficiencies below are modelling
-assumptions, stated once here. The model ranks; its absolute TFLOPS are estimates.
+The constants in `code font` are the arch's calibration (`ckast/arch/calibration.toml`, each with its
+source; `tools/calibrate_analytic.py` fits them on examples/ck-real and writes the file): MI355X's from
+CK's grouped-conv forward table, MI300X's from CK's GEMM sweeps (what one tile shape cannot tell, the
+MI355X value), other archs the fallback's. The remaining factors below (pipelines not measured,
+skinny MFMAs, gains, the L2 miss rate, depthwise) are uncalibrated modelling assumptions. The model
+ranks; its TFLOPS are estimates (the picked kernel's median error: 9% cross-validated on the MI355X
+table, 17% leaving one MI300X sweep shape out; tools/bench_real_selection.py).
 
 The model is data: `analytic_tree(kind, direction, datatype, hw, ndim)` is one float tree of the
 selection language (`select.expr`) giving the predicted TFLOPS from problem columns (`problem_columns`),
 kernel columns and the hardware columns of `featureset.HW_COLUMNS`, read as the features read them;
-the peak rate and HBM bandwidth enter as constants. Python evaluates it with `expr.Scope`
-(`AnalyticPredictor`), the C++ selector lowers the same tree. Its kernel-side terms (`kernel_terms`:
-efficiencies, occupancy, gains) read no problem column, so they fold to per-kernel constants; a knob a
-kernel lacks (a NaN column) reads as its default, as does a zero or false one.
+the peak rate, HBM bandwidth and calibrated constants enter as constants. Python evaluates it with
+`expr.Scope` (`AnalyticPredictor`), the C++ selector lowers the same tree. Its kernel-side terms
+(`kernel_terms`: per-step and per-tile times, occupancy, gains) read no problem column, so they fold to
+per-kernel constants; a knob a kernel lacks (a NaN column) reads as its default, as does a zero or false
+one.
 """
 
 from __future__ import annotations
@@ -46,39 +65,26 @@ import attrs
 import numpy as np
 
 from ckast.arch import DTYPES, PIPELINES
+from ckast.arch.calibration import Calibration, calibration
 from ckast.arch.hardware import Hardware
 
-from .expr import Col, Const, Expr, Hw, Lookup, Scope, ceil, floor, interned, lookup, maximum, minimum, where
+from .expr import Col, Const, Expr, Hw, Scope, ceil, floor, interned, lookup, maximum, minimum, where
 from .features.featureset import hw_columns, kernel, problem
 from .features.featureset import problem_columns as feature_problem_columns
 from .problem import Problem
 
-PIPELINE_EFFICIENCY: Mapping[str, tuple[float, float, int]] = {
-    # pipeline: (matrix efficiency, feed efficiency, prologue k-steps)
-    "mem": (0.72, 1.00, 1),
-    "compv1": (0.60, 0.80, 1),
-    "compv2": (0.65, 0.85, 1),
-    "basic_v1": (0.60, 0.80, 1),
-    "basic_v2": (0.65, 0.85, 1),
-    "basic_async_v1": (0.70, 0.90, 1),
-    "compv3": (0.86, 0.90, 2),
-    "compv4": (0.92, 0.92, 3),
-    "compv5": (0.88, 0.90, 2),
-    "compv6": (0.90, 0.92, 3),
-    "comp_async": (0.93, 0.95, 3),
-    "wavelet": (0.80, 0.95, 2),
-    "preshufflev2": (0.94, 0.95, 3),
+PIPELINE_STEP: Mapping[str, float] = {
+    # pipeline: k-step cost relative to compv3 where no calibration measured it (the ratio of the matrix
+    # efficiencies the uncalibrated model assumed: 0.86 for compv3 over the pipeline's)
+    "mem": 1.19, "compv1": 1.43, "compv2": 1.32, "basic_v1": 1.43, "basic_v2": 1.32, "basic_async_v1": 1.23,
+    "compv3": 1.0, "compv4": 0.93, "compv5": 0.98, "compv6": 0.96, "comp_async": 0.92, "wavelet": 1.08,
+    "preshufflev2": 0.91,
 }
-OTHER_PIPELINE = (0.7, 0.9, 1)
-"""The efficiencies of a pipeline the table does not hold."""
-SCHEDULER_EFFICIENCY: Mapping[str, tuple[float, float]] = {
-    # scheduler: (matrix, feed); interwave interleaves loads between the MFMAs of other waves
-    "intrawave": (1.00, 1.00), "interwave": (0.97, 1.04), "default": (1.00, 1.00),
-}
-L2_BYTES_PER_CLOCK_PER_CU = 64
+OTHER_PIPELINE_STEP = 1.23
+"""The k-step cost of a pipeline neither the calibration nor `PIPELINE_STEP` holds."""
+SKINNY_MFMA_RATE = 0.85
+"""The matrix rate of MFMA shapes narrower than 16 (4x64, 64x4): more instructions per FLOP."""
 L2_MISS_RATE = 0.05
-LAUNCH_SECONDS = 4e-6
-SECOND_LAUNCH_SECONDS = 3e-6
 STREAMK_OVERHEAD = 1.04
 EXPLICIT_GEMM_GAIN = 1.05
 SPLIT_IMAGE_COST = 0.98
@@ -86,8 +92,8 @@ SPECIALIZATION_GAIN: Mapping[str, float] = {
     # a specialized conv kernel skips the general im2col index arithmetic its problem does not need
     "default": 1.0, "filter3x3": 1.02, "filter1x1_pad0": 1.03, "filter1x1_stride1_pad0": 1.06,
 }
-SIMDS_PER_CU = 4
 MAX_WARPS_RESIDENT = 8
+"""The derived features' convention (`features.derived`): at most this many warps of one CU's blocks."""
 DEPTHWISE_SLOTS_PER_CU = 8
 DEPTHWISE_VECTOR_SHARE = 0.25
 """Depthwise kernels compute on the vector unit: this share of the datatype's matrix peak."""
@@ -193,17 +199,20 @@ def _width_efficiency(name: str, size: int) -> Expr:
 
 @attrs.frozen
 class KernelTerms:
-    """What the model needs of each kernel, as expressions over kernel (and hardware) columns."""
+    """What the model needs of each kernel, as expressions over kernel and hardware columns (seconds where
+    a time): the k-step's share of the CU (`step_work`) and its latency (`step_latency`), the output
+    tile's share (`output_work`) and the tile's latency (`tile_latency`), per tile."""
 
     depthwise: Expr
     tm: Expr
     tn: Expr
     tk: Expr
-    warps: Expr
     occupancy: Expr
-    matrix_eff: Expr
-    feed_eff: Expr
-    prologue: Expr
+    step_work: Expr
+    step_latency: Expr
+    output_work: Expr
+    tile_latency: Expr
+    memory_eff: Expr
     merge: Expr
     streamk: Expr
     two_stage: Expr
@@ -212,39 +221,57 @@ class KernelTerms:
     tile_w: Expr
 
 
-def kernel_terms(kind: str, datatype: str) -> KernelTerms:
-    """The kernel-side terms of the kernels of `kind` and `datatype` (the CU's LDS is `Hw("lds_bytes")`)."""
-    size = DTYPES[datatype].size
+def kernel_terms(kind: str, datatype: str, peak_tflops: float, full_rate_k: int | None,
+                 cal: Calibration) -> KernelTerms:
+    """The kernel-side terms of the kernels of `kind` and `datatype` on a GPU of that peak rate (and MFMA
+    `full_rate_k`, `Hardware.mfma_full_rate_k`) with the arch's calibration `cal` (the module docstring)."""
+    size, out_size = DTYPES[datatype].size, DTYPES[DTYPES[datatype].output].size
     tm, tn, tk = (_knob(f"tile_{d}", 1) for d in "mnk")
-    warps = _knob("warp_m", 1) * _knob("warp_n", 1) * _knob("warp_k", 1)
+    wm, wn = _knob("warp_m", 1), _knob("warp_n", 1)
+    warps = wm * wn * _knob("warp_k", 1)
+    simds, clock = Hw("simds_per_cu"), Hw("max_clock_mhz") * 1e6
+    cu_peak = peak_tflops * 1e12 / Hw("num_cus")
+
+    # occupancy: the LDS and the registers of the resident blocks
     buffers = where(_truthy(kernel("double_smem_buffer")) | Col("pipeline").isin(DOUBLE_LDS_PIPELINES), 2.0, 1.0)
-    lds_block = (tm + tn) * tk * size * buffers
-    occupancy = minimum(maximum(floor(Hw("lds_bytes") / lds_block), 1), maximum(1, MAX_WARPS_RESIDENT // warps))
+    by_lds = floor(Hw("lds_bytes") / ((tm + tn) * tk * size * buffers))
+    threads = warps * Hw("wavefront_size")
+    vgprs = cal.base_vgprs + tm * tn / threads + (tm + tn) * tk * size / 4 / threads
+    waves_per_simd = minimum(Hw("max_waves_per_cu") / simds, floor(cal.vgprs_per_lane / vgprs))
+    occupancy = maximum(minimum(by_lds, floor(waves_per_simd * simds / warps)), 1.0)
 
-    def pipeline(i: int) -> Lookup:
-        return lookup("pipeline", {p: e[i] for p, e in PIPELINE_EFFICIENCY.items()}, Col("pipeline"), OTHER_PIPELINE[i])
-
-    def scheduler(i: int) -> Lookup:
-        return lookup("scheduler", {s: e[i] for s, e in SCHEDULER_EFFICIENCY.items()}, Col("scheduler"), 1.0)
-
-    # MFMA shape: square 32x32 MFMAs issue the fewest instructions per FLOP; skinny 4x64 ones the most
+    # the MFMA's rate: below the family's full-rate K (x the shorter side), a slower instruction
     short = minimum(_knob("warp_tile_m", 32), _knob("warp_tile_n", 32))
-    shape = where(short < 16, 0.85,
-                  where(short >= 32, 1.0, 0.96) * where(_knob("warp_tile_k", 16) * short >= 256, 1.0, 0.97))
+    rate = where(short < 16, SKINNY_MFMA_RATE,
+                 1.0 if full_rate_k is None else minimum(1.0, _knob("warp_tile_k", 16) * short / (16 * full_rate_k)))
     depthwise = Col("variant").eq("forward_depthwise")
     if kind == "gemm":
-        vector: Expr = Const(1.0)
+        width_a = width_b = width_c = memory_eff = Const(1.0)
     else:
         width = functools.partial(_width_efficiency, size=size)
-        vector = where(depthwise, (width("in_vec") + width("out_vec")) / 2,
-                       (width("vector_size_a") + width("vector_size_b") + width("vector_size_c")) / 3)
+        width_a, width_b, width_c = width("vector_size_a"), width("vector_size_b"), width("vector_size_c")
+        memory_eff = where(depthwise, (width("in_vec") + width("out_vec")) / 2, (width_a + width_b + width_c) / 3)
+    gathered = cal.im2col_feed_cost if kind == "grouped_conv" else 1.0
+
+    feed = cal.feed_bytes_per_clock * clock
+    matrix = 2 * tm * tn * tk / (cu_peak * cal.matrix_fraction * rate * minimum(1.0, warps * occupancy / simds))
+    loads = (tm * gathered / width_a + tn / width_b) * tk * size / feed
+    lds_reads = (tm * wn + tn * wm) * tk * size / (cal.lds_bytes_per_clock * clock)
+    wave_mfma = 2 * tm * tn * tk / warps / (cu_peak / simds * rate)
+    steps = dict(PIPELINE_STEP, **dict(cal.pipeline_step))
+    step = (lookup("pipeline", steps, Col("pipeline"), OTHER_PIPELINE_STEP)
+            * where(Col("scheduler").eq("interwave"), cal.interwave_step, 1.0))
     gain = (where(_truthy(kernel("explicit_gemm")), EXPLICIT_GEMM_GAIN, 1.0)
             * where(_truthy(kernel("split_image")), SPLIT_IMAGE_COST, 1.0)
             * lookup("specialization", SPECIALIZATION_GAIN, Col("specialization"), SPECIALIZATION_GAIN["default"]))
     return KernelTerms(
-        depthwise=depthwise, tm=tm, tn=tn, tk=tk, warps=warps, occupancy=occupancy,
-        matrix_eff=pipeline(0) * scheduler(0) * shape, feed_eff=pipeline(1) * scheduler(1) * vector,
-        prologue=pipeline(2).as_float(), merge=_knob("num_groups_to_merge", 1),
+        depthwise=depthwise, tm=tm, tn=tn, tk=tk, occupancy=occupancy,
+        step_work=(matrix + loads + lds_reads) * step,
+        step_latency=cal.wave_issue * wave_mfma * step,
+        output_work=tm * tn * out_size / (feed * width_c),
+        tile_latency=cal.tile_latency_us * 1e-6 + where(_truthy(kernel("persistent")), cal.persistent_tile_us * 1e-6,
+                                                        0.0),
+        memory_eff=memory_eff, merge=_knob("num_groups_to_merge", 1),
         streamk=_truthy(kernel("streamk_enabled")), two_stage=_truthy(kernel("two_stage")), gain=gain,
         tile_h=_knob("tile_h", 1), tile_w=_knob("tile_w", 1),
     )
@@ -253,26 +280,31 @@ def kernel_terms(kind: str, datatype: str) -> KernelTerms:
 # --- the model ----------------------------------------------------------------------------------------
 
 
-def analytic_tree(kind: str, direction: str, datatype: str, hw: Hardware, ndim: int | None = None) -> Expr:
+def analytic_tree(kind: str, direction: str, datatype: str, hw: Hardware, ndim: int | None = None,
+                  cal: Calibration | None = None) -> Expr:
     """Predicted TFLOPS of a kernel of `datatype` for a problem of `kind` ("gemm" or "grouped_conv"),
-    conv `direction` and spatial rank `ndim` (conv only), on hardware profile `hw` (its peak rate of
-    `datatype` and HBM bandwidth become constants: KeyError / ValueError where it has none)."""
+    conv `direction` and spatial rank `ndim` (conv only), on hardware profile `hw` with calibration `cal`
+    (default: the arch's, `ckast.arch.calibration`). The peak rate of `datatype`, the HBM bandwidth and
+    the calibration become constants: KeyError / ValueError where `hw` has no peak or bandwidth."""
     if kind == "grouped_conv" and ndim is None:
         raise ValueError("a grouped-conv analytic tree needs the problem's spatial rank (ndim)")
     if hw.hbm_gbps is None:
         raise ValueError(f"{hw.arch} has no HBM bandwidth figure")
     return _tree(kind, direction if kind == "grouped_conv" else "gemm", datatype, hw.peak_tflops[datatype],
-                 hw.hbm_gbps, ndim if kind == "grouped_conv" else None)
+                 hw.hbm_gbps, hw.mfma_full_rate_k.get(datatype), ndim if kind == "grouped_conv" else None,
+                 calibration(hw.arch) if cal is None else cal)
 
 
 @functools.lru_cache(maxsize=64)
-def _tree(kind: str, direction: str, datatype: str, peak_tflops: float, hbm_gbps: float, ndim: int | None) -> Expr:
-    t = kernel_terms(kind, datatype)
+def _tree(kind: str, direction: str, datatype: str, peak_tflops: float, hbm_gbps: float, full_rate_k: int | None,
+          ndim: int | None, cal: Calibration) -> Expr:
+    t = kernel_terms(kind, datatype, peak_tflops, full_rate_k, cal)
     v = view(kind, direction)
     a, b, c = tensor_elements(kind, direction)
     k_batch = maximum(problem("k_batch"), 1)
-    peak, hbm = Const(peak_tflops * 1e12), Const(hbm_gbps * 1e9)
+    hbm = Const(hbm_gbps * 1e9)
     size, out_size = DTYPES[datatype].size, DTYPES[DTYPES[datatype].output].size
+    launch = cal.launch_us * 1e-6
 
     # tiles and padding
     groups = ceil(v.batch / t.merge)
@@ -281,34 +313,33 @@ def _tree(kind: str, direction: str, datatype: str, peak_tflops: float, hbm_gbps
     steps = ceil(ceil(v.k / k_batch) / t.tk)
     tiles = groups * tiles_m * tiles_n * k_batch
 
-    # one k-step of one block, at its share of the CU
-    active_simds = minimum(SIMDS_PER_CU, t.warps * t.occupancy)
-    block_rate = peak / Hw("num_cus") * active_simds / SIMDS_PER_CU / t.occupancy
-    matrix = 2 * t.tm * t.tn * t.tk / (block_rate * t.matrix_eff)
-    l2_share = L2_BYTES_PER_CLOCK_PER_CU * (Hw("max_clock_mhz") * 1e6) / t.occupancy
-    feed = (t.tm + t.tn) * t.tk * size / (l2_share * t.feed_eff)
-    write = t.tm * t.tn * out_size / l2_share
-    tile_time = (steps + t.prologue) * maximum(matrix, feed) + write
-
-    slots = Hw("num_cus") * t.occupancy
-    waves = where(t.streamk, tiles / slots * STREAMK_OVERHEAD, ceil(tiles / slots))
-    compute = waves * tile_time
+    # the busiest CU: its tiles (a partial wave at `wave_tail`), in rounds of the resident blocks
+    per_cu = tiles / Hw("num_cus")
+    n = where(t.streamk, per_cu * STREAMK_OVERHEAD, _tail(per_cu, cal.wave_tail))
+    per_slot = n / t.occupancy
+    rounds = where(t.streamk, per_slot, _tail(per_slot, cal.wave_tail))
+    compute = n * (steps * t.step_work + t.output_work) + rounds * (t.tile_latency + steps * t.step_latency)
 
     # memory floor and the extra traffic of split-K and two-stage
     traffic = (a * size * (1 + L2_MISS_RATE * (tiles_n - 1)) + b * size * (1 + L2_MISS_RATE * (tiles_m - 1))
                + c * out_size)
     traffic = traffic + where(k_batch > 1, c * 4.0 * (k_batch + 1), 0.0)
     traffic = traffic + where(t.two_stage, c * (4.0 * 2 + out_size), 0.0)
-    memory = traffic / (hbm * minimum(t.feed_eff, 1.0))
-    seconds = maximum(compute, memory) / t.gain + LAUNCH_SECONDS + where(t.two_stage, SECOND_LAUNCH_SECONDS, 0.0)
+    memory = traffic / (hbm * t.memory_eff)
+    seconds = maximum(compute, memory) / t.gain + launch + where(t.two_stage, launch, 0.0)
 
     if kind == "grouped_conv" and direction == "forward":
-        depthwise = _depthwise_seconds(t, peak, hbm, size) if ndim == 2 else Const(np.inf)
+        depthwise = _depthwise_seconds(t, Const(peak_tflops * 1e12), hbm, size, launch) if ndim == 2 else Const(np.inf)
         seconds = where(t.depthwise, depthwise, seconds)
     return interned(flops(kind) / seconds / 1e12)
 
 
-def _depthwise_seconds(t: KernelTerms, peak: Expr, hbm: Expr, size: int) -> Expr:
+def _tail(x: Expr, tail: float) -> Expr:
+    """`x` waves, the partial last one costing `tail` of a whole one."""
+    return x + tail * (ceil(x) - x)
+
+
+def _depthwise_seconds(t: KernelTerms, peak: Expr, hbm: Expr, size: int, launch: float) -> Expr:
     """Depthwise kernels (2-D forward): output tiles quantize the plane; HBM or the vector unit bounds them."""
     ho, wo = conv_output("h"), conv_output("w")
     tiled = ceil(ho / t.tile_h) * t.tile_h * ceil(wo / t.tile_w) * t.tile_w
@@ -316,16 +347,19 @@ def _depthwise_seconds(t: KernelTerms, peak: Expr, hbm: Expr, size: int) -> Expr
     slots = Hw("num_cus") * DEPTHWISE_SLOTS_PER_CU
     wave_eff = blocks / (ceil(blocks / slots) * slots)
     a, b, c = tensor_elements("grouped_conv", "forward")
-    memory = (a + b + c) * size / (hbm * t.feed_eff)
+    memory = (a + b + c) * size / (hbm * t.memory_eff)
     compute = flops("grouped_conv") * tiled / (ho * wo) / (peak * DEPTHWISE_VECTOR_SHARE)
-    return maximum(memory, compute) / wave_eff + LAUNCH_SECONDS
+    return maximum(memory, compute) / wave_eff + launch
 
 
 class AnalyticPredictor:
     """The analytic model as a predictor (`predict_tflops(problem, part, hw)`): `analytic_tree` evaluated
-    over the part's kernel table."""
+    over the part's kernel table, with the arch's calibration or the one given (`cal`)."""
 
     name = "analytic"
+
+    def __init__(self, cal: Calibration | None = None) -> None:
+        self.cal = cal
 
     def predict_tflops(self, problem: Problem, part, hw, rows: np.ndarray | None = None) -> np.ndarray:
         if part.datatype not in hw.peak_tflops or hw.hbm_gbps is None:
@@ -334,7 +368,7 @@ class AnalyticPredictor:
             raise LibraryError(f"the analytic model needs {hw.arch}'s peak {part.datatype} matrix rate and HBM "
                                "bandwidth, which ckast/arch/hardware.toml does not hold; rank with --model")
         tree = analytic_tree(problem.kind, getattr(problem, "direction", "gemm"), part.datatype, hw,
-                             getattr(problem, "ndim", None))
+                             getattr(problem, "ndim", None), self.cal)
         scope = Scope(part.table, problem_columns(problem), hw_columns(hw))
         with np.errstate(all="ignore"):  # where(...) computes both branches, as numpy does
             tflops = scope.value(tree)

@@ -85,9 +85,10 @@ def problem_label(problem: Problem) -> str:
 
 
 def describe(predictor: Predictor) -> dict[str, Any]:
+    """The predictor as JSON shows it; `estimated`: its TFLOPS and times are predictions, not measurements."""
     if predictor.name == "analytic":
-        return {"name": "analytic"}
-    return {"name": predictor.name, "model": str(predictor.path), "trees": predictor.trees}
+        return {"name": "analytic", "estimated": True}
+    return {"name": predictor.name, "model": str(predictor.path), "trees": predictor.trees, "estimated": True}
 
 
 def selection(library_dir: Path, texts: Sequence[str], problems_file: Path | None, model_dir: Path | None, top: int,
@@ -177,7 +178,8 @@ def text(result: Mapping[str, Any]) -> list[str]:
     lines = []
     for problem in result["problems"]:
         lines.append(f"{problem['problem']} ({_kind(problem['fields'])}, {problem['datatype']}, {problem['arch']}): "
-                     f"{problem['applicable']} of {problem['kernels']} kernels applicable ({checks}); {model}")
+                     f"{problem['applicable']} of {problem['kernels']} kernels applicable ({checks}); {model} "
+                     "(estimates)")
         if not problem["applicable"]:
             refused = ", ".join(f"{name} {count}" for name, count in problem["refused"].items())
             lines.append(f"  no kernel applicable; kernels refused, by the first condition refusing each: {refused}")
