@@ -133,7 +133,7 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed
     start = time.perf_counter()
     if folds == 1:
         bad_input(["--folds: 1 fold cannot cross-validate (give 0 or at least 2)"])
-    library, timings = _read(library_dir, data, skip_bad, kernels_file)
+    library, timings = _read(library_dir, data, skip_bad, kernels_file, _layers(kernel_only=True))
     progress = _progress(folds, trees)
     try:
         rows = dataset(list(timings.runs), library, hardware)
@@ -217,10 +217,9 @@ def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_
     click.echo("\n".join(table(result)))
 
 
-def _read(library_dir, data, skip_bad, kernels_file, layers=None):
-    """The library and the timing tables (with CK's kernel table; runs of kernels not applicable under `layers`,
-    default the kernel's own checks, set apart), or exit 2 naming the file, row and column."""
-    from ckast.select.applicability import KERNEL_ONLY
+def _read(library_dir, data, skip_bad, kernels_file, layers):
+    """The library and the timing tables (with CK's kernel table; runs of kernels not applicable under `layers`
+    set apart), or exit 2 naming the file, row and column."""
     from ckast.select.kernel_table import read_kernel_table
     from ckast.select.library import LibraryError, load_library
     from ckast.select.lightgbm_model import MissingPackage
@@ -231,7 +230,7 @@ def _read(library_dir, data, skip_bad, kernels_file, layers=None):
     try:
         library = load_library(library_dir)
         kernels = None if kernels_file is None else read_kernel_table(kernels_file, library)
-        timings = read_timings(list(data), library, skip_bad, kernels, layers or KERNEL_ONLY)
+        timings = read_timings(list(data), library, skip_bad, kernels, layers)
     except (LibraryError, TimingError) as exc:
         bad_input([str(exc)])
     except MissingPackage as exc:

@@ -86,9 +86,8 @@ def problem_label(problem: Problem) -> str:
 
 def describe(predictor: Predictor) -> dict[str, Any]:
     """The predictor as JSON shows it; `estimated`: its TFLOPS and times are predictions, not measurements."""
-    if predictor.name == "analytic":
-        return {"name": "analytic", "estimated": True}
-    return {"name": predictor.name, "model": str(predictor.path), "trees": predictor.trees, "estimated": True}
+    model = {} if predictor.name == "analytic" else {"model": str(predictor.path), "trees": predictor.trees}
+    return {"name": predictor.name, **model, "estimated": True}
 
 
 def selection(library_dir: Path, texts: Sequence[str], problems_file: Path | None, model_dir: Path | None, top: int,

@@ -125,7 +125,6 @@ def read_timings(paths: list[Path], library: Library, skip_bad: bool = False,
 
 def _applicable(runs: list[Run], library: Library, layers: Sequence[str]) -> tuple[list[Run], list[Run]]:
     """The runs split into those of kernels applicable to their problem under `layers` and the others."""
-
     masks: dict[tuple, tuple[Any, Any]] = {}
     usable, outside = [], []
     for run in runs:
