@@ -257,8 +257,8 @@ def test_every_pipeline_emits_its_class_or_is_refused_by_profile(pipeline, profi
     data = dict(CONV, variant="forward", pipeline=pipeline, ck_api=profile)
     try:
         [loaded] = load_data(data)
-    except ConfigError as exc:  # a class the profile lacks, or one its conv kernels cannot call (compv6)
-        expected = "profile.conv_pipeline" if pipeline == "compv6" else "profile.pipeline"
+    except ConfigError as exc:  # a class the profile lacks, or one its conv kernels cannot call
+        expected = "profile.conv_pipeline" if pipeline in ("compv6", "comp_async") else "profile.pipeline"
         assert [i.rule for i in exc.issues] == [expected] and profile == "ck-2025.11"
         return
     source = header_of(loaded.config)
