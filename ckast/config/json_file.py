@@ -13,6 +13,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ckast.input_file import InputFileError, read_input
+
 from .errors import ConfigError, ConfigIssue, key_path, shorten, shown
 
 MAX_DEPTH = 32
@@ -53,9 +55,9 @@ def read_json(path: Path) -> Any:
     unreadable, not UTF-8, or not strict JSON."""
     source = str(path)
     try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise ConfigError([ConfigIssue("", f"cannot read config file: {exc.strerror}", "file.read")], source) from exc
+        raw = read_input(path)
+    except InputFileError as exc:
+        raise ConfigError([ConfigIssue("", exc.message, "file.read")], source) from None
     data, issues = _parse(raw)
     if issues:
         raise ConfigError(issues, source)
