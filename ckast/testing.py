@@ -27,7 +27,7 @@ import attrs
 
 from ckast import nodes as n
 from ckast.catalog import DEFAULT_PROFILE, load_profile, profile_names
-from ckast.output import MANIFEST, load_manifest
+from ckast.output import MANIFEST
 from ckast.hostmodel.conformance import IS_SAME
 from ckast.hostmodel.jit import JitError, JitUnavailable, Unit as _Unit, session
 from ckast.hostmodel.model import tag
@@ -239,22 +239,23 @@ def _run_root(path: Path) -> Path:
 def profile_of(path: Path | str, include: Sequence[Path | str] = ()) -> str:
     """The API profile a file was emitted for: a `_<profile>.hpp` suffix, its manifest entry, the
     manifest's only profile, the only profile of the libraries in the folders `include` (when the file's
-    manifest lists no kernel, as a selector's does), or the default profile. RecordError when a manifest
-    of `include` is malformed."""
+    manifest lists no kernel, as a selector's does), or the default profile. RecordError when the file's
+    manifest or one of `include` is malformed."""
     path = Path(path)
     for name in profile_names():
         if path.stem.endswith(f"_{name}"):
             return name
-    root = _run_root(path)
-    kernels = load_manifest(root).get("kernels", [])
-    relative = path.resolve().relative_to(root.resolve()).as_posix() if path.is_file() else path.name
-    for entry in kernels:
-        if relative in (entry["header"], *entry["files"]):
-            return entry["config"]["ck_api"]
-    apis = {entry["config"]["ck_api"] for entry in kernels}
-    if not kernels:
-        from ckast.select.cxx.record import library_profiles
+    from ckast.select.cxx.record import kernel_profile, library_profiles, run_manifest
 
+    root = _run_root(path)
+    manifest = run_manifest(root)
+    kernels = (manifest.kernels or ()) if manifest is not None else ()
+    relative = path.resolve().relative_to(root.resolve()).as_posix() if path.is_file() else path.name
+    for i, kernel in enumerate(kernels):
+        if relative == kernel.header or relative in kernel.files:
+            return kernel_profile(manifest, i)
+    apis = {kernel_profile(manifest, i) for i in range(len(kernels))}
+    if not kernels:
         apis = {api for folder in include for api in library_profiles(Path(folder))}
     return apis.pop() if len(apis) == 1 else DEFAULT_PROFILE
 

@@ -60,8 +60,8 @@ def test_bad_folders_files_and_selector_records_are_refused_before_anything_is_c
     manifest = tmp_path / "sel" / "manifest.json"
     for record, error in (
         ({"selector": {"library": "../lib"}}, f"{manifest}: selector.library: {tmp_path / 'lib'} is not a folder"),
-        ({"selector": {"parts": []}}, f"{manifest}: selector.library: expected the path of the library"),
-        ("{", f"{manifest}: not a ckast manifest"),
+        ({"selector": {"parts": []}}, f"{manifest}: selector.library: missing (required) [rule manifest.required]"),
+        ("{", f"{manifest}: <root>: not valid JSON"),
     ):
         manifest.write_text(record if isinstance(record, str) else json.dumps(record))
         result = runner.invoke(main, ["jit", str(header)])

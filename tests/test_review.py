@@ -148,7 +148,7 @@ def test_trouble_exits_2(tmp_path, side, message):
 
 def test_directory_without_manifest_is_trouble(tmp_path):
     out = _diff(str(tmp_path), str(tmp_path))
-    assert out.exit_code == 2 and "no manifest.json (not a ckast output tree)" in out.output
+    assert out.exit_code == 2 and "manifest.json: <root>: missing (not a tree ckast generated)" in out.output
 
 
 def _side(label: str, *kernels: Kernel, run: dict | None = None) -> Side:

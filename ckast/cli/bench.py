@@ -44,11 +44,12 @@ def emit(library_dir, problems_file, out_dir, kernel_only):
     from ckast.bench import CMAKE, DRIVER, driver_cmake, driver_file, plan
     from ckast.bench.plan import LEFT_OUT_VARIANTS
     from ckast.select.applicability import KERNEL_ONLY, LAYERS, describe_layers
-    from ckast.select.library import LibraryError
+    from ckast.select.library import LibraryError, refuse_output_in
     from ckast.select.problem import ProblemError
 
     try:
         the_plan = plan(library_dir, problems_file, KERNEL_ONLY if kernel_only else LAYERS)
+        refuse_output_in(library_dir, out_dir, "the driver")
         source = n.to_source(driver_file(the_plan))
         cmake = driver_cmake(library_dir, out_dir)
     except (LibraryError, ProblemError, ValueError) as exc:

@@ -26,7 +26,15 @@ def check(headers: tuple[Path, ...], more: tuple[Path, ...], ck_include: Path | 
           codegen: bool, jobs: int, ninja_file: Path | None, launcher: str) -> None:
     """Compile emitted headers device-only against real CK Tile; print PASS/FAIL, time, peak memory."""
     from ckast.check import Toolchain, ToolchainError, check_headers
-    from ckast.output import entry_points_for
+    from ckast.output import ManifestError, entry_points_of
+
+    try:  # a header's entry points, from the manifest beside it
+        points = entry_points_of([*headers, *more])
+    except ManifestError as exc:
+        bad_input([str(exc)])
+
+    def entry_points_for(header: Path) -> tuple:
+        return points[Path(header).resolve()]
 
     try:
         toolchain = Toolchain.discover(ck_include=ck_include, arch=arch)

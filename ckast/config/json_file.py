@@ -53,11 +53,16 @@ _CONTAINERS = (dict, list, _Repeated)
 def read_json(path: Path) -> Any:
     """The parsed JSON of a config file; ConfigError naming the file and every problem if it is
     unreadable, not UTF-8, or not strict JSON."""
-    source = str(path)
     try:
         raw = read_input(path)
     except InputFileError as exc:
-        raise ConfigError([ConfigIssue("", exc.message, "file.read")], source) from None
+        raise ConfigError([ConfigIssue("", exc.message, "file.read")], str(path)) from None
+    return parse_json(raw, str(path))
+
+
+def parse_json(raw: bytes, source: str = "") -> Any:
+    """`raw` (a file's bytes, read through `read_input`) parsed as strict JSON; ConfigError naming `source`
+    and every problem otherwise. For any JSON file ckast reads, not only configs."""
     data, issues = _parse(raw)
     if issues:
         raise ConfigError(issues, source)
@@ -74,7 +79,7 @@ def _parse(raw: bytes) -> tuple[Any, list[ConfigIssue]]:
         message = f"not UTF-8: byte 0x{raw[exc.start]:02x} at line {line} column {column}"
         return None, [ConfigIssue("", message, "json.encoding")]
     if not text.strip():
-        return None, [ConfigIssue("", "the file is empty; expected a JSON config", "json.syntax")]
+        return None, [ConfigIssue("", "the file is empty; expected JSON", "json.syntax")]
     try:
         data = json.loads(text, object_pairs_hook=_object, parse_constant=_Constant)
     except json.JSONDecodeError as exc:

@@ -1,6 +1,7 @@
 """The output tree: one run's files (and `ckast_kernels.cmake` to build them, `cmake`), staged and swapped in
 whole (`transaction`), one run at a time (`lock`), written only when their content changed, with a manifest of
-the run (`tree`) and a stamp, kept outside the tree, that lets an identical rerun skip everything (`stamp`).
+the run (written by `tree`, read and checked by `manifest`) and a stamp, kept outside the tree, that lets an
+identical rerun skip everything (`stamp`).
 
 The names below are imported from their modules on first use (PEP 562): a rerun that finds its stamp
 up to date imports `stamp` alone."""
@@ -14,14 +15,16 @@ from ckast.lazy import exports
 if TYPE_CHECKING:
     from .cmake import CMAKE_FILE, kernels_cmake
     from .transaction import MANIFEST, OutputError, Stage, Transaction
-    from .tree import entry_points_for, load_manifest, write_tree
+    from .manifest import Manifest, ManifestError, ManifestKernel, manifest_in, read_manifest
+    from .tree import entry_points_for, entry_points_of, write_tree
 
-__all__ = ["CMAKE_FILE", "kernels_cmake", "MANIFEST", "OutputError", "Stage", "Transaction", "entry_points_for",
-           "load_manifest", "write_tree"]
+__all__ = ["CMAKE_FILE", "kernels_cmake", "MANIFEST", "Manifest", "ManifestError", "ManifestKernel", "OutputError",
+           "Stage", "Transaction", "entry_points_for", "entry_points_of", "manifest_in", "read_manifest", "write_tree"]
 _SOURCE = {
     **dict.fromkeys(("CMAKE_FILE", "kernels_cmake"), "cmake"),
     **dict.fromkeys(("MANIFEST", "OutputError", "Stage", "Transaction"), "transaction"),
-    **dict.fromkeys(("entry_points_for", "load_manifest", "write_tree"), "tree"),
+    **dict.fromkeys(("Manifest", "ManifestError", "ManifestKernel", "manifest_in", "read_manifest"), "manifest"),
+    **dict.fromkeys(("entry_points_for", "entry_points_of", "write_tree"), "tree"),
 }
 
 __getattr__, __dir__ = exports(__name__, _SOURCE, __all__)

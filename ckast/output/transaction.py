@@ -18,7 +18,6 @@ point changes nothing there (the next run deletes its staging directory).
 from __future__ import annotations
 
 import errno
-import json
 import os
 import shutil
 import signal
@@ -102,6 +101,7 @@ class Transaction:
         self.lock = DirectoryLock(self.out, on_wait)
         self.stage = Stage(str(self.out), str(self.staging))
         self.committed = False
+        self.previous: set[str] = set()
 
     def __enter__(self) -> Transaction:
         self._check_target()
@@ -112,9 +112,10 @@ class Transaction:
         try:
             _remove_leftovers(self.out)
             os.mkdir(self.staging)
+            self.previous = self._previous_files()
             # Without a previous run's manifest no file there is ckast's to keep: every write is a new file.
-            self.stage = attrs.evolve(self.stage, reuse=os.path.isfile(self.out / MANIFEST))
-        except BaseException as exc:  # an OSError, or a signal: the staging tree is deleted, the lock freed
+            self.stage = attrs.evolve(self.stage, reuse=MANIFEST in self.previous)
+        except BaseException as exc:  # OSError, OutputError or a signal: the staging tree is deleted, the lock freed
             self._release()
             if isinstance(exc, OSError):
                 raise self._error(exc) from exc
@@ -138,22 +139,27 @@ class Transaction:
             finally:
                 self.lock.__exit__()
 
-    def previous_files(self) -> set[str]:
+    def _previous_files(self) -> set[str]:
         """The files the previous run produced: its manifest's list and the manifest (and the stamp an
-        older ckast kept in the tree)."""
+        older ckast kept in the tree). OutputError when there is a manifest that is not ckast's to read:
+        which files there are ckast's is unknown then."""
+        from .manifest import ManifestError, manifest_in
+
         try:
-            manifest = json.loads((self.out / MANIFEST).read_text())
-            files = manifest["files"]
-        except (OSError, ValueError, TypeError, KeyError):
+            manifest = manifest_in(self.shown)
+        except ManifestError as exc:
+            raise OutputError(f"{exc} (so which files there are ckast's is unknown: move the manifest away or "
+                              "choose another output directory)") from None
+        if manifest is None:
             return {OLD_STAMP} if (self.out / OLD_STAMP).exists() else set()
-        return {f for f in files if isinstance(f, str)} | {MANIFEST, OLD_STAMP}
+        return {*(manifest.files or ()), MANIFEST, OLD_STAMP}
 
     def commit(self, produced: set[str], then: Callable[[], None] | None = None) -> int:
         """Carry the user's files over into the staging tree and swap it in (the old tree, now at the
         staging path, is deleted when the transaction ends). `then()` runs right after the swap, before
         a signal can stop the run (e.g. recording the run's stamp). Returns how many files of the
         previous run this one no longer produces."""
-        previous = self.previous_files()
+        previous = self.previous
         removed = 0
         seen: set[str] = set()
         existed = self.out.exists()

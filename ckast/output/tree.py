@@ -78,18 +78,25 @@ def manifest_text(manifest: Mapping[str, Any]) -> str:
     return "\n".join(lines + ["}"]) + "\n"
 
 
-def load_manifest(out_dir: Path) -> dict:
-    path = Path(out_dir) / MANIFEST
-    if not path.is_file():
-        return {}
-    return json.loads(path.read_text())
-
-
 def entry_points_for(header: Path) -> tuple[EntryPoint, ...]:
-    """Launcher entry points of an emitted header, from the manifest beside it (empty if none)."""
+    """Launcher entry points of an emitted header, from the manifest beside it (empty if none); ManifestError
+    when that manifest is not ckast's to read."""
+    return entry_points_of([header])[Path(header).resolve()]
+
+
+def entry_points_of(headers: Iterable[Path]) -> dict[Path, tuple[EntryPoint, ...]]:
+    """`entry_points_for` of each header (keyed by its resolved path), each folder's manifest read once."""
     from ckast.lower.identity import EntryPoint
 
-    for entry in load_manifest(header.parent).get("kernels", []):
-        if entry["header"] == header.name:
-            return tuple(EntryPoint(**e) for e in entry["entry_points"])
-    return ()
+    from .manifest import manifest_in
+
+    by_folder: dict[Path, dict[str, tuple[EntryPoint, ...]]] = {}
+    points: dict[Path, tuple[EntryPoint, ...]] = {}
+    for header in (Path(h).resolve() for h in headers):
+        if header.parent not in by_folder:
+            manifest = manifest_in(header.parent)
+            kernels = manifest.kernels if manifest is not None else None
+            by_folder[header.parent] = {k.header: tuple(EntryPoint(*e) for e in k.entry_points)
+                                        for k in kernels or () if k.header is not None}
+        points[header] = by_folder[header.parent].get(header.name, ())
+    return points

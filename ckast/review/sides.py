@@ -12,7 +12,6 @@ A side argument is read as:
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import tempfile
@@ -23,7 +22,7 @@ from typing import Any
 import attrs
 
 from ckast.library.selection import Selection
-from ckast.output import MANIFEST
+from ckast.output.manifest import ManifestError, read_manifest
 
 class SideError(ValueError):
     """A side that cannot be read (bad input: exit 2)."""
@@ -82,25 +81,23 @@ def read_side(text: str, request: Request) -> Side:
 
 
 def read_tree(root: Path) -> Side:
-    """A generated tree, from its manifest: each kernel's files and config, and the run files."""
+    """A generated tree, from its manifest (`ckast.output.manifest`): each kernel's files and config, and the
+    run files; SideError naming the manifest, the JSON path and the rule when it or a listed file is refused."""
     try:
-        manifest = json.loads((root / MANIFEST).read_text())
-        entries = manifest["kernels"]
-        listed = manifest["files"]
-    except FileNotFoundError:
-        raise SideError(f"{root}: no {MANIFEST} (not a ckast output tree)") from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise SideError(f"{root}/{MANIFEST}: unreadable manifest ({exc})") from None
+        manifest = read_manifest(root)
 
-    def text(rel: str) -> str:
-        try:
-            return (root / rel).read_text()
-        except OSError as exc:
-            raise SideError(f"{root}: {rel} is listed in the manifest but cannot be read ({exc.strerror})") from None
+        def text(rel: str) -> str:
+            data = manifest.read(rel)
+            try:
+                return data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise SideError(f"{root}: {rel}: not UTF-8 text (byte {exc.start})") from None
 
-    kernels = {e["name"]: Kernel(e["name"], e["config"], {p: text(p) for p in e["files"]}) for e in entries}
-    owned = {p for k in kernels.values() for p in k.files}
-    run_files = {p: text(p) for p in listed if p not in owned}  # the manifest does not list itself
+        kernels = {k.name: Kernel(k.name, k.config, {p: text(p) for p in k.files}) for k in manifest.kernels or ()}
+        owned = {p for k in kernels.values() for p in k.files}
+        run_files = {p: text(p) for p in manifest.files or () if p not in owned}  # the manifest does not list itself
+    except ManifestError as exc:
+        raise SideError(str(exc)) from None
     return Side(str(root), kernels, run_files)
 
 

@@ -6,12 +6,11 @@ profiles of a library's kernels: what `ckast jit` reads to check a selector agai
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
-from typing import Any
 
-from ckast.output import MANIFEST
+from ckast.config.errors import shown
+from ckast.output.manifest import Manifest, ManifestError, manifest_in
 
 
 class RecordError(ValueError):
@@ -23,50 +22,44 @@ def library_record(library_dir: Path, selector_dir: Path) -> str:
     return Path(os.path.relpath(library_dir, selector_dir)).as_posix()
 
 
-def _manifest(folder: Path) -> tuple[Path, dict[str, Any]]:
-    """The manifest in `folder` and its contents ({} when there is none)."""
-    manifest = Path(folder) / MANIFEST
-    if not manifest.is_file():
-        return manifest, {}
+def run_manifest(folder: Path) -> Manifest | None:
+    """The manifest in `folder` (`ckast.output.manifest`; None when there is none), RecordError if it is not
+    ckast's to read."""
     try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RecordError(f"{manifest}: cannot read the manifest: {exc.strerror}") from None
-    except ValueError as exc:
-        raise RecordError(f"{manifest}: not a ckast manifest ({exc})") from None
-    if not isinstance(data, dict):
-        raise RecordError(f"{manifest}: not a ckast manifest (expected a JSON object)")
-    return manifest, data
+        return manifest_in(folder)
+    except ManifestError as exc:
+        raise RecordError(str(exc)) from None
 
 
 def recorded_library(folder: Path) -> Path | None:
     """The library folder the selector in `folder` was emitted for; None when `folder` holds no selector (no
     manifest, or the manifest of another run)."""
-    manifest, data = _manifest(folder)
-    if "selector" not in data:
+    manifest = run_manifest(folder)
+    if manifest is None or manifest.selector is None:
         return None
-    record = data["selector"].get("library") if isinstance(data["selector"], dict) else None
-    if not isinstance(record, str) or not record:
-        raise RecordError(f"{manifest}: selector.library: expected the path of the library the selector was "
-                          "emitted for (emit the selector again)")
-    library = Path(os.path.normpath(manifest.parent / record))
+    library = Path(os.path.normpath(manifest.root / manifest.selector["library"]))
     if not library.is_dir():
-        raise RecordError(f"{manifest}: selector.library: {library} is not a folder (the library the selector "
+        raise RecordError(f"{manifest.path}: selector.library: {library} is not a folder (the library the selector "
                           "was emitted for: emit it again, or give its folder with -I)")
     return library
+
+
+def kernel_profile(manifest: Manifest, i: int) -> str:
+    """The API profile the manifest's kernel `i` was emitted for (its config's `ck_api`); RecordError unless it
+    names one of ckast's profiles."""
+    from ckast.catalog import profile_names
+
+    api = manifest.kernels[i].config.get("ck_api") if manifest.kernels else None
+    if api not in profile_names():
+        raise RecordError(f"{manifest.path}: kernels[{i}].config.ck_api: {shown(api)} is not an API profile "
+                          f"({', '.join(profile_names())})")
+    return api
 
 
 def library_profiles(folder: Path) -> set[str]:
     """The API profiles of the kernels the manifest in `folder` lists (none for a folder without one, or with
     the manifest of a run of no kernels, such as a selector)."""
-    manifest, data = _manifest(folder)
-    kernels = data.get("kernels", [])
-    if not isinstance(kernels, list):
-        raise RecordError(f"{manifest}: kernels: expected a list")
-    profiles = set()
-    for i, entry in enumerate(kernels):
-        config = entry.get("config") if isinstance(entry, dict) else None
-        if not isinstance(config, dict) or not isinstance(config.get("ck_api"), str):
-            raise RecordError(f"{manifest}: kernels[{i}]: expected an object with a config naming its ck_api")
-        profiles.add(config["ck_api"])
-    return profiles
+    manifest = run_manifest(folder)
+    if manifest is None or not manifest.kernels:
+        return set()
+    return {kernel_profile(manifest, i) for i in range(len(manifest.kernels))}

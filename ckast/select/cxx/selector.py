@@ -583,14 +583,13 @@ def write_selector(library_dir, model_dirs: Sequence, out, layers: Sequence[str]
     from ckast.output.transaction import Transaction
     from ckast.output.tree import write_tree
     from ckast.select.forest import ModelError
-    from ckast.select.library import LibraryError, load_library
+    from ckast.select.library import load_library, refuse_output_in
     from ckast.select.lightgbm_model import load_model
 
     from .record import library_record
 
     library = load_library(Path(library_dir))
-    if Path(out).resolve() == Path(library_dir).resolve():
-        raise LibraryError(f"-o: {out} is the library's own directory; the selector goes into a directory of its own")
+    refuse_output_in(library_dir, out, "the selector")
     models = [load_model(Path(m)) for m in model_dirs]
     files, plans = selector_files(library, models, layers)
     for model in models:
