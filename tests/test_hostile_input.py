@@ -202,7 +202,7 @@ def test_hostile_files_are_refused_by_library_commands(tmp_path, command, name):
 
 
 @pytest.mark.parametrize("command", ["emit", "generate", "list"])
-@pytest.mark.parametrize(("name", "strerror"), [("missing", "No such file or directory"), ("dir", "Is a directory")])
+@pytest.mark.parametrize(("name", "strerror"), [("missing", "No such file or directory"), ("dir", "a directory, not a regular file")])
 def test_unreadable_config_files_are_refused(tmp_path, command, name, strerror):
     cfg = tmp_path / name
     if name == "dir":
