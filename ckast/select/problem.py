@@ -36,6 +36,7 @@ INT_MAX = 2**31 - 1
 _DECIMAL = re.compile(r"-?[0-9]+")
 _DIGITS_MAX = 20
 """Integers of more digits are out of range without being converted."""
+_PADS = ("pad_", "left_pad_", "right_pad_")
 
 DIRECTIONS = ("forward", "bwd_data", "bwd_weight")
 AXES = ("d", "h", "w")
@@ -240,12 +241,18 @@ def _choice(fields: Mapping[str, Any], name: str, choices: tuple[Any, ...], defa
     return value
 
 
-def _int(fields: Mapping[str, Any], name: str, where: str, default: int | None = None) -> int:
-    """Field `name` as an int within its bounds (`validity.bounds`); missing: `default`, or refused when there is
-    none. Text is ASCII decimal digits, optionally after a minus sign (Python's int() also reads other
-    scripts' digits, underscores and a plus sign)."""
-    from .validity import bounds
+def bounds(name: str) -> tuple[int, int]:
+    """The range of integer field `name` (as the reader spells it: `pad_h` is both pads of axis h): CK's index_t,
+    from 1 (a pad from 0); `ndim` 1 to 3."""
+    if name == "ndim":
+        return 1, len(AXES)
+    return (0 if name.startswith(_PADS) else 1), INT_MAX
 
+
+def _int(fields: Mapping[str, Any], name: str, where: str, default: int | None = None) -> int:
+    """Field `name` as an int within its `bounds`; missing: `default`, or refused when there is none. Text is
+    ASCII decimal digits, optionally after a minus sign (Python's int() also reads other scripts' digits,
+    underscores and a plus sign)."""
     value = fields.get(name)
     if value is None or value == "":
         if default is None:

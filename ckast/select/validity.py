@@ -11,10 +11,10 @@ bool tree of the selection language (`select.expr`) over the fields the C++ sele
   exact below 2**53, and rounding never takes a product above `INT_MAX` below it, so each comparison is
   the exact one, and no product can overflow in the C++.
 
-Python decides the rules of one field as it reads that field (`problem._int`, `_choice`: their bounds and
-choices are this module's and the knobs'), and the others (`read` false) through their trees (`check`); the
-C++ selector's `invalid` evaluates every rule's tree, in order, so a later rule sees fields the earlier ones
-bounded.
+Python decides the rules of one field as it reads that field (`problem._int`, `_choice`: the rules are
+made of the same bounds, `problem.bounds`, and choices), the others (`read` false) through their trees
+(`check`); the C++ selector's `invalid` evaluates every rule's tree, in order, so a later rule sees fields
+the earlier ones bounded.
 """
 
 from __future__ import annotations
@@ -29,10 +29,19 @@ from ckast.config.knobs import GEMM, KNOBS, VARIANTS
 
 from .analytic import problem_columns
 from .expr import Expr, Field, Scope, where
-from .problem import AXES, D_FIELDS, DIRECTIONS, INT_MAX, ConvProblem, Problem, ProblemError
+from .problem import (
+    _FILTER,
+    _INPUT,
+    AXES,
+    D_FIELDS,
+    DIRECTIONS,
+    INT_MAX,
+    ConvProblem,
+    Problem,
+    ProblemError,
+    bounds,
+)
 
-_INPUT = dict(zip(AXES, ("Di", "Hi", "Wi")))
-_FILTER = dict(zip(AXES, ("Z", "Y", "X")))
 _PADS = ("left_pad", "right_pad")
 
 
@@ -50,13 +59,6 @@ class Rule:
     def message(self, value: Any) -> str:
         """The refusal's text for a problem whose `shown` is `value`."""
         return f"{self.text}, not {_number(value)}"
-
-
-def bounds(name: str) -> tuple[int, int]:
-    """The range of integer field `name` (as the reader spells it: `pad_h` is both pads of axis h)."""
-    if name == "ndim":
-        return 1, len(AXES)
-    return (0 if name.startswith(("pad_", *(f"{p}_" for p in _PADS))) else 1), INT_MAX
 
 
 def values(problem: Problem) -> dict[str, Any]:
@@ -81,12 +83,12 @@ def rules(kind: str) -> tuple[Rule, ...]:
     raise ValueError(f"no problem rules for {kind!r}; known: gemm, grouped_conv")
 
 
-def broken(kind: str, fields: Mapping[str, Any], read: bool = True) -> Rule | None:
-    """The first rule of `kind` that the problem of struct `fields` (`values`) breaks, or None; with `read`
-    false, only among the rules the reader does not decide."""
+def broken(kind: str, fields: Mapping[str, Any], unread_only: bool = False) -> Rule | None:
+    """The first rule of `kind` that the problem of struct `fields` (`values`) breaks, or None; with
+    `unread_only`, only among the rules the reader does not decide."""
     scope = Scope(None, fields)
     for rule in rules(kind):
-        if (read or not rule.read) and not scope.value(rule.holds):
+        if not (unread_only and rule.read) and not scope.value(rule.holds):
             return rule
     return None
 
@@ -94,9 +96,16 @@ def broken(kind: str, fields: Mapping[str, Any], read: bool = True) -> Rule | No
 def check(problem: Problem, where: str = "") -> None:
     """Refuse a read `problem` that breaks a rule the reader does not decide (ProblemError naming it)."""
     fields = values(problem)
-    rule = broken(problem.kind, fields, read=False)
+    rule = _broken_unread(problem.kind, tuple(fields.items()))
     if rule is not None:
         raise ProblemError(rule.field, rule.message(Scope(None, fields).value(rule.shown)), where)
+
+
+@functools.lru_cache(maxsize=4096)
+def _broken_unread(kind: str, fields: tuple[tuple[str, Any], ...]) -> Rule | None:
+    """`broken` among the rules the reader does not decide, of the problems met lately (a table of timings
+    repeats each problem once per kernel timed)."""
+    return broken(kind, dict(fields), unread_only=True)
 
 
 def _number(value: Any) -> str:
@@ -140,7 +149,7 @@ def _gemm_rules() -> tuple[Rule, ...]:
             _elements("C", (m, n), "M x N, as each D tensor"))
 
 
-def output(axis: str) -> Expr:
+def _output(axis: str) -> Expr:
     """The output length along `axis` (an int tree), as `ConvProblem.output` computes it."""
     def at(name: str) -> Field:
         return Field(f"{name}_{axis}")
@@ -162,7 +171,7 @@ def _conv_rules() -> tuple[Rule, ...]:
         default = 0 if name.startswith(_PADS) else 1
         out.append(Rule(name, f"must be {default} when ndim < {rank} (no {axis} axis)",
                         (ndim >= rank) | Field(name).eq(default), Field(name), read=True))
-    outputs = {a: output(a) for a in AXES}
+    outputs = {a: _output(a) for a in AXES}
     out += [Rule(_INPUT[a], f"the output length along {a} must be at least 1 (the dilated filter must fit the "
                             "padded input)", outputs[a] >= 1, outputs[a]) for a in AXES]
     g, n, c, k = (Field(f) for f in ("G", "N", "C", "K"))
