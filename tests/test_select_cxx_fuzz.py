@@ -36,9 +36,9 @@ SANITIZE = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-o
 HOSTILE = (0, -1, -4096, INT_MAX, INT_MAX + 1, -INT_MAX - 1, 3 * 10**9, 2**62, 2**63 - 1, -2**63)
 SHOWN = 50
 """Every SHOWN-th problem's ranking is compared with Python's."""
-DRIVER = string.Template(r"""// Drives an emitted selector: problems on stdin, one per line as the struct's $fields fields in order; for
-// each problem and part "<index> <part> <kernels> <flags> <reason or ->", flags f (every TFLOPS finite),
-// p (positive), s (best first) and e (`select` names the same kernels), then its ranking
+DRIVER = string.Template(r"""// Drives an emitted selector: problems on stdin, one per line as the struct's $fields fields in
+// order; for each problem and part "<index> <part> <kernels> <flags> <reason or ->", flags f (every
+// TFLOPS finite), p (positive), s (best first) and e (`select` names the same kernels), then its ranking
 // ("  <kernel> <TFLOPS as %a>") for every SHOWN-th problem and the default-constructed one (index -1).
 #include <cinttypes>
 #include <cmath>
@@ -164,8 +164,8 @@ def _problem(kind: str, fields: dict):
         return tuple(fields[names[i]] for i in own)
 
     per_axis = (axes([f"{name}_{a}" for a in AXES]) for name in ("stride", "dilation", "left_pad", "right_pad"))
-    return ConvProblem(fields["direction"], fields["G"], fields["N"], fields["C"], fields["K"], axes(("Di", "Hi", "Wi")),
-                       axes(("Z", "Y", "X")), *per_axis, fields["k_batch"])
+    return ConvProblem(fields["direction"], fields["G"], fields["N"], fields["C"], fields["K"],
+                       axes(("Di", "Hi", "Wi")), axes(("Z", "Y", "X")), *per_axis, fields["k_batch"])
 
 
 # --- the selectors -------------------------------------------------------------------------------------------------

@@ -169,11 +169,12 @@ def _header(plans: list[PartPlan], kinds: list[str]) -> n.File:
         held = ", ".join(sorted({f"{p.datatype}" + (f" {p.layout}" if p.layout else "") for p in plans
                                  if p.kind == kind}))
         body += [
-            n.Comment("Why no kernel serves `problem`, whatever the library: null for a valid problem, else the first\n"
-                      "rule it breaks, as \"<field>: <rule>\" (a static string): each field within CK's index_t (a size\n"
-                      "at least 1, a pad at least 0), a code one of its values, each tensor's elements within index_t,\n"
-                      "...: the rules `ckast select` reads a problem by. `rank` and `select` return nothing for an\n"
-                      "invalid problem; for a valid one, nothing means no kernel of the library accepts it."),
+            n.Comment("Why no kernel serves `problem`, whatever the library: null for a valid problem, else\n"
+                      "the first rule it breaks, as \"<field>: <rule>\" (a static string): each field within\n"
+                      "CK's index_t (a size at least 1, a pad at least 0), a code one of its values, each\n"
+                      "tensor's elements within index_t, ...: the rules `ckast select` reads a problem by.\n"
+                      "`rank` and `select` return nothing for an invalid problem; for a valid one, nothing\n"
+                      "means no kernel of the library accepts it."),
             _invalid_decl(kind),
             n.Comment(f"The library's applicable kernels for `problem` ({describe_layers(plans[0].layers)}), best "
                       f"predicted first (ties by name); none for a problem `invalid` refuses. `datatype`"
