@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from ckast.config import as_dict
 from ckast.library import build
 from ckast.library.selection import Selection
@@ -42,6 +44,21 @@ def write_library(directory: Path, kernels: list[dict]) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "manifest.json").write_text(json.dumps({"kernels": kernels}))
     return directory
+
+
+def python_ranking(library, problem, predictor, datatype=None, layout=None, layers=None) -> list[tuple[str, float]]:
+    """`ckast select`'s ranking of `problem` (kernel name, predicted TFLOPS), best first."""
+    from ckast.arch.hardware import hardware
+    from ckast.select.rank import rank
+
+    part = library.part(problem, datatype, layout)
+    ranking = rank(problem, part, predictor, hardware(part.arch), layers)
+    return [(part.names[i], float(ranking.tflops[i])) for i in ranking.order]
+
+
+def bits(ranking: list[tuple[str, float]]) -> list[tuple[str, int]]:
+    """A ranking with each prediction as its float64 bit pattern (NaN compares equal to itself)."""
+    return [(name, int(np.float64(t).view(np.uint64))) for name, t in ranking]
 
 
 def synth_module():

@@ -8,12 +8,10 @@ import shutil
 import subprocess
 
 import attrs
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from ckast import nodes as n
-from ckast.arch.hardware import hardware
 from ckast.cli import main as cli
 from ckast.hostmodel.jit import session
 from ckast.library.selection import Selection
@@ -24,13 +22,14 @@ from ckast.select.cxx.selector import write_selector
 from ckast.select.library import load_library
 from ckast.select.lightgbm_model import load_model
 from ckast.select.problem import ConvProblem, GemmProblem, gemm_problem
-from ckast.select.rank import rank
 
 from .select_helpers import (
     ROOT,
+    bits,
     conv_entries,
     entries,
     gemm_entries,
+    python_ranking,
     synth_module,
     write_library,
 )
@@ -53,12 +52,6 @@ def _gemm_problem(rng: random.Random) -> GemmProblem:
                        K=rng.choice([8, 64, 100, 4096]), k_batch=rng.choice([1, 1, 4]))
 
 
-def _python(library, problem, predictor, datatype=None, layout=None, layers=LAYERS) -> list[tuple[str, float]]:
-    part = library.part(problem, datatype, layout)
-    ranking = rank(problem, part, predictor, hardware(part.arch), layers)
-    return [(part.names[i], float(ranking.tflops[i])) for i in ranking.order]
-
-
 def _struct(ns, problem):
     struct = problem_struct(problem.kind)
     value = getattr(ns, struct.name)()
@@ -69,10 +62,6 @@ def _struct(ns, problem):
 
 def _jit(selector_dir):
     return session().compile([selector_dir / "ckast_selector.cpp"], PROFILE).lookup("ckast_selector")
-
-
-def _bits(ranking):
-    return [(name, np.float64(t).view(np.uint64)) for name, t in ranking]
 
 
 @pytest.fixture(scope="module")
@@ -98,9 +87,9 @@ def test_conv_ranking_is_pythons_bit_for_bit(conv):
     for _ in range(30):
         direction = rng.choice(["forward", "bwd_weight"])
         problem = _conv_problem(rng, direction)
-        expected = _python(library, problem, model if direction == "forward" else AnalyticPredictor())
+        expected = python_ranking(library, problem, model if direction == "forward" else AnalyticPredictor())
         got = [(str(c.kernel), c.tflops) for c in ns.rank(_struct(ns, problem), "fp16")]
-        assert _bits(got) == _bits(expected), problem
+        assert bits(got) == bits(expected), problem
         assert list(ns.select(_struct(ns, problem))) == [name for name, _ in expected]
         ranked += len(expected)
     assert ranked > 1000  # the problems are not all refused
@@ -117,11 +106,11 @@ def test_a_library_whose_every_kernel_refuses_the_problem_ranks_nothing(tmp_path
                           dilation=(1, 1), left_pad=(0, 0), right_pad=(0, 0))
     library = load_library(lib)
     assert len(library.part(refused)) == len(kernels) >= 1
-    assert _python(library, refused, AnalyticPredictor()) == []
+    assert python_ranking(library, refused, AnalyticPredictor()) == []
     assert len(ns.rank(_struct(ns, refused))) == 0 and len(ns.select(_struct(ns, refused))) == 0
     accepted = attrs.evolve(refused, C=16)
-    assert [c.kernel for c in ns.rank(_struct(ns, accepted))] == [k for k, _ in _python(library, accepted,
-                                                                                         AnalyticPredictor())] != []
+    expected = [k for k, _ in python_ranking(library, accepted, AnalyticPredictor())]
+    assert [c.kernel for c in ns.rank(_struct(ns, accepted))] == expected != []
 
 
 def test_gemm_parts_by_datatype_and_the_name_it_needs(tmp_path):
@@ -132,9 +121,9 @@ def test_gemm_parts_by_datatype_and_the_name_it_needs(tmp_path):
     for _ in range(20):
         problem = _gemm_problem(rng)
         for datatype in ("fp16", "bf16"):
-            expected = _python(library, problem, AnalyticPredictor(), datatype)
+            expected = python_ranking(library, problem, AnalyticPredictor(), datatype)
             got = [(str(c.kernel), c.tflops) for c in ns.rank(_struct(ns, problem), datatype)]
-            assert _bits(got) == _bits(expected)
+            assert bits(got) == bits(expected)
     import cppyy
 
     with pytest.raises(cppyy.gbl.std.invalid_argument, match="datatypes bf16, fp16; name one"):
@@ -156,9 +145,9 @@ def test_gemm_selector_applies_ck_s_dispatcher_and_the_problem_s_variant(tmp_pat
         write_selector(lib, [], tmp_path / layers[-1], layers)
         ns = _jit(tmp_path / layers[-1])
         for problem in problems:
-            expected = _python(library, problem, AnalyticPredictor(), "fp16", "rcr", layers)
+            expected = python_ranking(library, problem, AnalyticPredictor(), "fp16", "rcr", layers)
             got = [(str(c.kernel), c.tflops) for c in ns.rank(_struct(ns, problem), "fp16", "rcr")]
-            assert _bits(got) == _bits(expected), (layers, problem)
+            assert bits(got) == bits(expected), (layers, problem)
             counts.append(len(got))
     assert counts == [0, 33, 1, 1, 33, 33, 1, 1]  # 32 sweep kernels and examples/gemm_standard.json's fp16 rcr one
 
@@ -204,7 +193,7 @@ def test_selector_compiled_on_the_host_ranks_as_python(conv, tmp_path):
     library, model = load_library(conv["lib"]), load_model(conv["model"])
     for index, problem in enumerate(problems):
         predictor = model if problem.direction == "forward" else AnalyticPredictor()
-        assert _bits(got.get(index, [])) == _bits(_python(library, problem, predictor))
+        assert bits(got.get(index, [])) == bits(python_ranking(library, problem, predictor))
 
 
 # --- through CK's dispatcher hooks (host model) ------------------------------------------------------------------
@@ -253,7 +242,7 @@ def test_conv_dispatcher_picks_the_selectors_first_kernel(tmp_path):
             problem = ConvProblem(direction=direction_name, G=1, N=2, C=c, K=c, input=(14, 14), filter=(1, 1),
                                   stride=(1, 1), dilation=(1, 1), left_pad=(0, 0), right_pad=(0, 0))
             for datatype in ("fp16", "bf16"):
-                expected = _python(library, problem, AnalyticPredictor(), datatype)
+                expected = python_ranking(library, problem, AnalyticPredictor(), datatype)
                 if not expected:
                     continue
                 param_v = cppyy.gbl.ckjit_ck_2026_06.ck_tile.conv.ConvParam(
@@ -295,7 +284,7 @@ def test_gemm_dispatcher_picks_the_selectors_first_kernel_by_its_identifier(tmp_
     library = load_library(lib)
     for m, nn, k in ((512, 512, 512), (4096, 1024, 100), (1, 8192, 64)):
         for layout in ("rcr", "rrr"):
-            expected = _python(library, GemmProblem(M=m, N=nn, K=k), AnalyticPredictor(), None, layout)
+            expected = python_ranking(library, GemmProblem(M=m, N=nn, K=k), AnalyticPredictor(), None, layout)
             assert str(pick(m, nn, k, layout)) == (expected[0][0] if expected else "")
 
 

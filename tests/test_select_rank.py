@@ -160,6 +160,34 @@ def test_bad_problem_exits_2_naming_the_field(libs, problem, field):
     assert len(err.splitlines()) == 1 and f"{field}:" in err
 
 
+@pytest.mark.parametrize("lib, problem, line", [
+    ("gemm", "M=1048576,N=1048576,K=4096", "A: the A tensor (M x K) must have at most 2147483647 elements (CK's "
+                                           "index_t), not 4294967296"),
+    ("gemm", "M=65536,N=65536,K=16", "C: the C tensor (M x N, as each D tensor) must have at most 2147483647 elements "
+                                     "(CK's index_t), not 4294967296"),
+    ("gemm", "M=\uff14\uff10\uff19\uff16,N=8,K=8", "M: '\uff14\uff10\uff19\uff16' is not an integer (ASCII digits 0-9, "
+                                                     "optionally after '-')"),
+    ("gemm", "M=8,N=4_096,K=8", "N: '4_096' is not an integer (ASCII digits 0-9, optionally after '-')"),
+    ("gemm", "M=8,N=8,K=+8", "K: '+8' is not an integer (ASCII digits 0-9, optionally after '-')"),
+    ("gemm", "M=-4096,N=8,K=8", "M: -4096 is out of range [1, 2147483647]"),
+    ("gemm", "M=8,N=8,K=8,k_batch=" + "9" * 5000, "k_batch: 99999999999999999999999999999999999999999999...99999999 "
+                                                   "(5000 characters) is out of range [1, 2147483647]"),
+    ("conv", "G=1,N=1,C=1048576,K=4096,Hi=1,Wi=1,Y=1,X=1", "weight: the weight tensor (K x C / G x the filter lengths) "
+                                                           "must have at most 2147483647 elements (CK's index_t), not "
+                                                           "4294967296"),
+    ("conv", "G=1,N=1,C=8,K=8,Wi=1,X=1,pad_w=2147483647", "output: the output tensor (N x K x the output lengths, all "
+                                                          "groups) must have at most 2147483647 elements (CK's "
+                                                          "index_t), not 34359738360"),
+    ("conv", "G=1,N=1,C=8,K=8,Hi=2,Wi=2,Y=3,X=3,dilation_w=2", "Hi: the output length along h must be at least 1 (the "
+                                                               "dilated filter must fit the padded input), not 0"),
+    ("conv", "G=1,N=1,C=8,K=8,Wi=2,X=1,ndim=4", "ndim: 4 is out of range [1, 3]"),
+])
+def test_problems_ckast_cannot_run_are_refused_in_one_line(libs, lib, problem, line):
+    """Sizes and tensors beyond CK's index_t, and integers Python's int() reads but ckast does not."""
+    result, out, err = _run("--library", str(libs[lib]), "--problem", problem)
+    assert (result.exit_code, out, err) == (2, "", f"--problem: {line}\n")
+
+
 def test_bad_conv_problem_and_library(libs, tmp_path):
     result, _, err = _run("--library", str(libs["conv"]), "--problem", "G=1,N=1,C=8,K=8,Hi=2,Wi=2,Y=3,X=3")
     assert result.exit_code == 2 and err.startswith("--problem: Hi:") and len(err.splitlines()) == 1

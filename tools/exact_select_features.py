@@ -13,7 +13,6 @@ that Python recomputes from its own values. Prints mismatch counts and timings.
 from __future__ import annotations
 
 import argparse
-import math
 import subprocess
 import sys
 import tempfile
@@ -29,7 +28,8 @@ from ckast.select.cxx.lower_predicate import lower_applicability
 from ckast.select.cxx.problem_struct import problem_struct
 from ckast.select.features import KernelTable, hw_columns
 from ckast.select.model_features import model_features
-from ckast.select.problem import DIRECTIONS, INT_MAX, ConvProblem, GemmProblem
+from ckast.select.problem import DIRECTIONS, ConvProblem, GemmProblem
+from ckast.select.validity import broken, values
 
 GOLDEN = 0x9E3779B97F4A7C15
 U64 = n.TypeName(n.Name(("std", "uint64_t")))
@@ -155,7 +155,7 @@ def draw_conv(rng: np.random.Generator, ndims: tuple[int, ...] = (1, 2, 2, 2, 3)
                         int(rng.choice([1, 2, 4, 8, 16, 32, 3, 7])), channels(), channels(), tuple(image), tuple(filt),
                         tuple(stride), tuple(dilation), tuple(left), tuple(right),
                         int(rng.choice([1, 1, 1, 2, 4, 8, 129, 256])))
-        if min(p.output) >= 1 and max(p.gemm[0], p.gemm[2], p.G * p.N * p.C * math.prod(p.input)) <= INT_MAX:
+        if broken(p.kind, values(p)) is None:
             return p
 
 

@@ -2,7 +2,9 @@
 
 Datatype and layout come from the library's kernels, not from the problem. A problem is read from
 `key=value` pairs (the command line's `--problem "M=4096,N=4096,K=4096"`, a CSV row, a JSON object)
-by `gemm_problem` / `conv_problem`; a bad one raises `ProblemError` naming the field.
+by `gemm_problem` / `conv_problem`; a bad one raises `ProblemError` naming the field. A problem ckast
+cannot serve (a size beyond CK's index_t, a tensor of more elements than index_t counts, a filter that
+does not fit its input, ...) breaks one of `validity.rules`, which the emitted C++ selector checks too.
 
 Convolution fields use CK's spellings (those of its heuristics' benchmark tables):
 `N, C, K, G` (C and K in all groups together, as CK's tables and frameworks count them: each must be a
@@ -20,13 +22,21 @@ of these defaults as the kernel knob does. A problem of another variant has no D
 
 from __future__ import annotations
 
+import re
+import string
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
+from ckast.config.errors import shorten
+
 INT_MAX = 2**31 - 1
 """Every size is a CK `index_t` (int32)."""
+_DECIMAL = re.compile(r"-?[0-9]+")
+_DIGITS_MAX = 20
+"""Integers of more digits are out of range without being converted."""
+_PADS = ("pad_", "left_pad_", "right_pad_")
 
 DIRECTIONS = ("forward", "bwd_data", "bwd_weight")
 AXES = ("d", "h", "w")
@@ -128,6 +138,8 @@ def gemm_problem(fields: Mapping[str, Any], where: str = "") -> GemmProblem:
     problem's D fields (see the module docstring)."""
     from ckast.config.knobs import GEMM, KNOBS, VARIANTS
 
+    from .validity import check
+
     fields = _aliased(fields, {"split_k": "k_batch"}, where)
     _known(fields, set(GEMM_FIELDS), where)
     size = {f: _int(fields, f, where) for f in ("M", "N", "K")}
@@ -141,11 +153,15 @@ def gemm_problem(fields: Mapping[str, Any], where: str = "") -> GemmProblem:
             d_fields[name] = _choice({name: value}, name, knob.choices, knob.default, where)
     elif given := [f for f in D_FIELDS if f in fields]:
         raise ProblemError(given[0], f"only a multi_d problem has D tensors (this one is {variant})", where)
-    return GemmProblem(**size, k_batch=_int(fields, "k_batch", where, default=1), variant=variant, **d_fields)
+    problem = GemmProblem(**size, k_batch=_int(fields, "k_batch", where, default=1), variant=variant, **d_fields)
+    check(problem, where)
+    return problem
 
 
 def conv_problem(fields: Mapping[str, Any], where: str = "") -> ConvProblem:
     """A grouped-conv problem from CK's spellings (see the module docstring)."""
+    from .validity import check
+
     fields = dict(fields)
     axes = _axes(fields, where)
     _known(fields, set(CONV_FIELDS), where)
@@ -160,27 +176,20 @@ def conv_problem(fields: Mapping[str, Any], where: str = "") -> ConvProblem:
         elif f"pad_{a}" in fields and (f"left_pad_{a}" in fields or f"right_pad_{a}" in fields):
             raise ProblemError(f"pad_{a}", f"give pad_{a} or left_pad_{a}/right_pad_{a}, not both", where)
 
-    def spatial(name: str, default: int | None, minimum: int) -> tuple[int, ...]:
-        return tuple(_int(fields, name.format(a), where, default, minimum) for a in axes)
+    def spatial(name: str, default: int | None) -> tuple[int, ...]:
+        return tuple(_int(fields, name.format(a), where, default) for a in axes)
 
     def pad(side: str) -> tuple[int, ...]:
-        return tuple(_int(fields, f"{side}_pad_{a}", where, _int(fields, f"pad_{a}", where, 0, 0), 0) for a in axes)
+        return tuple(_int(fields, f"{side}_pad_{a}", where, _int(fields, f"pad_{a}", where, 0)) for a in axes)
 
     groups = _int(fields, "G", where)
     problem = ConvProblem(
         direction, groups, _int(fields, "N", where), *(_per_group(fields, f, groups, where) for f in ("C", "K")),
         input=tuple(_int(fields, _INPUT[a], where) for a in axes),
         filter=tuple(_int(fields, _FILTER[a], where) for a in axes),
-        stride=spatial("stride_{}", 1, 1), dilation=spatial("dilation_{}", 1, 1),
+        stride=spatial("stride_{}", 1), dilation=spatial("dilation_{}", 1),
         left_pad=pad("left"), right_pad=pad("right"), k_batch=_int(fields, "k_batch", where, 1))
-    for a, out in zip(axes, problem.output):
-        if out < 1:
-            raise ProblemError(_INPUT[a], f"the output length along {a} comes out {out} (< 1): the filter with its "
-                                          "dilation does not fit the padded input", where)
-    for name, value in (("N x output", problem.gemm[0]), ("C x filter", problem.gemm[2]),
-                        ("G x N x C x input", problem.G * problem.N * problem.C * _product(problem.input))):
-        if value > INT_MAX:
-            raise ProblemError(name.split()[0], f"{name} is {value}, beyond CK's index_t ({INT_MAX})", where)
+    check(problem, where)
     return problem
 
 
@@ -199,10 +208,7 @@ def parse_pairs(text: str, where: str = "--problem") -> dict[str, str]:
 
 def _axes(fields: Mapping[str, Any], where: str) -> tuple[str, ...]:
     if "ndim" in fields:
-        ndim = _int(fields, "ndim", where)
-        if ndim > 3:
-            raise ProblemError("ndim", f"{ndim} is not 1, 2 or 3", where)
-        return AXES[3 - ndim:]
+        return AXES[len(AXES) - _int(fields, "ndim", where):]
     given = [a for a in AXES if _INPUT[a] in fields or _FILTER[a] in fields]
     if not given:
         raise ProblemError("Wi", "missing (a convolution needs its input and filter sizes)", where)
@@ -235,26 +241,38 @@ def _choice(fields: Mapping[str, Any], name: str, choices: tuple[Any, ...], defa
     return value
 
 
-def _int(fields: Mapping[str, Any], name: str, where: str, default: int | None = None, minimum: int = 1) -> int:
-    """Field `name` as an int in [minimum, INT_MAX]; missing: `default`, or refused when there is none."""
+def bounds(name: str) -> tuple[int, int]:
+    """The range of integer field `name` (as the reader spells it: `pad_h` is both pads of axis h): CK's index_t,
+    from 1 (a pad from 0); `ndim` 1 to 3."""
+    if name == "ndim":
+        return 1, len(AXES)
+    return (0 if name.startswith(_PADS) else 1), INT_MAX
+
+
+def _int(fields: Mapping[str, Any], name: str, where: str, default: int | None = None) -> int:
+    """Field `name` as an int within its `bounds`; missing: `default`, or refused when there is none. Text is
+    ASCII decimal digits, optionally after a minus sign (Python's int() also reads other scripts' digits,
+    underscores and a plus sign)."""
     value = fields.get(name)
     if value is None or value == "":
         if default is None:
             raise ProblemError(name, "missing", where)
         return default
-    if isinstance(value, bool):
-        raise ProblemError(name, f"{value!r} is not an integer", where)
+    lo, hi = bounds(name)
     if isinstance(value, str):
-        try:
-            value = int(value.strip())
-        except ValueError:
-            raise ProblemError(name, f"{value!r} is not an integer", where) from None
+        text = value.strip(string.whitespace)
+        if not _DECIMAL.fullmatch(text):
+            raise ProblemError(name, f"{shorten(repr(value))} is not an integer (ASCII digits 0-9, optionally "
+                                     "after '-')", where)
+        if len(text.lstrip("-").lstrip("0")) > _DIGITS_MAX:  # beyond every bound (int() refuses 4,301 digits)
+            raise ProblemError(name, f"{shorten(text)} is out of range [{lo}, {hi}]", where)
+        value = int(text)
     elif isinstance(value, float) and value.is_integer():
         value = int(value)
-    if not isinstance(value, int):
-        raise ProblemError(name, f"{value!r} is not an integer", where)
-    if not minimum <= value <= INT_MAX:
-        raise ProblemError(name, f"{value} is out of range [{minimum}, {INT_MAX}]", where)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ProblemError(name, f"{shorten(repr(value))} is not an integer", where)
+    if not lo <= value <= hi:
+        raise ProblemError(name, f"{shorten(str(value))} is out of range [{lo}, {hi}]", where)
     return value
 
 

@@ -6,8 +6,8 @@ besides: a conv problem's `k_batch`, `ndim` (1-3: which axes are the problem's o
 (its place in `problem.DIRECTIONS`: forward 0, bwd_data 1, bwd_weight 2); a GEMM problem's `variant`
 (standard 0, preshuffle 1, multi_d 2) and D tensors (`num_d_tensors`; `d_layout` and `elementwise_op`
 as codes, 0 for none, then the knob's values in order), so a zero-initialized GEMM problem is a standard
-one. A GEMM problem's direction is always "gemm" and has no field (`ProblemStruct.constants`). C and K are
-per group, as `ConvProblem` holds them.
+one (and, M being 0, one the selector refuses: `validity.rules`). A GEMM problem's direction is always
+"gemm" and has no field (`ProblemStruct.constants`). C and K are per group, as `ConvProblem` holds them.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from collections.abc import Mapping
 import attrs
 
 from ckast import nodes as n
-from ckast.select.features.featureset import PROBLEM_COLUMNS, problem_columns
 from ckast.config.knobs import GEMM, KNOBS, VARIANTS
-from ckast.select.problem import D_FIELDS, DIRECTIONS, ConvProblem, GemmProblem, Problem
+from ckast.select.features.featureset import PROBLEM_COLUMNS
+from ckast.select.problem import D_FIELDS, DIRECTIONS, Problem
+from ckast.select.validity import values
 
 from .numeric import INT64
 
@@ -67,14 +68,8 @@ class ProblemStruct:
         """`problem`'s field values, in field order."""
         if problem.kind != self.kind:
             raise ValueError(f"a {problem.kind} problem given to the {self.kind} problem struct")
-        columns = {k: int(v) for k, v in problem_columns(problem).items()}
-        if isinstance(problem, ConvProblem):
-            columns.update(k_batch=problem.k_batch, ndim=problem.ndim,
-                           direction=self.codes["direction"][problem.direction])
-        elif isinstance(problem, GemmProblem):
-            columns.update({f: self.codes[f][getattr(problem, f)] if f in self.codes else getattr(problem, f)
-                            for f in _EXTRA["gemm"]})
-        return tuple(columns[f] for f in self.fields)
+        fields = values(problem)
+        return tuple(self.codes[f][fields[f]] if f in self.codes else int(fields[f]) for f in self.fields)
 
 
 def problem_struct(kind: str) -> ProblemStruct:

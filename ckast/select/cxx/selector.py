@@ -3,9 +3,11 @@
 Three files, through ckast's nodes and printer only:
 
 - `ckast_selector.hpp`: namespace `ckast_selector` with the problem structs (`problem_struct`), `Choice`
-  (a kernel name and its predicted TFLOPS) and, per op kind of the library, `rank(problem, datatype[, layout])`
+  (a kernel name and its predicted TFLOPS) and, per op kind of the library, `invalid(problem)` (null, or
+  the first of the problem's rules, `validity.rules`, it breaks), `rank(problem, datatype[, layout])`
   (the applicable kernels of the problem's part, best predicted first, ties by kernel name: what
-  `ckast select` ranks) and `select` (their names). Only the standard library is included.
+  `ckast select` ranks; nothing for an invalid problem) and `select` (their names). Only the standard
+  library is included.
 - `ckast_selector.cpp`: one namespace per part (kind, direction, rank, datatype, layout). Each holds the
   part's kernel names, its applicability (`lower_applicability`, of the layers chosen: by default CK's
   dispatcher's check as well as the kernel's, what a dispatcher user gets), the features its predictor reads
@@ -43,6 +45,7 @@ from ckast.select.library import Library, Part
 from .lower_expr import lower_features
 from .lower_forest import lower_forest
 from .lower_predicate import lower_applicability
+from .lower_validity import lower_validity
 from .numeric import BOOL, DOUBLE
 from .problem_struct import problem_struct
 
@@ -166,12 +169,20 @@ def _header(plans: list[PartPlan], kinds: list[str]) -> n.File:
         held = ", ".join(sorted({f"{p.datatype}" + (f" {p.layout}" if p.layout else "") for p in plans
                                  if p.kind == kind}))
         body += [
+            n.Comment("Why no kernel serves `problem`, whatever the library: null for a valid problem, else\n"
+                      "the first rule it breaks, as \"<field>: <rule>\" (a static string): each field within\n"
+                      "CK's index_t (a size at least 1, a pad at least 0), a code one of its values, each\n"
+                      "tensor's elements within index_t, ...: the rules `ckast select` reads a problem by.\n"
+                      "`rank` and `select` return nothing for an invalid problem; for a valid one, nothing\n"
+                      "means no kernel of the library accepts it."),
+            _invalid_decl(kind),
             n.Comment(f"The library's applicable kernels for `problem` ({describe_layers(plans[0].layers)}), best "
-                      f"predicted first (ties by name). `datatype`"
+                      f"predicted first (ties by name); none for a problem `invalid` refuses. `datatype`"
                       f"{' and `layout`' if kind == 'gemm' else ''} choose the part when the library holds several "
                       f"({held}); std::invalid_argument when they are needed and not given."),
             n.FunctionDef("rank", CHOICES, params, None),
-            n.Comment("The names of `rank`'s kernels, best first (empty: no kernel of the library accepts the problem)."),
+            n.Comment("The names of `rank`'s kernels, best first (empty: no kernel of the library accepts the\n"
+                      "problem, or it is invalid)."),
             n.FunctionDef("select", NAMES, params, None),
         ]
     return n.File([n.Namespace(NAMESPACE, body)], includes=SYSTEM, preamble=PREAMBLE)
@@ -186,9 +197,19 @@ def _source(plans: list[PartPlan], kinds: list[str]) -> n.File:
     body: list[n.Decl] = [*DEFINITIONS, _better()]
     body += [_part(p) for p in plans]
     for kind in kinds:
-        body += [_dispatch(kind, [p for p in plans if p.kind == kind]), _select(kind)]
+        body += [_invalid(kind), _dispatch(kind, [p for p in plans if p.kind == kind]), _select(kind)]
     return n.File([n.Namespace(NAMESPACE, body)], includes=(*HEADERS, *SYSTEM, n.Header(HEADER)),
                   preamble=PREAMBLE, pragma_once=False)
+
+
+def _invalid_decl(kind: str, body: list[n.Stmt] | None = None) -> n.FunctionDef:
+    """`const char* invalid(const <Problem>& problem)`."""
+    return n.FunctionDef("invalid", CHAR_PTR, _selector_params(kind)[:1], body)
+
+
+def _invalid(kind: str) -> n.FunctionDef:
+    """`invalid(problem)`: the problem's rules in order (`lower_validity`), then null."""
+    return _invalid_decl(kind, [*lower_validity(kind, n.ident("problem"), "v"), n.Return(n.NullPtr())])
 
 
 def _better() -> n.FunctionDef:
@@ -307,10 +328,12 @@ def _matches(field: str, value: str | None) -> n.Expr:
 
 
 def _dispatch(kind: str, plans: list[PartPlan]) -> n.FunctionDef:
-    """`rank(problem, datatype[, layout])`: the part of the problem's direction and rank that `datatype` (and
-    `layout`) name, ranked and sorted; with a null name and several parts to choose from, invalid_argument."""
+    """`rank(problem, datatype[, layout])`: nothing for an invalid problem, else the part of the problem's direction
+    and rank that `datatype` (and `layout`) name, ranked and sorted; with a null name and several parts to choose
+    from, invalid_argument."""
     problem, out = n.ident("problem"), n.ident("out")
-    body: list[n.Stmt] = [n.VarDecl(CHOICES, "out")]
+    body: list[n.Stmt] = [n.VarDecl(CHOICES, "out"),
+                          n.If(n.BinOp("!=", n.call("invalid", problem), n.NullPtr()), [n.Return(out)])]
     groups: dict[tuple, list[PartPlan]] = {}
     for p in plans:
         groups.setdefault((p.direction, p.ndim), []).append(p)

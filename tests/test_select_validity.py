@@ -1,0 +1,77 @@
+"""`validity`: the rules a problem meets are the reader's: a problem the reader accepts meets every rule's tree,
+one it refuses breaks a rule (the same one, for GEMM), and the emitted selector's struct view of a read problem
+(`values`) is the one the rules read."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ckast.select.cxx.problem_struct import problem_struct
+from ckast.select.expr import Field, walk
+from ckast.select.problem import INT_MAX, ProblemError, bounds, conv_problem, gemm_problem
+from ckast.select.validity import broken, rules, values
+
+SETTINGS = settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+SIZES = st.one_of(st.integers(1, 4096), st.sampled_from((0, -1, 46341, 65536, 2**20, INT_MAX, INT_MAX + 1, -2**63)),
+                  st.integers(-2**63, 2**63 - 1))
+
+
+@SETTINGS
+@given(m=SIZES, n=SIZES, k=SIZES, k_batch=st.one_of(st.just(1), SIZES))
+def test_the_gemm_reader_refuses_exactly_what_the_rules_refuse(m, n, k, k_batch):
+    fields = {"M": m, "N": n, "K": k, "k_batch": k_batch, "variant": "standard", "num_d_tensors": 0, "d_layout": "",
+              "elementwise_op": ""}
+    rule = broken("gemm", fields)
+    try:
+        problem = gemm_problem({"M": str(m), "N": str(n), "K": str(k), "k_batch": k_batch})
+    except ProblemError as exc:
+        assert rule is not None and exc.field == rule.field, (exc, rule)
+    else:
+        assert rule is None and values(problem) == fields
+
+
+CONV_SIZES = st.one_of(st.integers(1, 64), st.sampled_from((0, -1, 65536, 2**24, INT_MAX, INT_MAX + 1)))
+
+
+@SETTINGS
+@given(data=st.data(), ndim=st.integers(1, 3))
+def test_the_conv_reader_refuses_exactly_what_the_rules_refuse(data, ndim):
+    """One group, so C and K read as totals are the struct's per-group C and K."""
+    axes = "dhw"[3 - ndim:]
+    given_ = {"G": 1, **{f: data.draw(CONV_SIZES, f) for f in ("N", "C", "K", "k_batch")}}
+    for a, i, f in zip("dhw", ("Di", "Hi", "Wi"), ("Z", "Y", "X")):
+        if a in axes:
+            given_.update({i: data.draw(CONV_SIZES, i), f: data.draw(st.sampled_from((1, 3, 0)), f),
+                           f"stride_{a}": data.draw(st.sampled_from((1, 2, 0)), f"stride_{a}"),
+                           f"dilation_{a}": data.draw(st.sampled_from((1, 2, INT_MAX)), f"dilation_{a}"),
+                           f"pad_{a}": data.draw(st.sampled_from((0, 1, -1, INT_MAX)), f"pad_{a}")})
+    struct = {"direction": "forward", "ndim": ndim, **given_}
+    for a, i, f in zip("dhw", ("Di", "Hi", "Wi"), ("Z", "Y", "X")):
+        default = {i: 1, f: 1, f"stride_{a}": 1, f"dilation_{a}": 1, f"pad_{a}": 0}
+        struct.update({k: struct.get(k, v) for k, v in default.items()})
+        pad = struct.pop(f"pad_{a}")
+        struct.update({f"left_pad_{a}": pad, f"right_pad_{a}": pad})
+    rule = broken("grouped_conv", struct)
+    try:
+        problem = conv_problem(given_)
+    except ProblemError as exc:
+        assert rule is not None, exc
+    else:
+        assert rule is None and values(problem) == struct
+
+
+def test_every_struct_field_has_a_rule_and_the_rules_read_only_struct_fields():
+    """The C++ selector checks every field of its struct before it computes with it."""
+    for kind in ("gemm", "grouped_conv"):
+        fields = set(problem_struct(kind).fields)
+        named = {rule.field for rule in rules(kind) if rule.read}
+        assert named == fields, kind
+        read = {node.name for rule in rules(kind) for node in walk(rule.holds) if isinstance(node, Field)}
+        assert read == fields, kind
+
+
+def test_bounds_are_index_t_pads_from_zero_and_three_spatial_axes():
+    assert bounds("M") == bounds("stride_h") == (1, INT_MAX)
+    assert bounds("pad_w") == bounds("left_pad_d") == bounds("right_pad_h") == (0, INT_MAX)
+    assert bounds("ndim") == (1, 3)
