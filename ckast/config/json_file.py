@@ -53,11 +53,16 @@ _CONTAINERS = (dict, list, _Repeated)
 def read_json(path: Path) -> Any:
     """The parsed JSON of a config file; ConfigError naming the file and every problem if it is
     unreadable, not UTF-8, or not strict JSON."""
-    source = str(path)
     try:
         raw = read_input(path)
     except InputFileError as exc:
-        raise ConfigError([ConfigIssue("", exc.message, "file.read")], source) from None
+        raise ConfigError([ConfigIssue("", exc.message, "file.read")], str(path)) from None
+    return parse_json(raw, str(path))
+
+
+def parse_json(raw: bytes, source: str = "") -> Any:
+    """`raw` (a file's bytes, read through `read_input`) parsed as strict JSON; ConfigError naming `source`
+    and every problem otherwise. For any JSON file ckast reads, not only configs."""
     data, issues = _parse(raw)
     if issues:
         raise ConfigError(issues, source)

@@ -93,9 +93,12 @@ class Stage:
 class Transaction:
     """`with Transaction(out_dir) as tx:` write through `tx.stage`, then `tx.commit(files)`; leaving
     the block without a commit (an error) leaves the output directory as it was. OSErrors become
-    one-line `OutputError`s."""
+    one-line `OutputError`s. `owned`: the names of the files that are ckast's in a directory without a
+    manifest (a model directory), instead of a previous run's manifest list."""
 
-    def __init__(self, out_dir: Path, on_wait: Callable[[str], None] | None = None) -> None:
+    def __init__(self, out_dir: Path, on_wait: Callable[[str], None] | None = None,
+                 owned: frozenset[str] | None = None) -> None:
+        self.owned = owned
         self.shown = Path(out_dir)
         self.out = Path(os.path.realpath(out_dir))
         self.staging, self.aside = leftover_paths(self.out)
@@ -113,7 +116,7 @@ class Transaction:
             _remove_leftovers(self.out)
             os.mkdir(self.staging)
             # Without a previous run's manifest no file there is ckast's to keep: every write is a new file.
-            self.stage = attrs.evolve(self.stage, reuse=os.path.isfile(self.out / MANIFEST))
+            self.stage = attrs.evolve(self.stage, reuse=self.owned is None and os.path.isfile(self.out / MANIFEST))
         except BaseException as exc:  # an OSError, or a signal: the staging tree is deleted, the lock freed
             self._release()
             if isinstance(exc, OSError):
@@ -140,7 +143,9 @@ class Transaction:
 
     def previous_files(self) -> set[str]:
         """The files the previous run produced: its manifest's list and the manifest (and the stamp an
-        older ckast kept in the tree)."""
+        older ckast kept in the tree), or the `owned` files."""
+        if self.owned is not None:
+            return set(self.owned)
         try:
             manifest = json.loads((self.out / MANIFEST).read_text())
             files = manifest["files"]
