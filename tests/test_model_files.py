@@ -263,8 +263,13 @@ def _chain(leaves: int) -> str:
 
 
 def test_trees_deeper_than_max_depth_are_refused():
+    """The deepest tree read is one the emitter lowers (recursively) and the evaluator walks; one level more is
+    refused."""
+    from ckast.select.cxx.lower_forest import lower_arrays
+
     forest = parse_model(_chain(MAX_DEPTH + 1))
     assert list(forest.predict(np.array([[-1.0], [0.5], [MAX_DEPTH + 5.0]]))) == [0.0, 1.0, MAX_DEPTH]
+    assert lower_arrays(forest, np.zeros((2, 1)), np.zeros((2, 1), dtype=bool)).internal == MAX_DEPTH
     with pytest.raises(ModelError, match=f"Tree=0: left_child/right_child: node {MAX_DEPTH} lies deeper than "
                                          f"{MAX_DEPTH} levels"):
         parse_model(_chain(MAX_DEPTH + 2))
@@ -357,6 +362,15 @@ def test_leaves_whose_sum_overflows_are_refused_at_prediction(trained, lib, tmp_
     assert result.exit_code == 2 and result.stdout == "" and len(result.stderr.splitlines()) == 1
     assert result.stderr == (f"{directory / MODEL}: leaf_value: the trees' leaves add up to inf TFLOPS for "
                              "M=1024,N=512,K=256; a model's predictions are finite\n")
+
+
+def test_rows_walked_in_chunks_add_up_the_same(trained, monkeypatch):
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(50, 72)) * 100
+    whole = parse_model(trained["text"]).raw(x)
+    monkeypatch.setattr(forest_module, "_PAIRS", 7 * 20)  # 7 rows of 20 trees at a time
+    assert whole.view(np.int64).tolist() == parse_model(trained["text"]).raw(x).view(np.int64).tolist()
+    assert np.array_equal(whole, trained["booster"].predict(x, raw_score=True))
 
 
 def test_views_of_each_tree_hold_its_text(trained):
