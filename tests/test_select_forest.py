@@ -99,25 +99,26 @@ def test_files_plain_and_gzip(tmp_path):
     assert read_model(tmp_path / "m.lgbm").feature_names == ("Column_0", "Column_1", "Column_2", "Column_3", "Column_4")
 
 
-_HEAD = b"tree\nversion=v4\nmax_feature_idx=0\nobjective=regression\nfeature_names=a\n\nTree=0\n"
+_HEAD = b"tree\nversion=v4\nnum_class=1\nmax_feature_idx=0\nobjective=regression\nfeature_names=a\n\nTree=0\n"
 _END = b"\n\nend of trees\n"
+_STUMP = b"num_leaves=2\nnum_cat=0\nsplit_feature=0\nthreshold=1\ndecision_type=2\nleft_child=-1\nright_child=-2\n"
 
 
 @pytest.mark.parametrize("content, message", [
     (None, "No such file"),
     (b"\x1f\x8b\x08garbage", "not a complete gzip file"),
-    (b"\xff\xfe not text", "not UTF-8"),
+    (b"\xff\xfe not text", "not a LightGBM text model"),
     (b"hello", "not a LightGBM text model"),
-    (_HEAD.replace(b"objective=regression", b"objective=binary sigmoid:1") + b"num_leaves=1\nleaf_value=0\n"
-     + _END, "objective 'binary'"),
-    (_HEAD + b"num_leaves=1\nleaf_value=0\n", "no 'end of trees' (truncated?)"),
-    (_HEAD.replace(b"max_feature_idx=0\n", b"") + b"num_leaves=1\nleaf_value=0\n" + _END, "no max_feature_idx"),
-    (_HEAD + b"num_leaves=2\nsplit_feature=0\nthreshold=1\ndecision_type=2\nleft_child=-1\nright_child=-2\n"
-     b"leaf_value=1\n" + _END, "tree 0: its arrays do not match its num_leaves"),
-    (_HEAD + b"num_leaves=2\nsplit_feature=3\nthreshold=1\ndecision_type=2\nleft_child=-1\nright_child=-2\n"
-     b"leaf_value=1 2\n" + _END, "tree 0: it splits on a feature the model does not have"),
-    (_HEAD + b"num_leaves=2\nsplit_feature=0\nthreshold=x\ndecision_type=2\nleft_child=-1\nright_child=-2\n"
-     b"leaf_value=1 2\n" + _END, "tree 0: malformed"),
+    (_HEAD.replace(b"objective=regression", b"objective=binary sigmoid:1") + b"num_leaves=1\nnum_cat=0\nleaf_value=0\n"
+     + _END, "objective: 'binary'"),
+    (_HEAD + b"num_leaves=1\nnum_cat=0\nleaf_value=0\n", "no 'end of trees' (truncated?)"),
+    (_HEAD.replace(b"max_feature_idx=0\n", b"") + b"num_leaves=1\nnum_cat=0\nleaf_value=0\n" + _END,
+     "max_feature_idx: missing"),
+    (_HEAD + _STUMP + b"leaf_value=1\n" + _END, "Tree=0: leaf_value: 1 values, not 2 (num_leaves)"),
+    (_HEAD + _STUMP.replace(b"split_feature=0", b"split_feature=3") + b"leaf_value=1 2\n" + _END,
+     "Tree=0: split_feature: node 0 splits on feature 3; the model has features 0..0"),
+    (_HEAD + _STUMP.replace(b"threshold=1", b"threshold=x") + b"leaf_value=1 2\n" + _END,
+     "Tree=0: threshold: 'x' is not a number"),
 ])
 def test_bad_model_files(tmp_path, content, message):
     path = tmp_path / "model_tflops.lgbm"

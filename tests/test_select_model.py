@@ -145,10 +145,10 @@ BROKEN = {
     "no directory": "not a model directory",
     "no spec": "feature_spec.json: missing",
     "no model": "model_tflops.lgbm: missing",
-    "spec not json": "feature_spec.json: not JSON",
+    "spec not json": "feature_spec.json: not valid JSON",
     "garbage model": "not a LightGBM text model",
     "truncated model": "no 'end of trees'",
-    "broken tree": "tree 3:",
+    "broken tree": "model_tflops.lgbm: Tree=3: leaf_value: missing",
     "corrupt gzip": "model_tflops.lgbm.gz: not a complete gzip file",
     "spec names other features": "feature_names: the model has 72 features, the spec 71",
     "unknown feature": "feature_names: 'warp_speed' is not a feature ckast computes",
@@ -156,7 +156,7 @@ BROKEN = {
     "unknown encoding": "categorical_encodings.pipeline: 'compv9' is code 7 in the model, no code",
     "other code": "categorical_encodings.scheduler: 'intrawave' is code 1 in the model, code 0",
     "other arch": "arch: the model is for gfx950, the kernels are gfx942",
-    "bad op_type": "op_type: 'fmha' is not one of",
+    "bad op_type": 'op_type: "fmha" is not one of',
 }
 
 

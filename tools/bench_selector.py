@@ -19,6 +19,7 @@ many leaves per tree):
 from __future__ import annotations
 
 import argparse
+import gzip
 import random
 import re
 import statistics
@@ -121,7 +122,9 @@ def main() -> None:
     predictor = load_model(model_dir)
     forest = predictor.forest
     plain = work / "model.txt"  # LightGBM's C API reads no gzip
-    plain.write_text(predictor.booster.model_to_string())
+    raw = predictor.file.read_bytes()
+    plain.write_bytes(gzip.decompress(raw) if predictor.file.suffix == ".gz" else raw)
+    booster = lightgbm.Booster(model_file=str(plain))
     features = model_features(predictor.kind)
     columns = predictor.columns
     known = np.array(["problem" not in features.features[c].expr.sources for c in columns])
@@ -183,7 +186,7 @@ def main() -> None:
     times, cpu = both[:len(both) // 2].reshape(-1, 3), both[len(both) // 2:].reshape(-1, 3)
     a, b, c = (np.fromfile(f"{out}.{w}") for w in "abc")
     ranks = [np.fromfile(f"{out}.rank_{w}", dtype=np.int32) for w in "abc"]
-    python = predictor.transform(predictor.booster.predict(rows.reshape(-1, rows.shape[2])))  # predict_tflops'
+    python = predictor.transform(booster.predict(rows.reshape(-1, rows.shape[2])))  # predict_tflops'
     med = [statistics.median(times[:, i]) for i in range(3)]
     print(f"rank one problem ({len(table)} kernels, median of {len(chosen)} problems): (a) C API per kernel "
           f"{med[0]:.2f} ms, (b) one batch call ({args.batch_parameter or 'default threads'}) {med[1]:.2f} ms, "

@@ -71,8 +71,8 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
         return
     import json
 
+    from ckast.select.forest import ModelError
     from ckast.select.library import LibraryError
-    from ckast.select.lightgbm_model import MissingPackage, ModelError
     from ckast.select.problem import ProblemError
     from ckast.select.report import selection
 
@@ -85,8 +85,6 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
                            with_features, why_not_names, _layers(kernel_only))
     except (LibraryError, ProblemError, ModelError) as exc:
         bad_input([str(exc)])
-    except MissingPackage as exc:
-        fail(exc)
     if as_json:
         click.echo(json.dumps(result, indent=2))
     else:
@@ -126,6 +124,7 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed
     import time
 
     from ckast.arch.hardware import hardware
+    from ckast.output.transaction import OutputError
     from ckast.select.evaluate import table
     from ckast.select.lightgbm_model import MissingPackage
     from ckast.select.train import TrainError, dataset, default_jobs, train as fit, write_model
@@ -147,8 +146,8 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed
             progress.close()
     try:
         write_model(out_dir, booster, spec, cv)
-    except OSError as exc:
-        fail(f"{out_dir}: cannot write the model: {exc.strerror or exc}")
+    except OutputError as exc:
+        fail(f"cannot write the model: {exc}")
     click.echo(f"{len(timings.runs)} runs, {len(rows.tflops)} (problem, kernel) pairs of {len(rows.problems)} problems "
                f"({spec['op_type']}"
                f"{' ' + spec['direction'] if 'direction' in spec else ''}, {spec['dtype']}, {spec['arch']})"
@@ -186,8 +185,8 @@ def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_
 
     from ckast.select.applicability import describe_layers
     from ckast.select.evaluate import report, table
+    from ckast.select.forest import ModelError
     from ckast.select.library import LibraryError
-    from ckast.select.lightgbm_model import MissingPackage, ModelError
     from ckast.select.report import evaluation, set_apart
 
     layers = _layers(kernel_only)
@@ -196,8 +195,6 @@ def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_
         outcomes, predictor = evaluation(library, timings, model_dir)
     except (ModelError, LibraryError) as exc:
         bad_input([str(exc)])
-    except MissingPackage as exc:
-        fail(exc)
     result = report(outcomes)
     apart = set_apart(library, timings)
     kernels = len({run.kernel for run in timings.runs})
@@ -286,8 +283,8 @@ def emit(library_dir, model_dirs, out_dir, kernel_only):
     """
     from ckast.output.transaction import OutputError
     from ckast.select.cxx.selector import write_selector
+    from ckast.select.forest import ModelError
     from ckast.select.library import LibraryError
-    from ckast.select.lightgbm_model import MissingPackage, ModelError
 
     if library_dir is None:
         bad_input(["--library: missing (the generated library to select from)"])
@@ -295,7 +292,7 @@ def emit(library_dir, model_dirs, out_dir, kernel_only):
         counts = write_selector(library_dir, model_dirs, out_dir, _layers(kernel_only))
     except (LibraryError, ModelError) as exc:
         bad_input([str(exc)])
-    except (MissingPackage, OutputError) as exc:
+    except OutputError as exc:
         fail(exc)
     from ckast.select.applicability import describe_layers
 

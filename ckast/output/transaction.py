@@ -92,9 +92,12 @@ class Stage:
 class Transaction:
     """`with Transaction(out_dir) as tx:` write through `tx.stage`, then `tx.commit(files)`; leaving
     the block without a commit (an error) leaves the output directory as it was. OSErrors become
-    one-line `OutputError`s."""
+    one-line `OutputError`s. `owned`: the names of the files that are ckast's in a directory without a
+    manifest (a model directory), instead of a previous run's manifest list."""
 
-    def __init__(self, out_dir: Path, on_wait: Callable[[str], None] | None = None) -> None:
+    def __init__(self, out_dir: Path, on_wait: Callable[[str], None] | None = None,
+                 owned: frozenset[str] | None = None) -> None:
+        self.owned = owned
         self.shown = Path(out_dir)
         self.out = Path(os.path.realpath(out_dir))
         self.staging, self.aside = leftover_paths(self.out)
@@ -114,7 +117,7 @@ class Transaction:
             os.mkdir(self.staging)
             self.previous = self._previous_files()
             # Without a previous run's manifest no file there is ckast's to keep: every write is a new file.
-            self.stage = attrs.evolve(self.stage, reuse=MANIFEST in self.previous)
+            self.stage = attrs.evolve(self.stage, reuse=self.owned is None and MANIFEST in self.previous)
         except BaseException as exc:  # OSError, OutputError or a signal: the staging tree is deleted, the lock freed
             self._release()
             if isinstance(exc, OSError):
@@ -141,10 +144,12 @@ class Transaction:
 
     def _previous_files(self) -> set[str]:
         """The files the previous run produced: its manifest's list and the manifest (and the stamp an
-        older ckast kept in the tree). OutputError when there is a manifest that is not ckast's to read:
-        which files there are ckast's is unknown then."""
+        older ckast kept in the tree), or the `owned` files. OutputError when there is a manifest that is not
+        ckast's to read: which files there are ckast's is unknown then."""
         from .manifest import ManifestError, manifest_in
 
+        if self.owned is not None:
+            return set(self.owned)
         try:
             manifest = manifest_in(self.shown)
         except ManifestError as exc:

@@ -3,30 +3,37 @@
 `arch`, `hardware`; ckast adds `categorical_encodings` and, for conv, `direction`).
 
 A model's columns are bound to ckast's feature set **by name**, so a model trained on an older,
-smaller feature set still loads. A model naming a feature the set lacks, a categorical feature the set
-holds as a number, an encoding (value -> code) the set does not share, a model file that is missing,
-corrupt or disagrees with its spec: `ModelError`, one line naming the file and the field.
+smaller feature set still loads. The model file is read and checked completely by `forest.read_model` and
+predicted with by ckast's own evaluator (`forest.Forest`): LightGBM never reads it, and is not needed to
+select. A model naming a feature the set lacks, a categorical feature the set holds as a number, an encoding
+(value -> code) the set does not share, a model file that is missing, corrupt or disagrees with its spec, a
+spec field of the wrong type, leaves whose sum no TFLOPS figure can hold: `ModelError`, one line naming the
+file and the field.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import math
-import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 import numpy as np
 
-from .forest import Forest, ModelError, read_model_text
+from ckast.config import ConfigError
+from ckast.config.errors import key_path, shown
+from ckast.config.json_file import parse_json
+from ckast.input_file import InputFileError, read_input
+
+from .forest import Forest, ModelError, read_model
 from .libm import libm
 from .problem import Problem
 
 MODEL_FILE = "model_tflops.lgbm"
 SPEC_FILE = "feature_spec.json"
+SPEC_LIMIT = 16 << 20
+"""Largest feature_spec.json read (CK's are a few KiB)."""
 OP_TYPES = {"gemm_universal": "gemm", "gemm": "gemm", "grouped_conv": "grouped_conv"}
 """CK's op_type (and ckast's kind) -> ckast's feature-set kind."""
 
@@ -40,7 +47,7 @@ def lightgbm_module():
     try:
         import lightgbm
     except ImportError:
-        raise MissingPackage("LightGBM models need the lightgbm package: pip install 'ckast[select]'") from None
+        raise MissingPackage("training a model needs the lightgbm package: pip install 'ckast[select]'") from None
     return lightgbm
 
 
@@ -50,9 +57,10 @@ class LightGBMPredictor:
     model's feature i."""
 
     path: Path
-    booster: Any
+    file: Path
+    """The model file of the directory `path` (plain or gzip'd)."""
     forest: Forest
-    """The model's trees as data (`forest.py`), parsed from the same text as `booster`."""
+    """The model's trees as data (`forest.py`), what predictions are computed with."""
     spec: Mapping[str, Any]
     kind: str
     columns: np.ndarray
@@ -64,7 +72,7 @@ class LightGBMPredictor:
 
     @property
     def trees(self) -> int:
-        return self.booster.num_trees()
+        return len(self.forest.roots)
 
     def check(self, part) -> None:
         """ModelError when the model was trained for another arch, datatype or conv direction."""
@@ -91,7 +99,13 @@ class LightGBMPredictor:
             part.memo["lightgbm", id(self)] = True
         x = model_features(self.kind).matrix(problem, part.table, self.hw)
         x = x[:, self.columns] if rows is None else x[np.ix_(rows, self.columns)]
-        return self.transform(self.booster.predict(x))
+        tflops = self.transform(self.forest.predict(x))
+        if not np.isfinite(tflops).all():  # finite leaves whose sum overflows
+            from .report import problem_label
+
+            raise ModelError(f"{self.file}: leaf_value: the trees' leaves add up to {tflops[~np.isfinite(tflops)][0]} "
+                             f"TFLOPS for {problem_label(problem)}; a model's predictions are finite")
+        return tflops
 
     def transform(self, raw: np.ndarray) -> np.ndarray:
         """The model's output as TFLOPS (CK trains on log1p(TFLOPS) where `log_targets` names it)."""
@@ -110,11 +124,11 @@ def load_model(model_dir: Path) -> LightGBMPredictor:
 
     kind = OP_TYPES[spec["op_type"]]
     columns = bind(spec, model_features(kind), model_dir / SPEC_FILE)
-    booster, forest = _read_booster(model_dir)
-    names = booster.feature_name()
+    path, forest = _read_forest(model_dir)
+    names = list(forest.feature_names)
     if names == [f"Column_{i}" for i in range(len(names))]:  # trained on an unnamed matrix: the spec names them
         names = names if len(names) != len(spec["feature_names"]) else list(spec["feature_names"])
-    if list(names) != list(spec["feature_names"]):
+    if names != list(spec["feature_names"]):
         diff = next((i for i, (a, b) in enumerate(zip(names, spec["feature_names"])) if a != b),
                     min(len(names), len(spec["feature_names"])))
         raise ModelError(f"{model_dir / SPEC_FILE}: feature_names: the model has {len(names)} features, the spec "
@@ -126,7 +140,7 @@ def load_model(model_dir: Path) -> LightGBMPredictor:
         hw = ck_engine_hardware(spec.get("hardware"))
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelError(f"{model_dir / SPEC_FILE}: hardware: {exc.args[0] if exc.args else exc}") from None
-    return LightGBMPredictor(model_dir, booster, forest, spec, kind, columns, hw)
+    return LightGBMPredictor(model_dir, path, forest, spec, kind, columns, hw)
 
 
 def bind(spec: Mapping[str, Any], features, where: Path) -> np.ndarray:
@@ -156,57 +170,63 @@ def _at(names: list[str], i: int) -> str:
     return repr(names[i]) if i < len(names) else "nothing"
 
 
+_SPEC_NAMES = ("feature_names", "categorical_features", "log_targets", "targets")
+"""Spec fields that are lists of names."""
+_SPEC_TEXT = ("dtype", "arch", "direction")
+_SPEC_OBJECTS = ("params", "training")
+"""Spec fields ckast records from training and does not read, but which must be JSON objects."""
+
+
 def _read_spec(path: Path) -> dict[str, Any]:
+    """A model's feature_spec.json, read as strict JSON, every field ckast knows of the right type."""
+    if not path.exists() and not path.is_symlink():
+        raise ModelError(f"{path}: missing (a model directory holds {MODEL_FILE}[.gz] and {SPEC_FILE})")
     try:
-        spec = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ModelError(f"{path}: missing (a model directory holds {MODEL_FILE}[.gz] and {SPEC_FILE})") from None
-    except OSError as exc:
-        raise ModelError(f"{path}: cannot read: {exc.strerror}") from None
-    except ValueError as exc:
-        raise ModelError(f"{path}: not JSON ({exc})") from None
+        spec = parse_json(read_input(path, SPEC_LIMIT), str(path))
+    except InputFileError as exc:
+        raise ModelError(str(exc)) from None
+    except ConfigError as exc:
+        issue = exc.issues[0]
+        raise ModelError(f"{path}: {issue.path + ': ' if issue.path else ''}{issue.message}") from None
     if not isinstance(spec, dict):
-        raise ModelError(f"{path}: expected a JSON object")
+        raise ModelError(f"{path}: expected a JSON object, not {type(spec).__name__}")
     if spec.get("op_type") not in OP_TYPES:
-        raise ModelError(f"{path}: op_type: {spec.get('op_type')!r} is not one of {', '.join(OP_TYPES)}")
-    for field in ("feature_names", "categorical_features", "log_targets"):
+        raise ModelError(f"{path}: op_type: {shown(spec.get('op_type'))} is not one of {', '.join(OP_TYPES)}")
+    for field in _SPEC_NAMES:
         value = spec.get(field, [] if field != "feature_names" else None)
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ModelError(f"{path}: {field}: expected a list of names")
+            raise ModelError(f"{path}: {field}: expected a list of names, not {shown(value)}")
+        if len(set(value)) != len(value):
+            raise ModelError(f"{path}: {field}: {shown(next(v for i, v in enumerate(value) if v in value[:i]))} "
+                             "is listed twice")
     if not spec["feature_names"]:
         raise ModelError(f"{path}: feature_names: empty")
-    encodings = spec.get("categorical_encodings", {})
-    if not isinstance(encodings, dict) or not all(
-            isinstance(codes, dict) and all(isinstance(c, int) for c in codes.values()) for codes in encodings.values()):
-        raise ModelError(f"{path}: categorical_encodings: expected {{feature: {{value: code}}}}")
+    for field in _SPEC_TEXT:
+        if field in spec and not isinstance(spec[field], str):
+            raise ModelError(f"{path}: {field}: expected a string, not {shown(spec[field])}")
+    for field in ("categorical_encodings", "hardware", *_SPEC_OBJECTS):
+        if field in spec and not isinstance(spec[field], dict):
+            raise ModelError(f"{path}: {field}: expected an object, not {shown(spec[field])}")
+    for name, codes in spec.get("categorical_encodings", {}).items():
+        if not isinstance(codes, dict) or not all(_integer(c) for c in codes.values()):
+            raise ModelError(f"{path}: {key_path('categorical_encodings', name)}: expected {{value: integer code}}, "
+                             f"not {shown(codes)}")
+    for name, value in spec.get("hardware", {}).items():
+        whole = _integer(value) or isinstance(value, float) and value.is_integer()
+        if not whole or not 0 <= value < 2**31:
+            raise ModelError(f"{path}: {key_path('hardware', name)}: expected a whole number in 0..2^31-1, not "
+                             f"{shown(value)}")
     return spec
 
 
-def _read_booster(model_dir: Path) -> tuple[Any, Forest]:
-    lightgbm = lightgbm_module()
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _read_forest(model_dir: Path) -> tuple[Path, Forest]:
+    """The model file of a directory (plain, else gzip'd) and its trees."""
     plain, packed = model_dir / MODEL_FILE, model_dir / (MODEL_FILE + ".gz")
-    path = plain if plain.exists() else packed
-    if not path.exists():
+    path = plain if plain.exists() or plain.is_symlink() else packed
+    if not path.exists() and not path.is_symlink():
         raise ModelError(f"{plain}: missing (nor is there a {packed.name})")
-    # Checked by ckast's own parse first: LightGBM parses trees on worker threads, where a malformed tree
-    # aborts the process.
-    text, forest = read_model_text(path)
-    try:
-        with _quiet_stderr():
-            return lightgbm.Booster(model_str=text), forest
-    except lightgbm.basic.LightGBMError as exc:
-        raise ModelError(f"{path}: not a LightGBM model: {str(exc).strip().splitlines()[0]}") from None
-
-
-@contextlib.contextmanager
-def _quiet_stderr() -> Iterator[None]:
-    """LightGBM's C++ side prints its errors to file descriptor 2 before raising; keep them off the user's
-    terminal (the error is reported once, as a ModelError)."""
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "wb") as null:
-            os.dup2(null.fileno(), 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
+    return path, read_model(path)

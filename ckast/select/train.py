@@ -35,6 +35,7 @@ on two cores: one row-wise thread is 1.6x faster than one col-wise; a second thr
 faster on an idle machine (two fits side by side: nearly 2x), several times slower on a loaded one (OpenMP
 threads spin waiting for each other), and row-wise it changes the model (histograms summed in another order)."""
 OP_TYPE = {"gemm": "gemm_universal", "grouped_conv": "grouped_conv"}
+CV_FILE = "cv_metrics.json"
 
 
 class TrainError(ValueError):
@@ -109,6 +110,26 @@ def group_folds(group: np.ndarray, folds: int) -> np.ndarray:
         fold_of[g] = int(np.argmin(load))
         load[fold_of[g]] += counts[g]
     return fold_of[np.searchsorted(ids, group)]
+
+
+def trainable_folds(data: Dataset, folds: int) -> np.ndarray | None:
+    """The cross-validation fold of every (problem, kernel) pair (None for `folds` < 2), once the runs are seen
+    to make a model: a model learns from runs of different speeds, the final model's and each fold's (TrainError
+    otherwise)."""
+    tflops = data.tflops
+    if len(np.unique(tflops)) < 2:
+        pairs = f"{len(tflops)} (problem, kernel) pair{'s, all' if len(tflops) > 1 else ','}"
+        raise TrainError(f"the runs make {pairs} of {tflops[0]:g} TFLOPS: a model learns from runs of different "
+                         "speeds (more problems or kernels)")
+    if folds < 2:
+        return None
+    fold = group_folds(data.group, folds)
+    for f in range(folds):
+        rows = tflops[fold != f]
+        if len(np.unique(rows)) < 2:
+            raise TrainError(f"--folds {folds}: fold {f + 1} would train on {len(rows)} (problem, kernel) pairs of "
+                             "one speed; give fewer folds (or --folds 0) or more problems")
+    return fold
 
 
 def default_jobs() -> int:
@@ -198,7 +219,7 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
 
     # the final model first: the largest fit, the folds fill the other cores around it
     tasks = [task(0, np.arange(len(data.tflops)), None)]
-    fold = group_folds(data.group, folds) if folds > 1 else None
+    fold = trainable_folds(data, folds)
     if fold is not None:
         tasks += [task(f + 1, np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(folds)]
     booster, *held_out = fit_all(tasks, jobs)
@@ -223,13 +244,21 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
 
 
 def write_model(out_dir: Path, booster, spec: Mapping[str, Any], cv: Mapping[str, Any]) -> None:
-    """`model_tflops.lgbm`, `feature_spec.json` and `cv_metrics.json` into `out_dir` (each file replaced
-    whole; other files left alone). OSError when the directory cannot be written."""
+    """`model_tflops.lgbm`, `feature_spec.json` and `cv_metrics.json` into `out_dir`, as one step: the directory
+    is built beside it and swapped in whole (`ckast.output.transaction`), so a failure leaves it as it was. A
+    `model_tflops.lgbm.gz` there is removed (it would be an older model); other files are carried over.
+    OutputError when the directory cannot be written."""
+    from ckast.output.transaction import OutputError, Transaction
+
     from .lightgbm_model import MODEL_FILE, SPEC_FILE
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for name, text in ((MODEL_FILE, booster.model_to_string()), (SPEC_FILE, json.dumps(spec, indent=2) + "\n"),
-                       ("cv_metrics.json", json.dumps(cv, indent=2) + "\n")):
-        tmp = out_dir / f".{name}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, out_dir / name)
+    files = {MODEL_FILE: booster.model_to_string(), SPEC_FILE: json.dumps(spec, indent=2) + "\n",
+             CV_FILE: json.dumps(cv, indent=2) + "\n"}
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"{out_dir}: cannot create its parent directory: {exc.strerror or exc}") from None
+    with Transaction(out_dir, owned=frozenset({*files, MODEL_FILE + ".gz"})) as tx:
+        for name, text in files.items():
+            tx.stage.write(name, text)
+        tx.commit(set(files))

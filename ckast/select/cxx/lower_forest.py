@@ -33,12 +33,12 @@ and one add), then applies the objective's output transform: the same additions 
 LightGBM, so the result is bit-identical (no constant folding across trees). `<prefix>_raw_all` goes tree by
 tree (a tree's nodes stay in cache while its walks run), each walk once, then adds per kernel.
 
-A node's `kind` folds LightGBM's missing-value rules (missing type none / zero / NaN, `default_left`) into
-where a NaN and a zero go: bit 0 (`NAN_LEFT`) a NaN goes left (else right, where `x <= threshold` sends it);
-bit 1 (`ZERO_RULE`) a zero goes left iff bit 2 (`ZERO_LEFT`), not by its threshold (missing type zero only);
-otherwise left iff `x <= threshold`. Kind 8 (`CATEGORY`): left iff -1 < x < 32 * words and bit `int(x)` of the
-bitset is set (LightGBM: NaN, negative and out-of-range values go right). A feature value with
-|x| <= 1e-35f reads as 0.0 first, as LightGBM's dense-row reader makes it.
+A node's `kind` folds LightGBM's missing-value rules (missing type none / zero / NaN, `default_left`; per node
+as `forest.Tree` holds them) into where a NaN and a zero go: bit 0 (`NAN_LEFT`) a NaN goes left (else right,
+where `x <= threshold` sends it); bit 1 (`ZERO_RULE`) a zero goes left iff bit 2 (`ZERO_LEFT`), not by its
+threshold (missing type zero only); otherwise left iff `x <= threshold`. Kind 8 (`CATEGORY`): left iff
+-1 < x < 32 * words and bit `int(x)` of the bitset is set (LightGBM: NaN, negative and out-of-range values go
+right). A feature value with |x| <= 1e-35f reads as 0.0 first, as LightGBM's dense-row reader makes it.
 """
 
 from __future__ import annotations
@@ -52,17 +52,7 @@ from ckast import nodes as n
 from ckast.select.expr import Col, walk
 from ckast.select.features.featureset import Feature
 from ckast.select.features.table import KernelTable
-from ckast.select.forest import (
-    CATEGORICAL,
-    DEFAULT_LEFT,
-    MISSING_NAN,
-    MISSING_NONE,
-    MISSING_ZERO,
-    Forest,
-    Tree,
-    _input,
-    go_left,
-)
+from ckast.select.forest import Forest, Tree, _input, go_left
 
 from .numeric import BOOL, DOUBLE
 
@@ -169,18 +159,12 @@ class _Builder:
 
 def _split(tree: Tree, node: int, builder: _Builder) -> tuple[float, int]:
     """(threshold, kind) of a residual copy of `node` (see the module docstring)."""
-    decision = int(tree.decision_type[node])
-    if decision & CATEGORICAL:
+    if tree.categorical[node]:
         k = int(tree.threshold[node])
         words = tuple(int(w) for w in tree.cat_threshold[tree.cat_boundaries[k]:tree.cat_boundaries[k + 1]])
         return float(builder.bitset(words)), CATEGORY
-    threshold = float(tree.threshold[node])
-    missing, default_left = (decision >> 2) & 3, bool(decision & DEFAULT_LEFT)
-    zero_plain = 0.0 <= threshold
-    nan_left = {MISSING_NONE: zero_plain, MISSING_ZERO: default_left, MISSING_NAN: default_left}[missing]
-    zero_left = default_left if missing == MISSING_ZERO else zero_plain
-    zero_rule = ZERO_RULE | ZERO_LEFT * zero_left if zero_left != zero_plain else 0
-    return threshold, NAN_LEFT * nan_left | zero_rule
+    zero_rule = ZERO_RULE | ZERO_LEFT * bool(tree.zero_left[node]) if tree.zero_rule[node] else 0
+    return float(tree.threshold[node]), NAN_LEFT * bool(tree.nan_left[node]) | zero_rule
 
 
 def _unknown_below(tree: Tree, never_known: np.ndarray) -> np.ndarray:
