@@ -18,7 +18,9 @@ import pytest
 from click.testing import CliRunner
 
 from ckast.cli import main
+from ckast.select import batch
 from ckast.select.applicability import LAYERS
+from ckast.select.batch import BATCH_ENTRIES
 from ckast.select.csv_table import CsvError, read_csv
 from ckast.select.library import load_library
 from ckast.select.problem import ProblemError
@@ -170,22 +172,24 @@ def _select(lib: Path, path: Path):
     return selection(lib, (), path, None, 2, None, None, False, (), LAYERS)
 
 
-def test_select_ranks_a_problems_file_one_row_at_a_time(lib, tmp_path):
-    """The table is checked when it is read; its rows are parsed and ranked as the rankings are taken, so the
-    first is out before a later bad row is reached."""
+@pytest.mark.parametrize("entries", [BATCH_ENTRIES, 12])  # 12 entries: the 6-kernel part's problems two by two
+def test_select_ranks_a_problems_file_batch_by_batch(lib, tmp_path, monkeypatch, entries):
+    """The table is checked when it is read; its rows are parsed and ranked in batches as the rankings are
+    taken, and a bad row stops them once every row before it is out."""
+    monkeypatch.setattr(batch, "BATCH_ENTRIES", entries)
     path = tmp_path / "p.csv"
-    path.write_text(GOOD + "0,512,512\n")
+    path.write_text(GOOD + "64,64,64\n0,512,512\n")
     head, problems = _select(lib, path)
     assert head["library"] == str(lib) and head["layers"] == list(LAYERS)
     first = next(problems)
     assert (first["problem"], first["fields"]["M"], len(first["top"])) == (f"{path}: row 1", 256, 2)
-    assert next(problems)["fields"]["M"] == 512
-    with pytest.raises(ProblemError, match=r"p.csv: row 3: M: 0 is out of range"):
+    assert [next(problems)["fields"]["M"] for _ in range(2)] == [512, 64]
+    with pytest.raises(ProblemError, match=r"p.csv: row 4: M: 0 is out of range"):
         next(problems)
     code, out, err = cli("select", "--library", lib, "--problems", path)
-    assert code == 2 and err == f"{path}: row 3: M: 0 is out of range [1, 2147483647]\n"
+    assert code == 2 and err == f"{path}: row 4: M: 0 is out of range [1, 2147483647]\n"
     assert [line.split(" (")[0] for line in out.splitlines() if not line.startswith(" ")] == [
-        f"{path}: row 1", f"{path}: row 2"]
+        f"{path}: row {n}" for n in (1, 2, 3)]
 
 
 def test_streamed_json_is_the_document_json_dumps_writes(lib, tmp_path):

@@ -24,7 +24,7 @@ from .problem import (
     gemm_problem,
     parse_pairs,
 )
-from .rank import Predictor, Ranking, load_predictor, rank
+from .rank import Predictor, Ranking, load_predictor
 
 
 def read_problems(texts: Sequence[str], path: Path | None) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -122,17 +122,50 @@ def selection(library_dir: Path, texts: Sequence[str], problems_file: Path | Non
     rows = () if problems_file is None else read_problems((), problems_file)
     parts = itertools.chain(given, (resolved(label, fields, label) for label, fields in rows))
     head = {"library": str(library_dir), "predictor": describe(predictor), "layers": list(layers)}
-    options = library, predictor, top, with_features, why_not, tuple(layers)
-    return head, (_ranked(label, problem, part, *options) for label, problem, part in parts)
+    return head, _rankings(parts, library, predictor, top, with_features, why_not, tuple(layers))
 
 
-def _ranked(label: str, problem: Problem, part: Part, library: Library, predictor: Predictor, top: int,
-            with_features: bool, why_not: Sequence[str], layers: Sequence[str]) -> dict[str, Any]:
-    """One problem's entry of `selection`."""
+def _rankings(parts: Iterator[tuple[str, Problem, Part]], library: Library, predictor: Predictor, top: int,
+              with_features: bool, why_not: Sequence[str], layers: Sequence[str]) -> Iterator[dict[str, Any]]:
+    """The entries of `selection`, in order, ranked in batches of consecutive problems of one part."""
     from ckast.arch.hardware import hardware
 
-    hw = hardware(part.arch)
-    ranking = rank(problem, part, predictor, hw, layers)
+    from .batch import rank_many
+
+    for batch in _batches(parts):
+        part = batch[0][2]
+        hw = hardware(part.arch)
+        for (label, _, _), ranking in zip(batch, rank_many([p for _, p, _ in batch], part, predictor, hw, layers)):
+            yield _ranked(label, ranking, library, hw, top, with_features, why_not)
+
+
+def _batches(parts: Iterator[tuple[str, Problem, Part]]) -> Iterator[list[tuple[str, Problem, Part]]]:
+    """Consecutive problems of one part, at most `batch.batch_size` of them; a bad problem's error is raised
+    once the problems before it are out."""
+    from .batch import batch_size
+
+    batch: list[tuple[str, Problem, Part]] = []
+    while True:
+        try:
+            item = next(parts)
+        except StopIteration:
+            break
+        except (ProblemError, LibraryError):
+            if batch:
+                yield batch
+            raise
+        if batch and (item[2] is not batch[0][2] or len(batch) == batch_size(batch[0][2])):
+            yield batch
+            batch = []
+        batch.append(item)
+    if batch:
+        yield batch
+
+
+def _ranked(label: str, ranking: Ranking, library: Library, hw, top: int, with_features: bool,
+            why_not: Sequence[str]) -> dict[str, Any]:
+    """One problem's entry of `selection`."""
+    problem, part = ranking.problem, ranking.part
     shown = ranking.order[:top]
     entries = [_entry(ranking, i, r) for r, i in enumerate(shown, start=1)]
     if with_features:
