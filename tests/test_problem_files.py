@@ -67,6 +67,8 @@ LOOSE = [  # file bytes, what the refusal says after the file's name
     (b"M,N,K\n64,64,64\n64,64,64,64\n", "row 2: 4 fields, but the header has 3 columns"),
     (b"M,N,K\n64,64\n", "row 1: 2 fields, but the header has 3 columns"),
     (b"M,N,K,\n64,64,64,\n", "column 4: blank name in the header row (every column needs a name)"),
+    (b'"M\nX",N,K\n1,2,3\n', 'column 1: "M\\nX" holds a character that is not printable'),
+    ("M,N\u200b,K\n1,2,3\n".encode(), 'column 2: "N\\u200b" holds a character that is not printable'),
     (b"\xef\xbb\xbfM,N,K\n64,64,64\n", "starts with a UTF-8 byte order mark; save the file without it"),
     (b"", "empty; expected a header row, then one problem per row"),
     (b"\n \n", "empty; expected a header row, then one problem per row"),

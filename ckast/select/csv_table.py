@@ -3,7 +3,8 @@ tables of selection all go through `read_csv`.
 
 A table is UTF-8 without a byte order mark, in the csv module's dialect (comma-separated, `"` quoting, strict
 quoting), read through `input_file.read_input` (a regular file of bounded size). Blank lines are skipped. The
-first line is the header row: every column named (names are stripped of spaces), no name twice. Every other
+first line is the header row: every column named in printable characters (names are stripped of spaces), no
+name twice. Every other
 line is a row with exactly one field per column, and there is at least one. A refusal is a
 `CsvError`, one line naming the file, the row (or line, or column) and what is wrong.
 
@@ -112,6 +113,8 @@ def _header(path: Path, record: list[str]) -> tuple[str, ...]:
     for number, name in enumerate(columns, start=1):
         if not name:
             raise CsvError(path, f"column {number}: blank name in the header row (every column needs a name)")
+        if not name.isprintable():
+            raise CsvError(path, f"column {number}: {shown(name)} holds a character that is not printable")
         if name in first:
             raise CsvError(path, f"column {number}: {shown(name)} repeats column {first[name]}; each column is named "
                                  "once")

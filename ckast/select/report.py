@@ -1,5 +1,5 @@
 """What `ckast select` and `ckast select eval` compute and print: rankings for problems (JSON-ready dicts, ranked
-and printed one problem at a time, as JSON or text) and predictions for an evaluation."""
+in batches and printed as they come, as JSON or text) and predictions for an evaluation."""
 
 from __future__ import annotations
 
