@@ -4,9 +4,8 @@ tables of selection all go through `read_csv`.
 A table is UTF-8 without a byte order mark, in the csv module's dialect (comma-separated, `"` quoting, strict
 quoting), read through `input_file.read_input` (a regular file of bounded size). Blank lines are skipped. The
 first line is the header row: every column named in printable characters (names are stripped of spaces), no
-name twice. Every other
-line is a row with exactly one field per column, and there is at least one. A refusal is a
-`CsvError`, one line naming the file, the row (or line, or column) and what is wrong.
+name twice. Every other line is a row with exactly one field per column, and there is at least one. A refusal
+is a `CsvError`, one line naming the file, the row (or line, or column) and what is wrong.
 
 The whole file is checked when it is read; its rows are then parsed again as they are iterated, so a caller
 can work through a large table row by row without holding every row.
@@ -22,7 +21,7 @@ from pathlib import Path
 import attrs
 
 from ckast.config.errors import shown
-from ckast.input_file import DEFAULT_LIMIT, InputFileError, read_input
+from ckast.input_file import InputFileError, read_input
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -38,12 +37,10 @@ class CsvError(ValueError):
 
 @attrs.frozen
 class CsvTable:
-    """A checked table: its column names and how many rows it has; iterating yields (row number from 1, column
-    -> field) per row, blank lines not counted."""
+    """A checked table: its column names; iterating yields (row number from 1, column -> field) per row, blank
+    lines not counted."""
 
-    path: Path
     columns: tuple[str, ...]
-    rows: int
     _raw: bytes = attrs.field(repr=False)
 
     def __iter__(self) -> Iterator[tuple[int, dict[str, str]]]:
@@ -53,13 +50,13 @@ class CsvTable:
             yield number, dict(zip(self.columns, record))
 
 
-def read_csv(path: Path | str, what: str, limit: int = DEFAULT_LIMIT) -> CsvTable:
+def read_csv(path: Path | str, what: str) -> CsvTable:
     """The table at `path`, whose rows are each one `what` (as messages name them: "problem", "run"); CsvError
     naming the file and the row, line or column if it is unreadable, not UTF-8, not CSV, has no header row, a
     blank or repeated column name, a row with more or fewer fields than the header, or no row."""
     path = Path(path)
     try:
-        raw = read_input(path, limit)
+        raw = read_input(path)
     except InputFileError as exc:
         raise CsvError(path, exc.message) from None
     if raw.startswith(_BOM):
@@ -84,7 +81,7 @@ def read_csv(path: Path | str, what: str, limit: int = DEFAULT_LIMIT) -> CsvTabl
         raise CsvError(path, f"line {records.line_num}: not CSV: {exc}") from None
     if not rows:
         raise CsvError(path, f"no {what} given: the file holds a header row only")
-    return CsvTable(path, columns, rows, raw)
+    return CsvTable(columns, raw)
 
 
 class _Records:

@@ -1,5 +1,5 @@
-"""Timing tables: measured (problem, kernel) runs, read from CSV, Parquet or JSON and checked against a
-library.
+"""Timing tables: measured (problem, kernel) runs, read from CSV (strictly, `csv_table`), Parquet or JSON
+and checked against a library.
 
 Columns (one row per run; other columns are ignored):
 

@@ -2,13 +2,15 @@
 
 `Scope(table, problem, hw).value(tree)` is a numpy array (one entry per kernel) where the tree reads a
 kernel column, else a scalar; a spatial problem field is an int64 array over the problem's axes
-(`problem_values`). `ProblemsScope` evaluates a tree for many problems at once: each problem field is a
-column with one row per problem (`problems_values`), and a value is an array of (problems, kernels), or
-(problems, 1) where the tree reads no kernel column; every entry is the one `Scope` computes for its
-problem, by the same numpy operation. Each node is computed once per scope (trees evaluated in one scope share their
+(`problem_values`). Each node is computed once per scope (trees evaluated in one scope share their
 common subtrees); a subtree that reads neither the problem nor the hardware is computed once per table
 and kept in its `cache`. Each operation is numpy's on the node's type (`nodes` states them); `log2` is
 the C library's, which the generated C++ calls (`_log2`).
+
+`ProblemsScope` evaluates a tree for many problems at once: each problem field is a column with one row
+per problem (`problems_values`), and a value is an array of (problems, kernels), or (problems, 1) where
+the tree reads no kernel column; every entry is the one `Scope` computes for its problem, by the same
+numpy operation.
 """
 
 from __future__ import annotations
@@ -143,7 +145,8 @@ class Scope:
             found = table.get(keys.item() if isinstance(keys, np.generic) else keys, node.default)
             return np.float64(found) if node.type is float else found
         unique, inverse = np.unique(keys, return_inverse=True)
-        return np.array([table.get(k.item(), node.default) for k in unique], dtype=dtype)[inverse].reshape(keys.shape)
+        mapped = np.array([table.get(k.item(), node.default) for k in unique], dtype=dtype)
+        return mapped[inverse].reshape(keys.shape)
 
 
 def problems_values(problems: Sequence[Mapping[str, Value]]) -> dict[str, np.ndarray]:
