@@ -17,10 +17,13 @@ from ckast.select.expr import (
     Hw,
     Op,
     Over,
+    ProblemsScope,
     Scope,
     ceil_div,
     log2,
     lookup,
+    problem_values,
+    problems_values,
     text,
     where,
 )
@@ -107,6 +110,24 @@ def test_problem_fields_spatial_axes_and_hardware():
     assert scope.value(Hw("num_cus") / M.as_float()) == 304.0 / 5
     with pytest.raises(KeyError, match="no problem field 'N'"):
         Scope(None, {}).value(N)
+
+
+def test_many_problems_evaluate_as_each_one_alone():
+    """`ProblemsScope`: a row per problem, a column per kernel; each entry is the value `Scope` gives."""
+    table = KernelTable.of([{"tile_m": 64, "pipeline": "mem"}, {"tile_m": 256, "pipeline": "compv3"}])
+    problems = [{"M": m, "direction": d, "stride": s} for m, d, s in
+                ((5, "forward", (2, 1)), (300, "bwd_data", (1, 1)), (64, "forward", (3, 2)))]
+    trees = [Over("prod", Field("stride") + M), Field("stride", -1) * 10 + Field("stride", 0) + Field("stride", -3),
+             ceil_div(M, Col("tile_m")),
+             where(Field("direction", type=str).eq("forward") & Over("all", Field("stride").eq(1)), M, -M),
+             lookup("x", {64: 1.5, 300: 2.5}, M, 0.5) * Col("tile_m").as_float(),
+             log2(M.as_float()) + Hw("num_cus"), Col("pipeline").eq("mem")]
+    hw = {"num_cus": 304.0}
+    many = ProblemsScope(table, problems_values([problem_values(p) for p in problems]), hw)
+    for tree in trees:
+        got = np.broadcast_to(many.value(tree), (len(problems), len(table)))
+        expected = [np.broadcast_to(Scope(table, problem_values(p), hw).value(tree), len(table)) for p in problems]
+        assert got.dtype == np.asarray(expected[0]).dtype and np.array_equal(got, expected), text(tree)
 
 
 def test_text():

@@ -12,6 +12,8 @@ from click.testing import CliRunner
 from ckast.arch.hardware import hardware
 from ckast.cli.select import select
 from ckast.select.analytic import AnalyticPredictor, gemm_view
+from ckast.select.applicability import LAYERS
+from ckast.select.batch import rank_many
 from ckast.select.features import feature_set
 from ckast.select.model_features import model_features
 from ckast.select.library import LibraryError, load_library
@@ -74,6 +76,33 @@ def test_ties_are_broken_by_name(libs):
     names = [part.names[i] for i in ranking.order]
     assert names == sorted(names) and 0 < len(names) < len(part)
     assert all(ranking.applicable[ranking.order])
+
+
+MANY = ["M=4096,N=4096,K=4096", "M=100,N=7,K=8", "M=16,N=4096,K=4097,k_batch=2", "M=1,N=8,K=8", CONV, DEPTHWISE,
+        "G=2,N=3,C=16,K=32,Hi=9,Wi=7,Y=3,X=1,stride_h=2,dilation_w=2,pad_h=1", "G=1,N=1,C=8,K=8,Hi=2,Wi=2,Y=1,X=1",
+        "G=4,N=2,C=4,K=4,Hi=30,Wi=30,Y=5,X=5,left_pad_h=2,right_pad_h=0", CONV + ",direction=bwd_data",
+        "G=1,N=2,C=64,K=8,Hi=14,Wi=14,Y=3,X=3,stride_h=2,stride_w=2,direction=bwd_data"]
+
+
+@pytest.mark.parametrize("predictor", [AnalyticPredictor(), ConstantPredictor()], ids=["analytic", "per_problem"])
+def test_problems_ranked_together_rank_as_each_alone(libs, predictor):
+    """`rank_many` (problems of one part together; predictions too where the predictor has `predict_many`) gives
+    every problem the ranking `rank` gives it, entry for entry."""
+    library, hw = load_library(libs["mixed"]), hardware("gfx942")
+    by_part: dict = {}
+    for text in MANY:
+        problem = (gemm_problem if text.startswith("M=") else conv_problem)(parse_pairs(text))
+        by_part.setdefault(library.part(problem), []).append(problem)
+    assert len(by_part) == 3
+    rankings = []
+    for part, problems in by_part.items():
+        rankings += rank_many(problems, part, predictor, hw, LAYERS)
+    for many in rankings:
+        alone = rank(many.problem, many.part, predictor, hw, LAYERS)
+        assert np.array_equal(many.applicable, alone.applicable) and many.layers == alone.layers
+        assert np.array_equal(many.tflops, alone.tflops, equal_nan=True) and np.array_equal(many.order, alone.order)
+        assert dict(many.refused) == dict(alone.refused)
+    assert len(rankings) == len(MANY) and {bool(r.applicable.any()) for r in rankings} == {True, False}
 
 
 def test_ranking_is_deterministic_and_best_first(libs):

@@ -39,7 +39,8 @@ _SHOWN_BAD = 20
                    'd_layout=r,elementwise_op=MultiDAdd) or CK\'s conv spellings '
                    '("G=1,N=32,C=64,K=64,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1[,direction=bwd_data]"; repeatable).')
 @click.option("--problems", "problems_file", type=click.Path(path_type=Path), default=None,
-              help="Many problems: a CSV with a header row, or JSON (a list of objects or {\"problems\": [...]}).")
+              help="Many problems, each printed as it is ranked: a CSV with a header row and one problem per row, or "
+                   "JSON (a list of objects or {\"problems\": [...]}).")
 @_MODEL
 @click.option("-k", "--top", "top", type=click.IntRange(min=1), default=5, show_default=True,
               help="Kernels shown per problem.")
@@ -69,28 +70,29 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
     """
     if ctx.invoked_subcommand is not None:
         return
-    import json
+    import sys
 
     from ckast.select.forest import ModelError
     from ckast.select.library import LibraryError
     from ckast.select.problem import ProblemError
-    from ckast.select.report import selection
+    from ckast.select.report import json_chunks, selection, text
 
     if library_dir is None:
         bad_input(["--library: missing (the generated library to select from)"])
     if not problem_texts and problems_file is None:
         bad_input(["--problem: missing (give --problem or --problems FILE)"])
-    try:
-        result = selection(library_dir, problem_texts, problems_file, model_dir, top, datatype, layout,
-                           with_features, why_not_names, _layers(kernel_only))
+    try:  # each problem is printed as it is ranked; a bad row of --problems stops the output there
+        head, problems = selection(library_dir, problem_texts, problems_file, model_dir, top, datatype, layout,
+                                   with_features, why_not_names, _layers(kernel_only))
+        chunks = json_chunks(head, problems) if as_json else ("\n".join(text(head, p)) + "\n" for p in problems)
+        for chunk in chunks:
+            sys.stdout.write(chunk)
+        if as_json:
+            sys.stdout.write("\n")
+        sys.stdout.flush()
     except (LibraryError, ProblemError, ModelError) as exc:
+        sys.stdout.flush()
         bad_input([str(exc)])
-    if as_json:
-        click.echo(json.dumps(result, indent=2))
-    else:
-        from ckast.select.report import text
-
-        click.echo("\n".join(text(result)))
 
 
 @select.command("train")

@@ -59,7 +59,7 @@ one.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import attrs
 import numpy as np
@@ -68,7 +68,22 @@ from ckast.arch import DTYPES, PIPELINES
 from ckast.arch.calibration import Calibration, calibration
 from ckast.arch.hardware import Hardware
 
-from .expr import Col, Const, Expr, Hw, Scope, ceil, floor, interned, lookup, maximum, minimum, where
+from .expr import (
+    Col,
+    Const,
+    Expr,
+    Hw,
+    ProblemsScope,
+    Scope,
+    ceil,
+    floor,
+    interned,
+    lookup,
+    maximum,
+    minimum,
+    problems_values,
+    where,
+)
 from .features.featureset import hw_columns, kernel, problem
 from .features.featureset import problem_columns as feature_problem_columns
 from .problem import Problem
@@ -353,8 +368,9 @@ def _depthwise_seconds(t: KernelTerms, peak: Expr, hbm: Expr, size: int, launch:
 
 
 class AnalyticPredictor:
-    """The analytic model as a predictor (`predict_tflops(problem, part, hw)`): `analytic_tree` evaluated
-    over the part's kernel table, with the arch's calibration or the one given (`cal`)."""
+    """The analytic model as a predictor (`predict_tflops(problem, part, hw)`, and `predict_many` for many
+    problems): `analytic_tree` evaluated over the part's kernel table, with the arch's calibration or the one
+    given (`cal`)."""
 
     name = "analytic"
 
@@ -362,14 +378,24 @@ class AnalyticPredictor:
         self.cal = cal
 
     def predict_tflops(self, problem: Problem, part, hw, rows: np.ndarray | None = None) -> np.ndarray:
+        scope = Scope(part.table, problem_columns(problem), hw_columns(hw))
+        with np.errstate(all="ignore"):  # where(...) computes both branches, as numpy does
+            tflops = scope.value(self._tree(problem, part, hw))
+        return tflops if rows is None else tflops[rows]
+
+    def predict_many(self, problems: Sequence[Problem], part, hw) -> np.ndarray:
+        """`predict_tflops` of problems of one part at once: problems x kernels, each entry the one
+        `predict_tflops` gives."""
+        scope = ProblemsScope(part.table, problems_values([problem_columns(p) for p in problems]), hw_columns(hw))
+        with np.errstate(all="ignore"):
+            tflops = scope.value(self._tree(problems[0], part, hw))
+        return np.broadcast_to(tflops, (len(problems), len(part)))
+
+    def _tree(self, problem: Problem, part, hw) -> Expr:
         if part.datatype not in hw.peak_tflops or hw.hbm_gbps is None:
             from .library import LibraryError
 
             raise LibraryError(f"the analytic model needs {hw.arch}'s peak {part.datatype} matrix rate and HBM "
                                "bandwidth, which ckast/arch/hardware.toml does not hold; rank with --model")
-        tree = analytic_tree(problem.kind, getattr(problem, "direction", "gemm"), part.datatype, hw,
+        return analytic_tree(problem.kind, getattr(problem, "direction", "gemm"), part.datatype, hw,
                              getattr(problem, "ndim", None), self.cal)
-        scope = Scope(part.table, problem_columns(problem), hw_columns(hw))
-        with np.errstate(all="ignore"):  # where(...) computes both branches, as numpy does
-            tflops = scope.value(tree)
-        return tflops if rows is None else tflops[rows]

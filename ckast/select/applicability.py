@@ -51,6 +51,7 @@ from .expr import (
     Field,
     Named,
     Over,
+    ProblemsScope,
     Scope,
     ceil_div,
     gcd,
@@ -58,6 +59,7 @@ from .expr import (
     lookup,
     minimum,
     problem_values,
+    problems_values,
     text,
     where,
 )
@@ -357,6 +359,21 @@ def checked(problem: Problem, kernels: KernelTable | Sequence[Mapping[str, Any]]
             refused[condition.name] = count
         ok &= holds
     return ok, refused
+
+
+def checked_many(problems: Sequence[Problem], table: KernelTable,
+                 layers: Sequence[str] = LAYERS) -> tuple[np.ndarray, list[dict[str, int]]]:
+    """`checked` for problems of one kind (and conv rank) at once: whether each kernel accepts each problem
+    (problems x kernels), and per problem the kernels refused per condition that refuses them first."""
+    scope = ProblemsScope(table, problems_values([problem_fields(p) for p in problems]))
+    ok = np.ones((len(problems), len(table)), dtype=bool)
+    counts = []
+    for condition in conditions(problems[0].kind, layers):
+        holds = np.asarray(scope.value(condition.holds), dtype=bool)
+        counts.append((condition.name, np.count_nonzero(ok & ~holds, axis=1)))
+        ok &= holds
+    refusing = [(name, count) for name, count in counts if count.any()]
+    return ok, [{name: int(count[i]) for name, count in refusing if count[i]} for i in range(len(problems))]
 
 
 def applicable(problem: Problem, kernels: KernelTable | Sequence[Mapping[str, Any]],

@@ -91,7 +91,7 @@ def read_kernel_table(path: Path, library: Library) -> KernelTable:
     path = Path(path)
     rows: list[_Row] = []
     first: dict[str, int] = {}
-    for number, (where, cells) in enumerate(csv_rows(path), start=1):
+    for number, (where, cells) in enumerate(csv_rows(path, "kernel"), start=1):
         if number == 1:
             _check_columns(path, cells)
         row = _row(number, where, cells)
@@ -99,8 +99,6 @@ def read_kernel_table(path: Path, library: Library) -> KernelTable:
             raise TimingError(f"{where}: {NAME}: {row.name} is also row {first[row.name]}")
         first[row.name] = number
         rows.append(row)
-    if not rows:
-        raise TimingError(f"{path}: no kernel listed")
     if IDENTICAL in rows[0].cells:
         _check_identical(path, rows)
     index: dict[str, int] = {}

@@ -68,5 +68,9 @@ def rank(problem: Problem, part: Part, predictor: Predictor, hw, layers: Sequenc
     tflops = np.full(len(part), np.nan)
     if len(candidates):
         tflops[candidates] = predictor.predict_tflops(problem, part, hw, candidates)
-    order = candidates[np.lexsort((part.name_order[candidates], -tflops[candidates]))]
-    return Ranking(problem, part, tflops, mask, order, layers, refused)
+    return Ranking(problem, part, tflops, mask, ordered(part, candidates, tflops), layers, refused)
+
+
+def ordered(part: Part, candidates: np.ndarray, tflops: np.ndarray) -> np.ndarray:
+    """The kernels `candidates` (indices into `part`), highest `tflops` first, ties broken by kernel name."""
+    return candidates[np.lexsort((part.name_order[candidates], -tflops[candidates]))]

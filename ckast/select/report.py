@@ -1,10 +1,11 @@
-"""What `ckast select` and `ckast select eval` compute and print: rankings for problems (as a JSON-ready
-dict and as text) and predictions for an evaluation."""
+"""What `ckast select` and `ckast select eval` compute and print: rankings for problems (JSON-ready dicts, ranked
+in batches and printed as they come, as JSON or text) and predictions for an evaluation."""
 
 from __future__ import annotations
 
-import csv
-from collections.abc import Mapping, Sequence
+import itertools
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,32 +24,43 @@ from .problem import (
     gemm_problem,
     parse_pairs,
 )
-from .rank import Predictor, Ranking, load_predictor, rank
+from .rank import Predictor, Ranking, load_predictor
 
 
-def read_problems(texts: Sequence[str], path: Path | None) -> list[tuple[str, dict[str, Any]]]:
-    """(label, fields) of every problem given: `--problem` texts, then the rows of a CSV or JSON file."""
+def read_problems(texts: Sequence[str], path: Path | None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(label, fields) of every problem given: `--problem` texts, then the rows of a CSV or JSON file. The file is
+    read and checked here (ProblemError); its rows are yielded one by one, so a large file is never held as
+    problems."""
     problems = [(text, parse_pairs(text)) for text in texts]
     if path is None:
-        return problems
-    if path.suffix.lower() == ".json":
-        from ckast.config import ConfigError, read_json
+        return iter(problems)
+    rows = _json_rows(path) if path.suffix.lower() == ".json" else _csv_rows(path)
+    return itertools.chain(problems, rows)
 
-        try:
-            data = read_json(path)
-        except ConfigError as exc:
-            raise ProblemError("--problems", exc.lines()[0]) from None
-        rows = data.get("problems") if isinstance(data, dict) else data
-        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-            raise ProblemError("problems", "expected a list of objects or {\"problems\": [...]}", str(path))
-        return problems + [(f"{path}: row {n}", row) for n, row in enumerate(rows, start=1)]
+
+def _json_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    from ckast.config import ConfigError, read_json
+
     try:
-        with path.open(newline="", encoding="utf-8") as f:
-            rows = list(csv.DictReader(f))
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise ProblemError("--problems", f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
-    return problems + [(f"{path}: row {n}", {k.strip(): v for k, v in row.items() if k and v and v.strip()})
-                       for n, row in enumerate(rows, start=1)]
+        data = read_json(path)
+    except ConfigError as exc:
+        raise ProblemError("--problems", exc.lines()[0]) from None
+    rows = data.get("problems") if isinstance(data, dict) else data
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise ProblemError("problems", "expected a list of objects or {\"problems\": [...]}", str(path))
+    if not rows:
+        raise ProblemError("problems", "no problem given: the list is empty", str(path))
+    return ((f"{path}: row {n}", row) for n, row in enumerate(rows, start=1))
+
+
+def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    from .csv_table import CsvError, read_csv
+
+    try:
+        table = read_csv(path, "problem")
+    except CsvError as exc:
+        raise ProblemError("--problems", str(exc)) from None
+    return ((f"{path}: row {n}", {k: v for k, v in row.items() if v and v.strip()}) for n, row in table)
 
 
 def parse_problem(fields: Mapping[str, Any], kinds: Sequence[str], where: str) -> Problem:
@@ -92,35 +104,91 @@ def describe(predictor: Predictor) -> dict[str, Any]:
 
 def selection(library_dir: Path, texts: Sequence[str], problems_file: Path | None, model_dir: Path | None, top: int,
               datatype: str | None, layout: str | None, with_features: bool, why_not: Sequence[str],
-              layers: Sequence[str]) -> dict[str, Any]:
-    """The rankings of `ckast select` under the applicability `layers`, as a JSON-ready dict (LibraryError,
-    ProblemError, ModelError)."""
-    from ckast.arch.hardware import hardware
-
+              layers: Sequence[str]) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
+    """What `ckast select` prints under the applicability `layers`: the run's description (library, predictor,
+    layers) and the problems' rankings, each a JSON-ready dict, ranked as the iterator is advanced. The library,
+    the model, the `--problem` texts and the problems file's table are read here (LibraryError, ProblemError,
+    ModelError); a bad row of the file is refused when the iterator reaches it."""
     library = load_library(library_dir)
     for name in why_not:
         library.config(name)  # an unknown name is refused before any work
     predictor = load_predictor(model_dir)
-    out = []
-    for label, fields in read_problems(texts, problems_file):
-        problem = parse_problem(fields, library.kinds, label if label.startswith(str(problems_file)) else "--problem")
-        part = library.part(problem, datatype, layout)
-        hw = hardware(part.arch)
-        ranking = rank(problem, part, predictor, hw, layers)
-        shown = ranking.order[:top]
-        entries = [_entry(ranking, i, r) for r, i in enumerate(shown, start=1)]
-        if with_features:
-            from .model_features import model_features
 
-            features = model_features(problem.kind)
-            matrix = features.matrix(problem, part.table, hw)[shown]
-            for entry, row in zip(entries, matrix):
-                entry["features"] = dict(zip(features.names, (float(v) for v in row)))
-        out.append({"problem": label, "fields": problem_fields(problem), "arch": part.arch,
-                    "datatype": part.datatype, "kernels": len(part), "applicable": int(ranking.applicable.sum()),
-                    "refused": dict(ranking.refused), "top": entries,
-                    "why_not": [_why_not(ranking, library, name) for name in why_not]})
-    return {"library": str(library_dir), "predictor": describe(predictor), "layers": list(layers), "problems": out}
+    def resolved(label: str, fields: Mapping[str, Any], where: str) -> tuple[str, Problem, Part]:
+        problem = parse_problem(fields, library.kinds, where)
+        return label, problem, library.part(problem, datatype, layout)
+
+    given = [resolved(text, fields, "--problem") for text, fields in read_problems(texts, None)]
+    rows = () if problems_file is None else read_problems((), problems_file)
+    parts = itertools.chain(given, (resolved(label, fields, label) for label, fields in rows))
+    head = {"library": str(library_dir), "predictor": describe(predictor), "layers": list(layers)}
+    return head, _rankings(parts, library, predictor, top, with_features, why_not, tuple(layers))
+
+
+def _rankings(parts: Iterator[tuple[str, Problem, Part]], library: Library, predictor: Predictor, top: int,
+              with_features: bool, why_not: Sequence[str], layers: Sequence[str]) -> Iterator[dict[str, Any]]:
+    """The entries of `selection`, in order, ranked in batches of consecutive problems of one part."""
+    from ckast.arch.hardware import hardware
+
+    from .batch import rank_many
+
+    for batch in _batches(parts):
+        part = batch[0][2]
+        hw = hardware(part.arch)
+        for (label, _, _), ranking in zip(batch, rank_many([p for _, p, _ in batch], part, predictor, hw, layers)):
+            yield _ranked(label, ranking, library, hw, top, with_features, why_not)
+
+
+def _batches(parts: Iterator[tuple[str, Problem, Part]]) -> Iterator[list[tuple[str, Problem, Part]]]:
+    """Consecutive problems of one part, at most `batch.batch_size` of them; a bad problem's error is raised
+    once the problems before it are out."""
+    from .batch import batch_size
+
+    batch: list[tuple[str, Problem, Part]] = []
+    while True:
+        try:
+            item = next(parts)
+        except StopIteration:
+            break
+        except (ProblemError, LibraryError):
+            if batch:
+                yield batch
+            raise
+        if batch and (item[2] is not batch[0][2] or len(batch) == batch_size(batch[0][2])):
+            yield batch
+            batch = []
+        batch.append(item)
+    if batch:
+        yield batch
+
+
+def _ranked(label: str, ranking: Ranking, library: Library, hw, top: int, with_features: bool,
+            why_not: Sequence[str]) -> dict[str, Any]:
+    """One problem's entry of `selection`."""
+    problem, part = ranking.problem, ranking.part
+    shown = ranking.order[:top]
+    entries = [_entry(ranking, i, r) for r, i in enumerate(shown, start=1)]
+    if with_features:
+        from .model_features import model_features
+
+        features = model_features(problem.kind)
+        matrix = features.matrix(problem, part.table, hw)[shown]
+        for entry, row in zip(entries, matrix):
+            entry["features"] = dict(zip(features.names, (float(v) for v in row)))
+    return {"problem": label, "fields": problem_fields(problem), "arch": part.arch, "datatype": part.datatype,
+            "kernels": len(part), "applicable": int(ranking.applicable.sum()), "refused": dict(ranking.refused),
+            "top": entries, "why_not": [_why_not(ranking, library, name) for name in why_not]}
+
+
+def json_chunks(head: Mapping[str, Any], problems: Iterable[Mapping[str, Any]]) -> Iterator[str]:
+    """`json.dumps({**head, "problems": list(problems)}, indent=2)` (`head` not empty) in pieces, one per problem
+    as it comes: the document is complete once the last piece is out."""
+    yield json.dumps(head, indent=2)[:-len("\n}")] + ',\n  "problems": ['
+    separator = "\n    "
+    for problem in problems:
+        yield separator + json.dumps(problem, indent=2).replace("\n", "\n    ")
+        separator = ",\n    "
+    yield "]\n}" if separator == "\n    " else "\n  ]\n}"
 
 
 def _entry(ranking: Ranking, index: int, position: int | None) -> dict[str, Any]:
@@ -167,28 +235,26 @@ def _kind(fields: Mapping[str, Any]) -> str:
                                                                            if k != "kind"}).label
 
 
-def text(result: Mapping[str, Any]) -> list[str]:
-    """`ckast select`'s text output; a problem no kernel accepts says which conditions refused how many."""
+def text(head: Mapping[str, Any], problem: Mapping[str, Any]) -> list[str]:
+    """`ckast select`'s text output of one problem of `selection`; a problem no kernel accepts says which
+    conditions refused how many."""
     from .applicability import describe_layers
 
-    p = result["predictor"]
+    p = head["predictor"]
     model = "analytic model" if p["name"] == "analytic" else f"LightGBM model {p['model']} ({p['trees']} trees)"
-    checks = describe_layers(result["layers"])
-    lines = []
-    for problem in result["problems"]:
-        lines.append(f"{problem['problem']} ({_kind(problem['fields'])}, {problem['datatype']}, {problem['arch']}): "
-                     f"{problem['applicable']} of {problem['kernels']} kernels applicable ({checks}); {model} "
-                     "(estimates)")
-        if not problem["applicable"]:
-            refused = ", ".join(f"{name} {count}" for name, count in problem["refused"].items())
-            lines.append(f"  no kernel applicable; kernels refused, by the first condition refusing each: {refused}")
-        if problem["top"]:
-            lines.append(f"  {'rank':>4}  {'TFLOPS':>8}  {'time (us)':>10}  kernel")
-        for e in problem["top"]:
-            lines.append(f"  {e['rank']:>4}  {e['predicted_tflops']:>8.1f}  {e['predicted_time_us']:>10.1f}  {e['name']}")
-        for w in problem["why_not"]:
-            verdict = f"applicable, ranked {w['rank']} of {problem['applicable']}" if w["applicable"] else w["reason"]
-            lines.append(f"  why not {w['name']}: {verdict}")
+    lines = [f"{problem['problem']} ({_kind(problem['fields'])}, {problem['datatype']}, {problem['arch']}): "
+             f"{problem['applicable']} of {problem['kernels']} kernels applicable ({describe_layers(head['layers'])}); "
+             f"{model} (estimates)"]
+    if not problem["applicable"]:
+        refused = ", ".join(f"{name} {count}" for name, count in problem["refused"].items())
+        lines.append(f"  no kernel applicable; kernels refused, by the first condition refusing each: {refused}")
+    if problem["top"]:
+        lines.append(f"  {'rank':>4}  {'TFLOPS':>8}  {'time (us)':>10}  kernel")
+    for e in problem["top"]:
+        lines.append(f"  {e['rank']:>4}  {e['predicted_tflops']:>8.1f}  {e['predicted_time_us']:>10.1f}  {e['name']}")
+    for w in problem["why_not"]:
+        verdict = f"applicable, ranked {w['rank']} of {problem['applicable']}" if w["applicable"] else w["reason"]
+        lines.append(f"  why not {w['name']}: {verdict}")
     return lines
 
 

@@ -1,5 +1,5 @@
-"""Timing tables: measured (problem, kernel) runs, read from CSV, Parquet or JSON and checked against a
-library.
+"""Timing tables: measured (problem, kernel) runs, read from CSV (strictly, `csv_table`), Parquet or JSON
+and checked against a library.
 
 Columns (one row per run; other columns are ignored):
 
@@ -37,7 +37,6 @@ default, what a dispatcher user can be given.
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -206,35 +205,34 @@ def _rows(path: Path, library: Library) -> Iterator[tuple[str, dict[str, Any]]]:
         raise TimingError(f"{path}: not a timing table (.csv, .parquet or .json)")
 
 
-def csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+def csv_rows(path: Path, what: str = "run") -> Iterator[tuple[str, dict[str, str]]]:
+    """The rows of the CSV table at `path` (read strictly: `csv_table.read_csv`; each row one `what`), with
+    where each is (`file: row N`) and the spaces around its cells stripped; TimingError naming the file and
+    the row, line or column if it is not a table."""
+    from .csv_table import CsvError, read_csv
+
     try:
-        with path.open(newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            if not reader.fieldnames:
-                raise TimingError(f"{path}: empty (expected a header row)")
-            for n, row in enumerate(reader, start=1):
-                if None in row:
-                    raise TimingError(f"{path}: row {n}: more cells than the header has columns")
-                yield f"{path}: row {n}", {k.strip(): (v.strip() if isinstance(v, str) else v) for k, v in row.items()}
-    except OSError as exc:
-        raise TimingError(f"{path}: cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise TimingError(f"{path}: not UTF-8 text") from None
-    except csv.Error as exc:
-        raise TimingError(f"{path}: not CSV ({exc})") from None
+        table = read_csv(path, what)
+    except CsvError as exc:
+        raise TimingError(str(exc)) from None
+    for n, row in table:
+        yield f"{path}: row {n}", {k: v.strip() for k, v in row.items()}
 
 
 def _parquet_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     try:
+        import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
         from .lightgbm_model import MissingPackage
 
         raise MissingPackage(f"{path}: reading Parquet needs pyarrow: pip install 'ckast[select]'") from None
+    from ckast.input_file import InputFileError, read_input
+
     try:
-        table = pq.read_table(path)
-    except OSError as exc:
-        raise TimingError(f"{path}: cannot read: {exc}") from None
+        table = pq.read_table(pa.BufferReader(read_input(path)))
+    except InputFileError as exc:
+        raise TimingError(str(exc)) from None
     except Exception as exc:  # pyarrow raises ArrowInvalid and friends for files that are not Parquet
         raise TimingError(f"{path}: not a Parquet file ({str(exc).splitlines()[0]})") from None
     columns = table.to_pydict()

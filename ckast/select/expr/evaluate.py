@@ -6,12 +6,17 @@ kernel column, else a scalar; a spatial problem field is an int64 array over the
 common subtrees); a subtree that reads neither the problem nor the hardware is computed once per table
 and kept in its `cache`. Each operation is numpy's on the node's type (`nodes` states them); `log2` is
 the C library's, which the generated C++ calls (`_log2`).
+
+`ProblemsScope` evaluates a tree for many problems at once: each problem field is a column with one row
+per problem (`problems_values`), and a value is an array of (problems, kernels), or (problems, 1) where
+the tree reads no kernel column; every entry is the one `Scope` computes for its problem, by the same
+numpy operation.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -102,7 +107,7 @@ class Scope:
         if isinstance(node, Lookup):
             return self._lookup(node)
         if isinstance(node, Over):
-            return _OVER[node.op](self.value(node.arg))
+            return self._over(node)
         if isinstance(node, Named):
             return self.value(node.expr)
         raise TypeError(f"not an expression node: {node!r}")
@@ -115,6 +120,9 @@ class Scope:
         if node.index is not None:
             v = v[node.index] if -len(v) <= node.index < len(v) else 0
         return np.float64(v) if node.type is float else v
+
+    def _over(self, node: Over) -> Value:
+        return _OVER[node.op](self.value(node.arg))
 
     def _column(self, node: Col) -> np.ndarray:
         if node.type is str:
@@ -137,4 +145,33 @@ class Scope:
             found = table.get(keys.item() if isinstance(keys, np.generic) else keys, node.default)
             return np.float64(found) if node.type is float else found
         unique, inverse = np.unique(keys, return_inverse=True)
-        return np.array([table.get(k.item(), node.default) for k in unique], dtype=dtype)[inverse]
+        mapped = np.array([table.get(k.item(), node.default) for k in unique], dtype=dtype)
+        return mapped[inverse].reshape(keys.shape)
+
+
+def problems_values(problems: Sequence[Mapping[str, Value]]) -> dict[str, np.ndarray]:
+    """The fields of problems of one kind (and spatial rank), each as `problem_values` gives them, for a
+    `ProblemsScope`: a column of one row per problem (a spatial field: one column per axis)."""
+    out = {}
+    for name in problems[0]:
+        values = np.array([problem[name] for problem in problems])
+        out[name] = values if values.ndim == 2 else values[:, None]
+    return out
+
+
+class ProblemsScope(Scope):
+    """A `Scope` over many problems at once (their fields: `problems_values`): a problem's values are rows,
+    kernels columns, a spatial value's axes the columns of its rows."""
+
+    def _field(self, node: Field) -> Value:
+        try:
+            v = self.problem[node.name]
+        except KeyError:
+            raise KeyError(f"no problem field {node.name!r}") from None
+        if node.index is not None:
+            axes = v.shape[1]
+            v = v[:, [node.index]] if -axes <= node.index < axes else np.zeros((len(v), 1), dtype=v.dtype)
+        return np.float64(v) if node.type is float else v
+
+    def _over(self, node: Over) -> Value:
+        return _OVER[node.op](self.value(node.arg), axis=-1, keepdims=True)
