@@ -60,6 +60,8 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
     Predictions come from the analytic model (tiles and padding, occupancy, wave quantization, matrix,
     feed and latency per k-step, split-K and pipeline factors, with constants calibrated per arch on CK's
     measurements) or from a LightGBM model (--model). Both are estimates. Ties are broken by kernel name.
+    Each problem is printed as soon as it is ranked; a refused row of --problems ends the output there
+    (exit 2, one line on stderr naming the row).
 
     \b
     Examples:
@@ -84,7 +86,9 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
     try:  # each problem is printed as it is ranked; a bad row of --problems stops the output there
         head, problems = selection(library_dir, problem_texts, problems_file, model_dir, top, datatype, layout,
                                    with_features, why_not_names, _layers(kernel_only))
-        chunks = json_chunks(head, problems) if as_json else ("\n".join(text(head, p)) + "\n" for p in problems)
+        chunks = iter(json_chunks(head, problems) if as_json else ("\n".join(text(head, p)) + "\n" for p in problems))
+        # Nothing is printed before the first problem is ranked: a model or problem refused there leaves no output.
+        sys.stdout.write(next(chunks, "") + (next(chunks, "") if as_json else ""))
         for chunk in chunks:
             sys.stdout.write(chunk)
         if as_json:
