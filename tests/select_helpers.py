@@ -69,3 +69,14 @@ def synth_module():
     finally:
         sys.path.pop(0)
     return synth_timings
+
+
+def random_features(features, rows: int, scale: float) -> np.ndarray:
+    """`rows` random feature vectors of a feature set (seed 0): normal numbers times `scale`, and in each
+    categorical column one of the feature's codes."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(rows, len(features.names))) * scale
+    for j, name in enumerate(features.names):
+        if name in features.categorical:
+            x[:, j] = rng.choice(list(features.categorical[name].values()), rows)
+    return x

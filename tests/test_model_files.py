@@ -27,7 +27,7 @@ from ckast.select.lightgbm_model import load_model
 from ckast.select.problem import gemm_problem
 from ckast.select.rank import rank
 
-from .select_helpers import gemm_entries, synth_module, write_library
+from .select_helpers import gemm_entries, random_features, synth_module, write_library
 
 lgb = pytest.importorskip("lightgbm")
 MODEL, SPEC = "model_tflops.lgbm", "feature_spec.json"
@@ -45,11 +45,7 @@ def trained(tmp_path_factory):
     """A 20-tree model of ckast's GEMM features with categorical splits (pipeline), its booster and its files."""
     features = feature_set("gemm")
     names = list(features.names)
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(400, len(names))) * 100
-    for j, name in enumerate(names):
-        if name in features.categorical:
-            x[:, j] = rng.choice(list(features.categorical[name].values()), len(x))
+    x = random_features(features, 400, 100)
     y = np.log1p(np.abs(x[:, 0]) + 300 * np.isin(x[:, names.index("pipeline")], (1, 3, 5)) + 1)
     categorical = [n for n in names if n in features.categorical]
     booster = lgb.train({"verbose": -1, "num_leaves": 7, "seed": 0, "deterministic": True, "num_threads": 1,

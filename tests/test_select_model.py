@@ -272,15 +272,11 @@ def test_model_of_cks_conv_features_alone_still_loads(tmp_path):
     from ckast.select.model_features import model_features
     from ckast.select.problem import conv_problem, parse_pairs
 
-    from .select_helpers import conv_entries
+    from .select_helpers import conv_entries, random_features
 
     ck = feature_set("grouped_conv")
     names = list(ck.names)
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(300, len(names))) * 10
-    for j, name in enumerate(names):
-        if name in ck.categorical:
-            x[:, j] = rng.choice(list(ck.categorical[name].values()), len(x))
+    x = random_features(ck, 300, 10)
     booster = lgb.train({"verbose": -1, "num_leaves": 7, "seed": 0, "deterministic": True, "num_threads": 1},
                         lgb.Dataset(x, x[:, 0] ** 2, feature_name=names,
                                     categorical_feature=list(ck.categorical)), 10)

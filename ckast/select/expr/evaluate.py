@@ -118,8 +118,13 @@ class Scope:
         except KeyError:
             raise KeyError(f"no problem field {node.name!r}") from None
         if node.index is not None:
-            v = v[node.index] if -len(v) <= node.index < len(v) else 0
+            v = self._axis(v, node.index)
         return np.float64(v) if node.type is float else v
+
+    @staticmethod
+    def _axis(v: Any, index: int) -> Value:
+        """Axis `index` of a spatial field's value (0 past its rank)."""
+        return v[index] if -len(v) <= index < len(v) else 0
 
     def _over(self, node: Over) -> Value:
         return _OVER[node.op](self.value(node.arg))
@@ -163,15 +168,10 @@ class ProblemsScope(Scope):
     """A `Scope` over many problems at once (their fields: `problems_values`): a problem's values are rows,
     kernels columns, a spatial value's axes the columns of its rows."""
 
-    def _field(self, node: Field) -> Value:
-        try:
-            v = self.problem[node.name]
-        except KeyError:
-            raise KeyError(f"no problem field {node.name!r}") from None
-        if node.index is not None:
-            axes = v.shape[1]
-            v = v[:, [node.index]] if -axes <= node.index < axes else np.zeros((len(v), 1), dtype=v.dtype)
-        return np.float64(v) if node.type is float else v
+    @staticmethod
+    def _axis(v: Any, index: int) -> Value:
+        axes = v.shape[1]
+        return v[:, [index]] if -axes <= index < axes else np.zeros((len(v), 1), dtype=v.dtype)
 
     def _over(self, node: Over) -> Value:
         return _OVER[node.op](self.value(node.arg), axis=-1, keepdims=True)
