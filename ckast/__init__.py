@@ -1,8 +1,91 @@
-"""ckast: CK Tile kernel-instance C++ generated from a typed C++ AST."""
+"""ckast: CK Tile kernel-instance C++ generated from a typed C++ AST.
+
+The Python API does what the `ckast` command does (the command is built on it):
+
+    import ckast
+
+    config = ckast.kernel(kind="gemm", datatype="fp16", layout="rcr", tile_m=256, tile_n=128)
+    ckast.emit_kernels(config, "out/")                                   # ckast emit
+    library = ckast.build_library("tiny", "gfx942", datatypes="fp16")    # ckast list
+    ckast.generate_library("lib/", "tiny", "gfx942", datatypes="fp16")   # ckast generate
+    problem = "G=2,N=32,C=256,K=256,Hi=28,Wi=28,Y=1,X=1"                 # a 1x1 convolution
+    for choice in ckast.select_kernels("lib/", problem):                 # ckast select
+        print(choice.best.name, choice.best.predicted_tflops)
+
+Configs come from keyword arguments (`kernel`), parsed JSON (`parse_configs`) or config files in ckast's or
+CK's formats (`load_configs`). Libraries: `build_library`, `generate_library`, `diff_libraries`. Choosing
+kernels: `select_kernels`, `read_timings`, `train_model`, `evaluate_model`, `emit_selector`. Checks of
+emitted code: `jit_check`, `compile_check`. Every error about the input or the environment is a
+`CkastError` whose message is the line the command prints.
+
+The names are imported on first use: `import ckast` itself loads nothing else.
+"""
 
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ckast.check.runner import CompileResult
+    from ckast.check.toolchain import ToolchainError
+    from ckast.config.errors import ConfigError
+    from ckast.config.kernel import KernelConfig
+    from ckast.errors import CkastError
+    from ckast.hostmodel.jit import JitUnavailable
+    from ckast.hostmodel.sources import SourceError
+    from ckast.input_file import InputFileError
+    from ckast.library.build import Library
+    from ckast.library.selection import SelectionError
+    from ckast.output.manifest import ManifestError
+    from ckast.output.transaction import OutputError
+    from ckast.review.compare import LibraryDiff
+    from ckast.review.sides import SideError
+    from ckast.select.cxx.record import RecordError
+    from ckast.select.forest import ModelError
+    from ckast.select.library import LibraryError
+    from ckast.select.lightgbm_model import MissingPackage
+    from ckast.select.problem import ProblemError
+    from ckast.select.timings import TimingError
+    from ckast.select.train import TrainError
+    from ckast.workflow.checks import JitResult, compile_check, jit_check
+    from ckast.workflow.choosing import (Choices, Evaluation, ProblemChoice, RankedKernel, SelectorResult,
+                                         TimingRuns, TrainResult, emit_selector, evaluate_model, read_timings,
+                                         select_kernels, train_model)
+    from ckast.workflow.configs import EmitResult, emit_kernels, kernel, load_configs, parse_configs
+    from ckast.workflow.libraries import (EmptyLibrary, GenerateResult, build_library, diff_libraries,
+                                          generate_library)
+
+__all__ = ["Choices", "CkastError", "CompileResult", "ConfigError", "EmitResult", "EmptyLibrary", "Evaluation",
+           "GenerateResult", "InputFileError", "JitResult", "JitUnavailable", "KernelConfig", "Library",
+           "LibraryDiff", "LibraryError", "ManifestError", "MissingPackage", "ModelError", "OutputError",
+           "ProblemChoice", "ProblemError", "RankedKernel", "RecordError", "SelectionError", "SelectorResult",
+           "SideError", "SourceError", "TimingError", "TimingRuns", "ToolchainError", "TrainError", "TrainResult",
+           "build_library", "compile_check", "diff_libraries", "emit_kernels", "emit_selector", "evaluate_model",
+           "generate_library", "jit_check", "kernel", "load_configs", "parse_configs", "read_timings",
+           "select_kernels", "train_model"]
+
+_SOURCES = {
+    "KernelConfig": "ckast.config.kernel", "Library": "ckast.library.build", "LibraryDiff": "ckast.review.compare",
+    "CompileResult": "ckast.check.runner",
+    **dict.fromkeys(("EmitResult", "emit_kernels", "kernel", "load_configs", "parse_configs"),
+                    "ckast.workflow.configs"),
+    **dict.fromkeys(("EmptyLibrary", "GenerateResult", "build_library", "diff_libraries", "generate_library"),
+                    "ckast.workflow.libraries"),
+    **dict.fromkeys(("Choices", "Evaluation", "ProblemChoice", "RankedKernel", "SelectorResult", "TimingRuns",
+                     "TrainResult", "emit_selector", "evaluate_model", "read_timings", "select_kernels", "train_model"),
+                    "ckast.workflow.choosing"),
+    **dict.fromkeys(("JitResult", "compile_check", "jit_check"), "ckast.workflow.checks"),
+    # the errors, each a CkastError
+    "CkastError": "ckast.errors", "ConfigError": "ckast.config.errors", "InputFileError": "ckast.input_file",
+    "SelectionError": "ckast.library.selection", "OutputError": "ckast.output.transaction",
+    "ManifestError": "ckast.output.manifest", "SideError": "ckast.review.sides", "LibraryError": "ckast.select.library",
+    "ProblemError": "ckast.select.problem", "ModelError": "ckast.select.forest", "TimingError": "ckast.select.timings",
+    "TrainError": "ckast.select.train", "MissingPackage": "ckast.select.lightgbm_model",
+    "RecordError": "ckast.select.cxx.record", "ToolchainError": "ckast.check.toolchain",
+    "JitUnavailable": "ckast.hostmodel.jit", "SourceError": "ckast.hostmodel.sources",
+}
+"""Public name -> the module it is defined in, imported on first use."""
 
 
 @functools.cache
@@ -17,7 +100,17 @@ def _version() -> str:
         return "0.0.0"
 
 
-def __getattr__(name: str) -> str:  # PEP 562
+def __getattr__(name: str) -> Any:  # PEP 562
     if name == "__version__":
         return _version()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name not in _SOURCES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(_SOURCES[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

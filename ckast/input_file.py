@@ -12,13 +12,15 @@ import os
 import stat
 from pathlib import Path
 
+from ckast.errors import CkastError
+
 MIB = 1 << 20
 DEFAULT_LIMIT = 256 * MIB
 """Largest file read unless the caller says otherwise (a million-problem CSV is about 30 MiB)."""
 _CHUNK = MIB
 
 
-class InputFileError(Exception):
+class InputFileError(CkastError):
     """A file ckast was asked to read cannot be read as a regular file within its size limit."""
 
     def __init__(self, path: Path | str, message: str) -> None:

@@ -27,6 +27,7 @@ import attrs
 
 from ckast import nodes as n
 from ckast.catalog import DEFAULT_PROFILE, load_profile, profile_names
+from ckast.errors import CkastError
 from ckast.output import MANIFEST
 from ckast.hostmodel.conformance import IS_SAME
 from ckast.hostmodel.jit import JitError, JitUnavailable, Unit as _Unit, session
@@ -39,7 +40,7 @@ _LAUNCHER = re.compile(r"namespace\s+(\w+)\s*\{\s*struct\s+Launcher\b")
 _counter = itertools.count()
 
 
-class LaunchError(RuntimeError):
+class LaunchError(CkastError, RuntimeError):
     """A C++ exception thrown while a launcher ran (e.g. `arguments not supported`)."""
 
 

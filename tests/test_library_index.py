@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
+import ckast.library
 from ckast.cli import main
 from ckast.library import Selection, build, index
 
@@ -62,7 +63,7 @@ def test_generate_from_the_index_writes_the_same_tree(tmp_path, monkeypatch):
     outputs = []
     for name in ("cold", "indexed"):
         if name == "indexed":  # no enumeration, no validation: the library is not built
-            monkeypatch.setattr("ckast.cli.library.build_library", lambda selection: 1 / 0)
+            monkeypatch.setattr(ckast.library, "build", lambda selection: 1 / 0)
         result = CliRunner().invoke(main, ["generate", *ARGS, "-j", "1", "-o", str(tmp_path / name)])
         assert result.exit_code == 0, result.output
         outputs.append(result.output.split(" in ")[0].replace(name, ""))

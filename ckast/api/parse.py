@@ -28,6 +28,7 @@ from ckast import nodes as n
 from ckast.interrupt import interruptible
 from ckast.check.toolchain import Toolchain
 from ckast.data_files import cache_root, file_states, keep_json, unchanged
+from ckast.errors import CkastError
 
 from .model import (
     DISPATCHER,
@@ -58,7 +59,7 @@ _SPECIFIERS = {"static", "inline", "virtual", "constexpr", "consteval", "explici
                "public", "protected", "private"}
 
 
-class ApiUnavailable(Exception):
+class ApiUnavailable(CkastError):
     """libclang cannot be imported or loaded (an environment problem)."""
 
 

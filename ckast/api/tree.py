@@ -9,6 +9,7 @@ import attrs
 
 from ckast.catalog import profile_names
 from ckast.check.toolchain import Toolchain
+from ckast.errors import CkastError
 
 from .compare import Row, check
 from .entries import Catalog, load_catalog
@@ -17,7 +18,7 @@ from .parse import Dispatcher, cindex, library_path, parse_tree
 from .table import table
 
 
-class ProfileMismatch(Exception):
+class ProfileMismatch(CkastError):
     """No profile (or not the one asked for) matches the tree; the message holds the mismatch table."""
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from ckast.errors import CkastError
 
-class CatalogError(ValueError):
+
+class CatalogError(CkastError, ValueError):
     """The catalog has no such entity, or its data is malformed."""
 
 

@@ -18,6 +18,7 @@ from typing import Literal
 from attrs import frozen
 
 from ckast.data_files import user_cache_dir
+from ckast.errors import CkastError
 
 Mode = Literal["syntax", "codegen"]
 MODES: tuple[Mode, ...] = ("syntax", "codegen")
@@ -38,7 +39,7 @@ AITER_CK_PREFIX = "aiter_meta/3rdparty/composable_kernel/include/"
 """Where the CK include tree sits inside the amd-aiter wheel."""
 
 
-class ToolchainError(Exception):
+class ToolchainError(CkastError):
     """The compiler or the CK Tile include tree is missing or unusable."""
 
 

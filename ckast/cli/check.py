@@ -25,19 +25,24 @@ from .common import LazyChoice, bad_input, profile_names
 def check(headers: tuple[Path, ...], more: tuple[Path, ...], ck_include: Path | None, arch: str,
           codegen: bool, jobs: int, ninja_file: Path | None, launcher: str) -> None:
     """Compile emitted headers device-only against real CK Tile; print PASS/FAIL, time, peak memory."""
-    from ckast.check import Toolchain, ToolchainError, check_headers
+    from ckast.check import Toolchain, ToolchainError
     from ckast.output import ManifestError, entry_points_of
+    from ckast.workflow.checks import compile_check
 
-    try:  # a header's entry points, from the manifest beside it
-        points = entry_points_of([*headers, *more])
-    except ManifestError as exc:
-        bad_input([str(exc)])
-
-    def entry_points_for(header: Path) -> tuple:
-        return points[Path(header).resolve()]
+    def report(result) -> None:
+        click.echo(result.line())
+        for error in result.errors:
+            click.echo(f"    {error}")
 
     try:
-        toolchain = Toolchain.discover(ck_include=ck_include, arch=arch)
+        if ninja_file is None:
+            results = compile_check([*headers, *more], ck_include=ck_include, arch=arch, codegen=codegen, jobs=jobs,
+                                    on_result=report)
+        else:
+            points = entry_points_of([*headers, *more])  # a header's entry points, from the manifest beside it
+            toolchain = Toolchain.discover(ck_include=ck_include, arch=arch)
+    except ManifestError as exc:
+        bad_input([str(exc)])
     except ToolchainError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
@@ -45,18 +50,10 @@ def check(headers: tuple[Path, ...], more: tuple[Path, ...], ck_include: Path | 
     if ninja_file is not None:
         from ckast.check.ninja import write_ninja
 
-        outputs = write_ninja([*headers, *more], toolchain, entry_points_for, ninja_file,
+        outputs = write_ninja([*headers, *more], toolchain, lambda header: points[Path(header).resolve()], ninja_file,
                               mode="codegen" if codegen else "syntax", launcher=launcher)
         click.echo(f"{ninja_file}: {len(outputs)} checks; run: ninja -f {ninja_file} -j {jobs}")
         return
-
-    def report(result) -> None:
-        click.echo(result.line())
-        for error in result.errors:
-            click.echo(f"    {error}")
-
-    results = check_headers([*headers, *more], toolchain, entry_points_for,
-                            mode="codegen" if codegen else "syntax", parallel=jobs, on_result=report)
     failed = sum(not r.passed for r in results)
     click.echo(f"{len(results) - failed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
@@ -83,37 +80,19 @@ def jit(paths: tuple[Path, ...], ck_api: str | None, include_dirs: tuple[Path, .
     Example:
       ckast jit -I lib/ selector/*.hpp selector/*.cpp
     """
-    import time
-
-    from ckast.hostmodel.sources import unfit_root
+    from ckast.hostmodel.sources import SourceError
     from ckast.select.cxx.record import RecordError
-    from ckast.testing import JitError, JitUnavailable, jit_header, profile_of, recorded_includes
+    from ckast.testing import JitUnavailable
+    from ckast.workflow.checks import jit_check
 
-    unfit = [*(f"-I {d}: not a folder" for d in include_dirs if not d.is_dir()),
-             *filter(None, map(unfit_root, paths))]
-    if unfit:
-        bad_input(unfit)
-    units = []
     try:
-        for path in paths:
-            include = include_dirs or recorded_includes(path)
-            units.append((path, include, ck_api or profile_of(path, include)))
-    except RecordError as exc:
-        bad_input([str(exc)])
-    failed = 0
-    for path, include, profile in units:
-        start = time.perf_counter()
-        try:
-            jit_header(path, profile, include)
-        except JitUnavailable as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(1)
-        except JitError as exc:
-            failed += 1
-            click.echo(f"FAIL {path} [{profile}]")
-            for line in str(exc).splitlines():
-                click.echo(f"    {line}")
-            continue
-        click.echo(f"PASS {path} [{profile}] {(time.perf_counter() - start) * 1e3:.0f} ms")
+        results = jit_check(paths, ck_api=ck_api, include=include_dirs,
+                            on_result=lambda result: click.echo("\n".join(result.lines())))
+    except (SourceError, RecordError) as exc:
+        bad_input(str(exc).splitlines())
+    except JitUnavailable as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    failed = sum(not r.passed for r in results)
     click.echo(f"{len(paths) - failed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

@@ -114,18 +114,17 @@ def make_selection(rule_set, arch, datatypes, ndims, variants, ck_api, builder_c
                      builder_conf, tuple(configs))
 
 
-def build_library(selection):
-    """Build the selected library, or exit 2 naming what is wrong with the selection."""
-    from ckast.library import SelectionError, build
+def load_library(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs):
+    """The library of the selection options, or exit 2 naming what is wrong with the selection."""
+    from ckast.library import SelectionError
+    from ckast.workflow.libraries import build_library
 
+    make_selection(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs)  # the options' message
     try:
-        return build(selection)
+        return build_library(rule_set, arch, datatypes=datatypes, ndims=ndims, variants=variants, ck_api=ck_api,
+                             builder_conf=builder_conf, configs=configs)
     except SelectionError as exc:
         bad_input(str(exc).splitlines())
-
-
-def load_library(*options):
-    return build_library(make_selection(*options))
 
 
 def bad_input(lines: list[str]) -> NoReturn:
@@ -136,7 +135,9 @@ def bad_input(lines: list[str]) -> NoReturn:
 
 
 def counts_line(counts) -> str:
-    return f"{counts['proposed']} proposed, {counts['refused']} refused, {counts['merged']} merged"
+    from ckast.workflow.libraries import counts_line
+
+    return counts_line(counts)
 
 
 def api_run(run: Callable[[], Any]) -> Any:

@@ -37,15 +37,14 @@ def diff(old, new, rule_set, arch, datatypes, ndims, variants, ck_api, builder_c
       ckast diff --rule-set full --arch gfx942 --datatype fp16 --ndim 2 ck-api=ck-2025.11 ck-api=ck-2026.06 --stat
       ckast diff HEAD~1:configs/gemm.json configs/gemm.json
     """
-    from ckast.library.generate import default_jobs
-    from ckast.library.selection import Selection
-    from ckast.review import Request, SideError, compare, read_side
+    from ckast.review import SideError
     from ckast.review import report
+    from ckast.workflow.libraries import diff_libraries
 
-    request = Request(Selection(rule_set or "", arch or "", ck_api, tuple(datatypes), tuple(ndims), tuple(variants),
-                                builder_conf, tuple(configs)), chunk_size, jobs or default_jobs())
     try:
-        result = compare(read_side(old, request), read_side(new, request))
+        result = diff_libraries(old, new, rule_set=rule_set, arch=arch, datatypes=datatypes, ndims=ndims,
+                                variants=variants, ck_api=ck_api, builder_conf=builder_conf, configs=configs,
+                                chunk_size=chunk_size, jobs=jobs)
         if as_json:
             lines = [report.as_json(result)]
         else:

@@ -45,7 +45,8 @@ def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str |
         return
 
     from ckast.config import ConfigError, load_file
-    from ckast.emit import render, write_outputs
+    from ckast.output import OutputError
+    from ckast.workflow.configs import emit_kernels
 
     problems: list[str] = []
     kernels = []
@@ -59,27 +60,21 @@ def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str |
         if ck_include is not None:
             problems += [f"{path}: {k.path}.ck_api: {k.config.ck_api} is not the API profile of --ck-include "
                          f"{ck_include} ({ck_api})" for k in loaded if k.config.ck_api != ck_api]
-    if not problems:
-        try:
-            emitted = render(kernels)
-        except ConfigError as exc:
-            problems += ConfigError(exc.issues, ", ".join(map(str, paths))).lines()
     if problems:
         bad_input(problems)
-    from ckast.output import OutputError, Transaction
-
     try:
-        with Transaction(out_dir, on_wait=wait_message) as tx:
-            stats = write_outputs(emitted, tx, format=run_format, chunk_size=chunk_size,
-                                  stamp=(key, {"kernels": len(emitted)}))
+        result = emit_kernels(kernels, out_dir, format=run_format, chunk_size=chunk_size, on_wait=wait_message,
+                              run_key=key)
+    except ConfigError as exc:
+        bad_input(ConfigError(exc.issues, ", ".join(map(str, paths))).lines())
     except OutputError as exc:
         fail(exc)
     click.echo(
-        f"{len(emitted)} kernels -> {out_dir}: {stats['written']} files written, "
-        f"{stats['unchanged']} unchanged, {stats['removed']} removed"
+        f"{len(result.kernels)} kernels -> {out_dir}: {result.written} files written, "
+        f"{result.unchanged} unchanged, {result.removed} removed"
     )
     if ck_include is None:
-        summary = {"kernels": len(emitted), "files": stats["written"] + stats["unchanged"]}
+        summary = {"kernels": len(result.kernels), "files": result.written + result.unchanged}
         replay.record(_up_to_date_head(summary, out_dir), False, key, out_dir, paths)
 
 

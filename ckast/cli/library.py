@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from .common import (bad_input, build_library, counts_line, fail, load_library, make_selection, selection_options,
-                     tree_profile, wait_message)
+from .common import (bad_input, counts_line, fail, load_library, make_selection, selection_options, tree_profile,
+                     wait_message)
 
 
 @click.command()
@@ -35,72 +35,63 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
       ckast generate --rule-set full --arch gfx942 --datatype fp16 --ndim 2 -o lib/ -j 2
       ckast generate --config examples/ck/gemm_default_config.json -o lib/
     """
+    import contextlib
     import time
 
     from ckast.output import replay
-    from ckast.output.stamp import run_key, up_to_date
-    from ckast.output.transaction import remove_leftovers
 
     start = time.perf_counter()
     if ck_include is not None:
         given = click.get_current_context().get_parameter_source("ck_api") == click.core.ParameterSource.COMMANDLINE
         ck_api = tree_profile(ck_include, ck_api if given else None)
     selection = make_selection(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs)
-    key = run_key("generate", {"selection": selection.as_dict(), "chunk_size": chunk_size}, selection.input_files())
-    remove_leftovers(out_dir)
     replayable = builder_conf is None and ck_include is None  # see ckast.output.replay
-    last = up_to_date(out_dir, key)
-    if last is not None:
-        head = _up_to_date_head(last, out_dir)
+
+    from ckast.errors import CkastError
+    from ckast.library import SelectionError
+    from ckast.output import OutputError
+    from ckast.workflow.libraries import EmptyLibrary, generate_library
+
+    with contextlib.ExitStack() as bars:
+        shown = []
+
+        def progress(done: int, total: int) -> None:
+            if not shown:
+                shown.append(bars.enter_context(click.progressbar(length=total, label="rendering", file=sys.stderr)))
+            shown[0].update(done - shown[0].pos)
+
+        try:
+            result = generate_library(out_dir, rule_set, arch, datatypes=datatypes, ndims=ndims, variants=variants,
+                                      ck_api=ck_api, builder_conf=builder_conf, configs=configs, jobs=jobs,
+                                      chunk_size=chunk_size, progress=progress if sys.stderr.isatty() else None,
+                                      on_wait=wait_message)
+        except SelectionError as exc:
+            bad_input(str(exc).splitlines())
+        except EmptyLibrary as exc:
+            if configs:  # the user's own configs, all refused: bad input, reported as emit does
+                bad_input(exc.lines())
+            click.echo(str(exc), err=True)
+            sys.exit(1)
+        except OutputError as exc:
+            fail(exc)
+        except CkastError as exc:  # an accepted kernel that could not be rendered (ckast.config was imported)
+            from ckast.config import ConfigError
+
+            if not isinstance(exc, ConfigError):
+                raise
+            click.echo("\n".join(exc.lines()), err=True)
+            sys.exit(1)
+    summary = {"kernels": result.kernels, **result.counts, "files": result.written + result.unchanged}
+    if result.up_to_date:
+        head = _up_to_date_head(summary, out_dir)
         click.echo(replay.noop_line(head, time.perf_counter() - start))
         if replayable:
-            replay.record(head, True, key, out_dir, selection.input_files())
+            replay.record(head, True, result.run_key, out_dir, selection.input_files())
         return
-
-    from ckast.config import ConfigError
-    from ckast.emit import write_outputs
-    from ckast.library import index
-    from ckast.library.generate import default_jobs, render_into
-
-    indexed = index.load(selection)  # a selection built before, under the same key: no enumeration, no validation
-    if indexed is not None:
-        kernels, counts = indexed
-    else:
-        library = build_library(selection)
-        kernels = library.kernels()
-        counts = {"proposed": len(library.entries), "refused": len(library.refused),
-                  "merged": len(library.with_status("merged"))}
-        if not kernels and configs:  # the user's own configs, all refused: bad input, reported as emit does
-            bad_input(ConfigError([i for e in library.refused for i in e.issues]).lines())
-        del library  # its refused and merged entries are not needed past here (a smaller peak RSS)
-        if kernels:
-            index.keep(selection, kernels, counts)
-    if not kernels:
-        click.echo(f"nothing to generate ({counts_line(counts)}); see `ckast list --rejected`", err=True)
-        sys.exit(1)
-    from ckast.output import OutputError, Transaction
-
-    try:
-        with Transaction(out_dir, on_wait=wait_message) as tx:
-            if sys.stderr.isatty():
-                with click.progressbar(length=len(kernels), label="rendering", file=sys.stderr) as bar:
-                    rendered = render_into(kernels, tx.stage, jobs or default_jobs(), bar.update, chunk_size)
-            else:
-                rendered = render_into(kernels, tx.stage, jobs or default_jobs(), chunk_size=chunk_size)
-            emitted = rendered.emitted
-            stats = write_outputs(emitted, tx, chunk_size=chunk_size, run=selection.as_dict(),
-                                  stamp=(key, {"kernels": len(emitted), **counts}), done=rendered.written,
-                                  printed=rendered.printed)
-    except ConfigError as exc:
-        click.echo("\n".join(exc.lines()), err=True)
-        sys.exit(1)
-    except OutputError as exc:
-        fail(exc)
-    click.echo(f"{len(emitted)} kernels ({counts_line(counts)}) -> {out_dir}: {stats['written']} files written, "
-               f"{stats['unchanged']} unchanged, {stats['removed']} removed in {time.perf_counter() - start:.1f} s")
+    click.echo(f"{result.kernels} kernels ({counts_line(result.counts)}) -> {out_dir}: {result.written} files "
+               f"written, {result.unchanged} unchanged, {result.removed} removed in {time.perf_counter() - start:.1f} s")
     if replayable:
-        summary = {"kernels": len(emitted), **counts, "files": stats["written"] + stats["unchanged"]}
-        replay.record(_up_to_date_head(summary, out_dir), True, key, out_dir, selection.input_files())
+        replay.record(_up_to_date_head(summary, out_dir), True, result.run_key, out_dir, selection.input_files())
 
 
 def _up_to_date_head(summary: dict, out_dir: Path) -> str:

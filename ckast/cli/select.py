@@ -22,13 +22,6 @@ _KERNEL_ONLY = click.option("--kernel-only", is_flag=True,
                             help="Apply the kernels' own checks only (what a launcher called directly accepts); "
                                  "default: CK's dispatcher's check too, what a dispatcher user gets.")
 
-
-def _layers(kernel_only: bool) -> tuple[str, ...]:
-    from ckast.select.applicability import KERNEL_ONLY, LAYERS
-
-    return KERNEL_ONLY if kernel_only else LAYERS
-
-
 _SHOWN_BAD = 20
 
 
@@ -77,15 +70,18 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
     from ckast.select.forest import ModelError
     from ckast.select.library import LibraryError
     from ckast.select.problem import ProblemError
-    from ckast.select.report import json_chunks, selection, text
+    from ckast.select.report import json_chunks, text
+    from ckast.workflow.choosing import select_kernels
 
     if library_dir is None:
         bad_input(["--library: missing (the generated library to select from)"])
     if not problem_texts and problems_file is None:
         bad_input(["--problem: missing (give --problem or --problems FILE)"])
     try:  # each problem is printed as it is ranked; a bad row of --problems stops the output there
-        head, problems = selection(library_dir, problem_texts, problems_file, model_dir, top, datatype, layout,
-                                   with_features, why_not_names, _layers(kernel_only))
+        choices = select_kernels(library_dir, problem_texts, problems_file=problems_file, model=model_dir, top=top,
+                                 datatype=datatype, layout=layout, features=with_features, why_not=why_not_names,
+                                 kernel_only=kernel_only)
+        head, problems = choices.head(), (choice.as_dict() for choice in choices)
         chunks = iter(json_chunks(head, problems) if as_json else ("\n".join(text(head, p)) + "\n" for p in problems))
         # Nothing is printed before the first problem is ranked: a model or problem refused there leaves no output.
         sys.stdout.write(next(chunks, "") + (next(chunks, "") if as_json else ""))
@@ -129,35 +125,32 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed
     """
     import time
 
-    from ckast.arch.hardware import hardware
     from ckast.output.transaction import OutputError
     from ckast.select.evaluate import table
     from ckast.select.lightgbm_model import MissingPackage
-    from ckast.select.train import TrainError, dataset, default_jobs, train as fit, write_model
+    from ckast.select.train import TrainError
+    from ckast.workflow.choosing import train_model
 
     start = time.perf_counter()
     if folds == 1:
         bad_input(["--folds: 1 fold cannot cross-validate (give 0 or at least 2)"])
-    library, timings = _read(library_dir, data, skip_bad, kernels_file, _layers(kernel_only=True))
+    runs = _read(library_dir, data, skip_bad, kernels_file, kernel_only=True)
     progress = _progress(folds, trees)
     try:
-        rows = dataset(list(timings.runs), library, hardware)
-        booster, spec, cv = fit(rows, trees, folds, seed, jobs or default_jobs(), progress.tree if progress else None)
+        model = train_model(runs, out_dir, trees=trees, folds=folds, seed=seed, jobs=jobs,
+                            progress=progress.tree if progress else None)
     except TrainError as exc:
         bad_input([str(exc)])
-    except MissingPackage as exc:
+    except (MissingPackage, OutputError) as exc:
         fail(exc)
     finally:
         if progress:
             progress.close()
-    try:
-        write_model(out_dir, booster, spec, cv)
-    except OutputError as exc:
-        fail(f"cannot write the model: {exc}")
-    click.echo(f"{len(timings.runs)} runs, {len(rows.tflops)} (problem, kernel) pairs of {len(rows.problems)} problems "
+    spec, cv = model.spec, model.cv
+    click.echo(f"{model.runs} runs, {model.pairs} (problem, kernel) pairs of {model.problems} problems "
                f"({spec['op_type']}"
                f"{' ' + spec['direction'] if 'direction' in spec else ''}, {spec['dtype']}, {spec['arch']})"
-               f"{_dropped(timings)}")
+               f"{_dropped(runs.timings)}")
     if cv["folds"]:
         click.echo(f"{cv['folds']}-fold GroupKFold by problem shape: RMSE {cv['rmse_log1p']:.4f} log1p(TFLOPS); "
                    f"selection on held-out shapes:")
@@ -190,59 +183,53 @@ def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_
     import json
 
     from ckast.select.applicability import describe_layers
-    from ckast.select.evaluate import report, table
+    from ckast.select.evaluate import table
     from ckast.select.forest import ModelError
     from ckast.select.library import LibraryError
-    from ckast.select.report import evaluation, set_apart
+    from ckast.workflow.choosing import evaluate_model
 
-    layers = _layers(kernel_only)
-    library, timings = _read(library_dir, data, skip_bad, kernels_file, layers)
+    runs = _read(library_dir, data, skip_bad, kernels_file, kernel_only)
     try:
-        outcomes, predictor = evaluation(library, timings, model_dir)
+        evaluation = evaluate_model(runs, model=model_dir)
     except (ModelError, LibraryError) as exc:
         bad_input([str(exc)])
-    result = report(outcomes)
-    apart = set_apart(library, timings)
-    kernels = len({run.kernel for run in timings.runs})
     if as_json:
-        click.echo(json.dumps({"predictor": predictor, "layers": list(layers), "runs": len(timings.runs),
-                               "kernels": kernels, "bad_rows": len(timings.bad), "failed_runs": timings.failed,
-                               "not_applicable": {"runs": len(timings.outside), "problems": apart}, **result},
-                              indent=2))
+        click.echo(json.dumps(evaluation.as_dict(), indent=2))
         return
-    click.echo(f"{len(timings.runs)} runs of {kernels} kernels on {len(outcomes)} problems{_dropped(timings)}; "
-               f"predictor: {predictor}; applicability: {describe_layers(layers)}")
+    apart = evaluation.not_applicable
+    click.echo(f"{evaluation.runs} runs of {evaluation.kernels} kernels on {evaluation.problems} problems"
+               f"{_dropped(runs.timings)}; predictor: {evaluation.predictor}; applicability: "
+               f"{describe_layers(evaluation.layers)}")
     for entry in apart[:_SHOWN_BAD]:
         click.echo(f"not applicable: {entry['label']}: {entry['runs']} runs of {len(entry['kernels'])} kernels "
                    f"({', '.join(entry['kernels'][:2])}{', ...' if len(entry['kernels']) > 2 else ''})")
     if len(apart) > _SHOWN_BAD:
         click.echo(f"not applicable: ... and {len(apart) - _SHOWN_BAD} more problems")
-    click.echo("\n".join(table(result)))
+    click.echo("\n".join(table(evaluation.report)))
 
 
-def _read(library_dir, data, skip_bad, kernels_file, layers):
-    """The library and the timing tables (with CK's kernel table; runs of kernels not applicable under `layers`
-    set apart), or exit 2 naming the file, row and column."""
-    from ckast.select.kernel_table import read_kernel_table
-    from ckast.select.library import LibraryError, load_library
+def _read(library_dir, data, skip_bad, kernels_file, kernel_only):
+    """The runs of the timing tables (with CK's kernel table; runs of kernels not applicable set apart), or exit
+    2 naming the file, row and column."""
+    from ckast.select.library import LibraryError
     from ckast.select.lightgbm_model import MissingPackage
-    from ckast.select.timings import TimingError, read_timings
+    from ckast.select.timings import TimingError
+    from ckast.workflow.choosing import read_timings
 
     if library_dir is None:
         bad_input(["--library: missing (the generated library the timings are of)"])
     try:
-        library = load_library(library_dir)
-        kernels = None if kernels_file is None else read_kernel_table(kernels_file, library)
-        timings = read_timings(list(data), library, skip_bad, kernels, layers)
+        runs = read_timings(data, library_dir, kernels=kernels_file, skip_bad=skip_bad, kernel_only=kernel_only)
     except (LibraryError, TimingError) as exc:
         bad_input([str(exc)])
     except MissingPackage as exc:
         fail(exc)
-    for line in timings.bad[:_SHOWN_BAD]:
+    bad = runs.timings.bad
+    for line in bad[:_SHOWN_BAD]:
         click.echo(f"skipped: {line}", err=True)
-    if len(timings.bad) > _SHOWN_BAD:
-        click.echo(f"skipped: ... and {len(timings.bad) - _SHOWN_BAD} more bad rows", err=True)
-    return library, timings
+    if len(bad) > _SHOWN_BAD:
+        click.echo(f"skipped: ... and {len(bad) - _SHOWN_BAD} more bad rows", err=True)
+    return runs
 
 
 def _progress(folds: int, trees: int):
@@ -288,20 +275,20 @@ def emit(library_dir, model_dirs, out_dir, kernel_only):
       ckast select emit --library lib/ --model model/ -o selector/
     """
     from ckast.output.transaction import OutputError
-    from ckast.select.cxx.selector import write_selector
     from ckast.select.forest import ModelError
     from ckast.select.library import LibraryError
+    from ckast.workflow.choosing import emit_selector
 
     if library_dir is None:
         bad_input(["--library: missing (the generated library to select from)"])
     try:
-        counts = write_selector(library_dir, model_dirs, out_dir, _layers(kernel_only))
+        result = emit_selector(library_dir, out_dir, models=model_dirs, kernel_only=kernel_only)
     except (LibraryError, ModelError) as exc:
         bad_input([str(exc)])
     except OutputError as exc:
         fail(exc)
     from ckast.select.applicability import describe_layers
 
-    click.echo(f"selector of {counts['kernels']} kernels in {counts['parts']} parts ({counts['forests']} with a "
-               f"LightGBM forest; applicability: {describe_layers(_layers(kernel_only))}) -> {out_dir}: "
-               f"{counts['written']} files written, {counts['unchanged']} unchanged")
+    click.echo(f"selector of {result.kernels} kernels in {result.parts} parts ({result.forests} with a "
+               f"LightGBM forest; applicability: {describe_layers(result.layers)}) -> {out_dir}: "
+               f"{result.written} files written, {result.unchanged} unchanged")

@@ -9,6 +9,8 @@ from typing import Any
 
 import attrs
 
+from ckast.errors import CkastError
+
 SHOWN_MAX = 60
 """Longest value (or object key) a message shows in full; a longer one is cut (`shorten`)."""
 MAX_REPORTED = 100
@@ -58,7 +60,7 @@ class ConfigIssue:
         return f"{where}{self.path or '<root>'}: {self.message}{rule}"
 
 
-class ConfigError(Exception):
+class ConfigError(CkastError):
     """All problems found in a config file; nothing may be written when this is raised."""
 
     def __init__(self, issues: Iterable[ConfigIssue], source: str = "") -> None:

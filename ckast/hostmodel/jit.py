@@ -21,6 +21,7 @@ import attrs
 
 from ckast import nodes as n
 from ckast.catalog import load_profile
+from ckast.errors import CkastError
 
 from .handwritten import INCLUDE_DIR, PRELUDE, ROOT, UNOPTIMIZED_HEADER
 from .model import model_file, model_headers, profile_namespace, unit_prelude
@@ -34,7 +35,7 @@ def unit_prefixes(outer: str, unit: str) -> tuple[str, str]:
     return (f"{outer}::{unit}::", f"{outer}::")
 
 
-class JitError(RuntimeError):
+class JitError(CkastError, RuntimeError):
     """C++ that Cling refused (the message carries its diagnostics) or an include a unit cannot satisfy."""
 
 

@@ -16,13 +16,16 @@ from pathlib import Path
 
 import attrs
 
+from ckast.errors import CkastError
+
 INCLUDE = re.compile(r'[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]')
 SUFFIXES = (".hpp", ".h", ".hh", ".hxx", ".cpp", ".cc", ".cxx")
 MAIN = re.compile(r"[ \t]*(?:(?:inline|static|extern)[ \t]+)*int[ \t]+main[ \t]*\(")
 
 
-class SourceError(ValueError):
-    """An include the unit cannot satisfy."""
+class SourceError(CkastError, ValueError):
+    """A file the JIT does not take as a unit (not C++, or it defines `main`), an include folder that does not
+    exist, or an include the unit cannot satisfy."""
 
 
 @attrs.frozen

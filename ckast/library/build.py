@@ -68,19 +68,30 @@ class Validator:
 
 @attrs.frozen
 class Library:
+    """What a selection yields: every candidate config (`entries`, in the rule set's order), each accepted,
+    merged into an identical earlier one, or refused with the issues that refused it."""
+
     selection: Selection
     entries: tuple[Entry, ...]
 
     def with_status(self, status: str) -> list[Entry]:
+        """The entries of `status` (`accepted`, `merged` or `refused`)."""
         return [e for e in self.entries if e.status == status]
 
     @property
     def accepted(self) -> list[Entry]:
+        """The entries that are the library's kernels."""
         return self.with_status(ACCEPTED)
 
     @property
     def refused(self) -> list[Entry]:
+        """The entries refused, each with its issues and rules."""
         return self.with_status(REFUSED)
+
+    @property
+    def names(self) -> list[str]:
+        """The kernels' names, sorted."""
+        return sorted(e.name for e in self.accepted)
 
     def kernels(self) -> list[LoadedKernel]:
         """The accepted configs, as `ckast emit` takes them."""

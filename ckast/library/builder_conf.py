@@ -31,6 +31,7 @@ import attrs
 from ckast.arch import arch_spec
 from ckast.arch.rules import DEPTHWISE
 from ckast.config.knobs import CONV_LAYOUTS
+from ckast.errors import CkastError
 
 from .conv_common import Triple, axes, conv_candidate, tile_knobs
 from .selection import Candidate, Selection, SelectionError
@@ -63,7 +64,7 @@ MFMA_K = {"fp32": {32: 2, 16: 4}, "fp16": {32: 16, 16: 32}, "bf16": {32: 16, 16:
 """K of one MFMA per datatype and XDL size (CK Builder takes every XDL size but 32 as 16)."""
 
 
-class LineError(ValueError):
+class LineError(CkastError, ValueError):
     """A line CK Builder's grammar does not cover (reported with its file and line)."""
 
 

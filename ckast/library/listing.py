@@ -36,7 +36,7 @@ def table(library: Library) -> list[str]:
 
 
 def names(library: Library) -> list[str]:
-    return sorted(e.name for e in library.accepted)
+    return library.names
 
 
 def rejected(library: Library) -> list[str]:

@@ -9,8 +9,10 @@ from typing import Any
 
 import attrs
 
+from ckast.errors import CkastError
 
-class SelectionError(ValueError):
+
+class SelectionError(CkastError, ValueError):
     """The selection cannot be served (unknown rule set, a datatype the set has not, a missing input)."""
 
 

@@ -16,10 +16,11 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from ckast.errors import CkastError
 from ckast.interrupt import deferred
 
 
-class WorkerDied(RuntimeError):
+class WorkerDied(CkastError, RuntimeError):
     """A worker process ended without returning its item's result (killed, out of memory)."""
 
 

@@ -29,13 +29,14 @@ import attrs
 
 from ckast.config.errors import ConfigError, ConfigIssue, key_path, shown
 from ckast.config.json_file import parse_json
+from ckast.errors import CkastError
 from ckast.input_file import InputFileError, read_input
 from ckast.nodes.names import NameError_, identifier
 
 from .transaction import MANIFEST
 
 
-class ManifestError(ValueError):
+class ManifestError(CkastError, ValueError):
     """A manifest that cannot be read or breaks the schema, or a listed file that cannot be read (one line)."""
 
     def __init__(self, manifest: Path | str, where: str, message: str, rule: str | None) -> None:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import attrs
 
+from ckast.errors import CkastError
 from ckast.interrupt import Interrupted, deferred, settled
 
 from .lock import DirectoryLock
@@ -38,7 +39,7 @@ OLD_STAMP = ".ckast-stamp.json"
 ckast's, so the next run removes it."""
 
 
-class OutputError(Exception):
+class OutputError(CkastError):
     """The output directory cannot take the run (one line; nothing was changed)."""
 
 

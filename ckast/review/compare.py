@@ -71,6 +71,10 @@ class RunFiles:
 
 @attrs.frozen
 class LibraryDiff:
+    """The change from library `old` to library `new`: how many kernels are unchanged, the `changed` and
+    `renamed` pairs grouped by their config change, the names `added` and `removed`, and the run files
+    (registration, CMake) that changed."""
+
     old: Side
     new: Side
     unchanged: int
@@ -82,9 +86,11 @@ class LibraryDiff:
 
     @property
     def same(self) -> bool:
+        """Whether the two libraries are the same, file for file."""
         return not (self.changed or self.renamed or self.added or self.removed or self.run_files)
 
     def counts(self) -> dict[str, int]:
+        """Kernels of each side, and how many are unchanged, changed, renamed, added and removed."""
         return {"old": len(self.old.kernels), "new": len(self.new.kernels), "unchanged": self.unchanged,
                 "changed": sum(g.count for g in self.changed), "renamed": sum(g.count for g in self.renamed),
                 "added": len(self.added), "removed": len(self.removed)}

@@ -21,10 +21,11 @@ from typing import Any
 
 import attrs
 
+from ckast.errors import CkastError
 from ckast.library.selection import Selection
 from ckast.output.manifest import ManifestError, read_manifest
 
-class SideError(ValueError):
+class SideError(CkastError, ValueError):
     """A side that cannot be read (bad input: exit 2)."""
 
 

@@ -21,12 +21,13 @@ from pathlib import Path
 import attrs
 
 from ckast.config.errors import shown
+from ckast.errors import CkastError
 from ckast.input_file import InputFileError, read_input
 
 _BOM = b"\xef\xbb\xbf"
 
 
-class CsvError(ValueError):
+class CsvError(CkastError, ValueError):
     """A CSV table that cannot be read: `file: [row N: | line N: | column N: ]message`, one line."""
 
     def __init__(self, path: Path | str, message: str) -> None:

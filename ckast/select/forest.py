@@ -33,6 +33,7 @@ from pathlib import Path
 import attrs
 import numpy as np
 
+from ckast.errors import CkastError
 from ckast.input_file import DEFAULT_LIMIT, InputFileError, read_input
 
 from .libm import libm
@@ -77,7 +78,7 @@ _TREE_FIELDS = {*_PER_NODE, *_PER_LEAF, "num_leaves", "num_cat", "cat_boundaries
 """The fields of a LightGBM tree (those of linear trees excepted: ckast evaluates constant leaves only)."""
 
 
-class ModelError(ValueError):
+class ModelError(CkastError, ValueError):
     """A model file that is not a LightGBM text model ckast can evaluate (one line)."""
 
 

@@ -18,10 +18,12 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ckast.errors import CkastError
+
 from .problem import D_FIELDS, ConvProblem, GemmProblem, Problem
 
 
-class LibraryError(ValueError):
+class LibraryError(CkastError, ValueError):
     """A library directory that cannot be read, or a selection it cannot serve (bad input, exit 2)."""
 
 

@@ -24,6 +24,7 @@ import numpy as np
 from ckast.config import ConfigError
 from ckast.config.errors import key_path, shown
 from ckast.config.json_file import parse_json
+from ckast.errors import CkastError
 from ckast.input_file import InputFileError, read_input
 
 from .forest import Forest, ModelError, read_model
@@ -38,7 +39,7 @@ OP_TYPES = {"gemm_universal": "gemm", "gemm": "gemm", "grouped_conv": "grouped_c
 """CK's op_type (and ckast's kind) -> ckast's feature-set kind."""
 
 
-class MissingPackage(RuntimeError):
+class MissingPackage(CkastError, RuntimeError):
     """An optional package selection needs is not installed (exit 1)."""
 
 

@@ -30,6 +30,7 @@ from typing import Any
 import attrs
 
 from ckast.config.errors import shorten
+from ckast.errors import CkastError
 
 INT_MAX = 2**31 - 1
 """Every size is a CK `index_t` (int32)."""
@@ -52,7 +53,7 @@ CONV_FIELDS = ("direction", "ndim", "G", "N", "C", "K", "k_batch", *_INPUT.value
 """The fields a GEMM / conv problem is read from (besides `split_k`, GEMM's alias of k_batch)."""
 
 
-class ProblemError(ValueError):
+class ProblemError(CkastError, ValueError):
     """A problem that cannot be served: `field` names what is wrong (`where` is e.g. `problems.csv:3`)."""
 
     def __init__(self, field: str, message: str, where: str = "") -> None:

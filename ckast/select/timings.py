@@ -44,6 +44,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ckast.errors import CkastError
+
 from .applicability import KERNEL_ONLY, applicable
 from .library import Library, direction_of
 from .problem import (
@@ -70,7 +72,7 @@ _CK_MATCH_KNOBS = ("pipeline", "epilogue", "scheduler", "pad_m", "pad_n", "pad_k
 """The knobs of CK's benchmark `kernel_config` that identify a kernel when its CK name is not the library's."""
 
 
-class TimingError(ValueError):
+class TimingError(CkastError, ValueError):
     """A timing table or row ckast cannot use: `file: row N: column: message`."""
 
 

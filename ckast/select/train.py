@@ -20,6 +20,8 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ckast.errors import CkastError
+
 from .evaluate import group_runs, outcome, summary
 from .library import Library, direction_of
 from .problem import Problem
@@ -38,7 +40,7 @@ OP_TYPE = {"gemm": "gemm_universal", "grouped_conv": "grouped_conv"}
 CV_FILE = "cv_metrics.json"
 
 
-class TrainError(ValueError):
+class TrainError(CkastError, ValueError):
     """Runs that cannot make one model (bad input)."""
 
 

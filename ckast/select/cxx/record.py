@@ -10,10 +10,11 @@ import os
 from pathlib import Path
 
 from ckast.config.errors import shown
+from ckast.errors import CkastError
 from ckast.output.manifest import Manifest, ManifestError, manifest_in
 
 
-class RecordError(ValueError):
+class RecordError(CkastError, ValueError):
     """A manifest that is unreadable or malformed, or records a library that is gone (bad input, exit 2)."""
 
 

@@ -1,0 +1,331 @@
+"""Choosing kernels: rank a generated library's kernels for problems (`select_kernels`, `ckast select`), read
+timing tables of its kernels (`read_timings`), train a LightGBM model on them (`train_model`, `select train`),
+measure how well a predictor chooses (`evaluate_model`, `select eval`) and write the library's selector as C++
+(`emit_selector`, `select emit`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .paths import PathLike, path_list
+
+
+def _layers(kernel_only: bool) -> tuple[str, ...]:
+    """The applicability layers: the kernel's own checks, and unless `kernel_only` CK's dispatcher's too."""
+    from ckast.select.applicability import KERNEL_ONLY, LAYERS
+
+    return tuple(KERNEL_ONLY if kernel_only else LAYERS)
+
+
+@attrs.frozen
+class RankedKernel:
+    """One kernel of a problem's ranking (or one asked about with `why_not`)."""
+
+    name: str
+    rank: int | None
+    """1 for the best predicted; None when the kernel is not applicable to the problem."""
+    applicable: bool
+    predicted_tflops: float | None
+    """Predicted TFLOPS (an estimate); None when not applicable."""
+    predicted_time_us: float | None
+    """Predicted time in microseconds (an estimate); None when not applicable."""
+    features: Mapping[str, float] | None = None
+    """The kernel's named feature vector for the problem, when asked for (`features=True`)."""
+    reason: str | None = None
+    """For a kernel asked about with `why_not`: the condition that refuses it (None: it is applicable)."""
+
+    @classmethod
+    def from_json(cls, entry: Mapping[str, Any]) -> RankedKernel:
+        """An entry of `ckast select --json`'s `top` or `why_not` list."""
+        return cls(entry["name"], entry["rank"], entry["applicable"], entry["predicted_tflops"],
+                   entry["predicted_time_us"], entry.get("features"), entry.get("reason"))
+
+
+@attrs.frozen
+class ProblemChoice:
+    """The kernels chosen for one problem, best predicted first."""
+
+    problem: str
+    """The problem as given (or `FILE: row N` of a problems file)."""
+    fields: Mapping[str, Any]
+    """The problem's fields as read (`kind`, then GEMM `M`, `N`, `K`, ... or the convolution's)."""
+    arch: str
+    datatype: str
+    kernels: int
+    """Kernels of the library's part the problem belongs to (its kind, direction, datatype, layout)."""
+    applicable: int
+    """How many of them are applicable to the problem."""
+    refused: Mapping[str, int]
+    """Kernels refused per condition (the first condition refusing each)."""
+    top: tuple[RankedKernel, ...]
+    """The best applicable kernels (at most `top` of them), best first."""
+    why_not: tuple[RankedKernel, ...]
+    """The kernels asked about with `why_not`, in the order asked."""
+    _json: Mapping[str, Any] = attrs.field(repr=False, eq=False)
+
+    @classmethod
+    def from_json(cls, entry: Mapping[str, Any]) -> ProblemChoice:
+        """An item of `ckast select --json`'s `problems` list."""
+        return cls(entry["problem"], entry["fields"], entry["arch"], entry["datatype"], entry["kernels"],
+                   entry["applicable"], entry["refused"], tuple(map(RankedKernel.from_json, entry["top"])),
+                   tuple(map(RankedKernel.from_json, entry["why_not"])), entry)
+
+    @property
+    def best(self) -> RankedKernel | None:
+        """The best predicted applicable kernel, or None when no kernel is applicable."""
+        return self.top[0] if self.top else None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The problem as `ckast select --json` prints it."""
+        return dict(self._json)
+
+
+@attrs.frozen
+class Choices:
+    """What `select_kernels` returns: the run's predictor and applicability layers, and per problem a
+    `ProblemChoice`, ranked as the iteration reaches it (iterate once; `list(choices)` keeps them)."""
+
+    library: Path
+    predictor: Mapping[str, Any]
+    """`name` (`analytic` or `lightgbm`), the `model` directory and its `trees`, `estimated`: true."""
+    layers: tuple[str, ...]
+    """The applicability layers checked: the kernel's own (`kernel`), and CK's dispatcher's (`dispatcher`)."""
+    _problems: Iterator[ProblemChoice] = attrs.field(repr=False, eq=False)
+
+    def __iter__(self) -> Iterator[ProblemChoice]:
+        return self._problems
+
+    def head(self) -> dict[str, Any]:
+        """The run's description as `ckast select --json` prints it (before its `problems`)."""
+        return {"library": str(self.library), "predictor": dict(self.predictor), "layers": list(self.layers)}
+
+
+def select_kernels(library: PathLike, problems: str | Mapping[str, Any] | Iterable[str | Mapping[str, Any]] = (), *,
+                   problems_file: PathLike | None = None, model: PathLike | None = None, top: int = 5,
+                   datatype: str | None = None, layout: str | None = None, features: bool = False,
+                   why_not: Sequence[str] = (), kernel_only: bool = False) -> Choices:
+    """Rank a generated library's applicable kernels for problems, best predicted first.
+
+    Predictions come from the analytic model or, with `model`, from a LightGBM model directory (CK's
+    layout); both are estimates. Ties are broken by kernel name.
+
+    Args:
+        library: a generated library (the directory of its `manifest.json`).
+        problems: problems as `"M=4096,N=4096,K=4096"` or `{"M": 4096, "N": 4096, "K": 4096}` (GEMM; add
+            `variant`, and for multi_d its D fields), or in CK's conv spellings (`G`, `N`, `C`, `K`, `Hi`,
+            `Wi`, `Y`, `X`, `pad_h`, ..., `direction`).
+        problems_file: more problems: a CSV with a header row, or JSON (a list of objects or
+            `{"problems": [...]}`); its rows are read as the iteration reaches them.
+        model: a LightGBM model directory; default: the analytic model.
+        top: kernels kept per problem.
+        datatype: the kernels' datatype, when the library holds several.
+        layout: the GEMM kernels' layout, when the library holds several.
+        features: add each kept kernel's named feature vector.
+        why_not: kernel names to say about, per problem, whether they are applicable and if not why.
+        kernel_only: apply the kernels' own checks only (what a launcher called directly accepts); default:
+            CK's dispatcher's check too.
+
+    Raises:
+        LibraryError: the library cannot be read, or holds no kernel of a problem's kind.
+        ProblemError: a problem is malformed or one ckast cannot serve (for a row of `problems_file`: when
+            the iteration reaches it).
+        ModelError: the model cannot be read.
+    """
+    from ckast.select.problem import ProblemError
+    from ckast.select.report import selection
+
+    given = [problems] if isinstance(problems, (str, Mapping)) else list(problems)
+    texts = [p if isinstance(p, str) else ",".join(f"{k}={v}" for k, v in p.items()) for p in given]
+    if not texts and problems_file is None:
+        raise ProblemError("problems", "none given (give problems or a problems_file)")
+    layers = _layers(kernel_only)
+    head, rows = selection(Path(library), texts, None if problems_file is None else Path(problems_file),
+                           None if model is None else Path(model), top, datatype, layout, features, why_not, layers)
+    return Choices(Path(library), head["predictor"], layers, map(ProblemChoice.from_json, rows))
+
+
+@attrs.frozen
+class TimingRuns:
+    """Measured runs of a library's kernels, read from timing tables (`read_timings`)."""
+
+    library_dir: Path
+    library: Any
+    """The library's kernels, as read from its manifest (`ckast.select.library.Library`)."""
+    timings: Any
+    """The runs (`ckast.select.timings.Timings`: `runs` of kernels applicable to their problem, `bad` rows
+    skipped, `failed` runs dropped, runs `outside` their kernels' applicability, set apart)."""
+    layers: tuple[str, ...]
+    """The applicability layers the runs were checked under."""
+
+
+def read_timings(data: PathLike | Iterable[PathLike], library: PathLike, *, kernels: PathLike | None = None,
+                 skip_bad: bool = False, kernel_only: bool = False) -> TimingRuns:
+    """The runs of timing tables of a library's kernels.
+
+    A table (`.csv`, `.parquet` or `.json`) has a kernel column (`kernel` or `kernel_name`), the problem's
+    fields, `tflops` or `time_ms`, and optionally `arch` and `is_valid`; CK's benchmark result JSON is read as
+    well. Runs of kernels not applicable to their problem (under the kernels' own checks, and unless
+    `kernel_only` CK's dispatcher's) are set apart. `ckast select train` reads with `kernel_only=True`.
+
+    Args:
+        data: the timing tables.
+        library: the generated library the runs are of.
+        kernels: CK's kernel table (CSV) naming the config each CK kernel name of the tables was built as.
+        skip_bad: count and list bad rows instead of refusing the table.
+        kernel_only: check the kernels' own applicability only.
+
+    Raises:
+        LibraryError: the library cannot be read.
+        TimingError: a table or row cannot be used (naming the file, row and column), or no run is usable.
+        MissingPackage: a Parquet table needs pyarrow.
+    """
+    from ckast.select.kernel_table import read_kernel_table
+    from ckast.select.library import load_library
+    from ckast.select.timings import read_timings as read
+
+    paths = path_list(data)
+    layers = _layers(kernel_only)
+    loaded = load_library(Path(library))
+    table = None if kernels is None else read_kernel_table(Path(kernels), loaded)
+    return TimingRuns(Path(library), loaded, read(paths, loaded, skip_bad, table, layers), layers)
+
+
+@attrs.frozen
+class TrainResult:
+    """A model `train_model` wrote: `model_tflops.lgbm`, `feature_spec.json` and `cv_metrics.json`."""
+
+    output: Path
+    runs: int
+    """Runs trained on."""
+    pairs: int
+    """(problem, kernel) pairs (the training rows)."""
+    problems: int
+    spec: Mapping[str, Any]
+    """The feature spec (`feature_spec.json`): op_type, dtype, arch, feature names, parameters, ..."""
+    cv: Mapping[str, Any]
+    """The cross-validation metrics (`cv_metrics.json`): `folds` (0: none), `rmse_log1p`, `efficiency`."""
+
+
+def train_model(timings: TimingRuns, output: PathLike, *, trees: int = 400, folds: int = 5, seed: int = 0,
+                jobs: int | None = None, progress: Callable[[int, int], None] | None = None) -> TrainResult:
+    """Train a LightGBM model (log1p TFLOPS) on measured runs and write it into the directory `output`.
+
+    One model is one kind, conv direction, datatype and arch. The final model and the `folds` GroupKFold
+    cross-validation fits (grouped by problem shape) run `jobs` at a time (default: the cores ckast may run
+    on); the model is the same for any `jobs`. `progress(fit, trees_done)` is called after each tree (fit 0
+    is the final model, fit f the f-th fold).
+
+    Raises:
+        TrainError: the runs cannot make one model, or `folds` is 1.
+        MissingPackage: lightgbm is not installed.
+        OutputError: the model directory cannot be written (it is left as it was).
+    """
+    from ckast.arch.hardware import hardware
+    from ckast.output.transaction import OutputError
+    from ckast.select.train import TrainError, dataset, default_jobs, train, write_model
+
+    if folds == 1:
+        raise TrainError("folds: 1 fold cannot cross-validate (give 0 or at least 2)")
+    rows = dataset(list(timings.timings.runs), timings.library, hardware)
+    booster, spec, cv = train(rows, trees, folds, seed, jobs or default_jobs(), progress)
+    try:
+        write_model(Path(output), booster, spec, cv)
+    except OutputError as exc:
+        raise OutputError(f"cannot write the model: {exc}") from None
+    return TrainResult(Path(output), len(timings.timings.runs), len(rows.tflops), len(rows.problems), spec, cv)
+
+
+@attrs.frozen
+class Evaluation:
+    """How well a predictor chooses, against the best measured kernel of each problem (`evaluate_model`)."""
+
+    predictor: str
+    """`analytic model`, or `LightGBM model DIR (N trees)`."""
+    layers: tuple[str, ...]
+    runs: int
+    kernels: int
+    problems: int
+    bad_rows: int
+    failed_runs: int
+    not_applicable_runs: int
+    not_applicable: tuple[Mapping[str, Any], ...]
+    """The problems with runs of kernels not applicable to them: `problem`, `label`, `runs`, `kernels`."""
+    report: Mapping[str, Mapping[str, Mapping[str, float]]]
+    """Per group (`all`, per `variant`, per `shape` family): problems, mean, P10, P50 and min efficiency
+    (measured TFLOPS of the pick over the best measured), top-1 and top-5 hit rates."""
+
+    @property
+    def summary(self) -> Mapping[str, float]:
+        """The figures over all problems."""
+        return self.report["all"]["all"]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The evaluation as `ckast select eval --json` prints it."""
+        return {"predictor": self.predictor, "layers": list(self.layers), "runs": self.runs, "kernels": self.kernels,
+                "bad_rows": self.bad_rows, "failed_runs": self.failed_runs,
+                "not_applicable": {"runs": self.not_applicable_runs, "problems": list(self.not_applicable)},
+                **self.report}
+
+
+def evaluate_model(timings: TimingRuns, *, model: PathLike | None = None) -> Evaluation:
+    """Selection quality of a predictor (the analytic model, or the LightGBM model directory `model`) on
+    measured runs, as CK's compare_ml_vs_oracle.py gives it.
+
+    Raises:
+        ModelError: the model cannot be read.
+        LibraryError: the runs of one problem are of kernels of several datatypes, layouts or directions.
+    """
+    from ckast.select.evaluate import report
+    from ckast.select.report import evaluation, set_apart
+
+    runs = timings.timings
+    outcomes, predictor = evaluation(timings.library, runs, None if model is None else Path(model))
+    return Evaluation(predictor, timings.layers, len(runs.runs), len({run.kernel for run in runs.runs}),
+                      len(outcomes), len(runs.bad), runs.failed, len(runs.outside),
+                      tuple(set_apart(timings.library, runs)), report(outcomes))
+
+
+@attrs.frozen
+class SelectorResult:
+    """The selector `emit_selector` wrote."""
+
+    output: Path
+    kernels: int
+    parts: int
+    """Parts of the library (kind, direction, rank, datatype, layout), one selector each."""
+    forests: int
+    """Parts predicted by a LightGBM forest (the others by the analytic model)."""
+    layers: tuple[str, ...]
+    written: int
+    unchanged: int
+
+
+def emit_selector(library: PathLike, output: PathLike, *, models: Iterable[PathLike] = (),
+                  kernel_only: bool = False) -> SelectorResult:
+    """Write a library's kernel selector as dependency-free C++ into the directory `output` (not the
+    library's): `ckast_selector.hpp/.cpp` (problem structs, features, applicability, the analytic model or
+    the LightGBM forests as constant arrays, rank and select) and `ckast_selector_dispatcher.hpp` (CK's
+    dispatcher hook and the library's registration).
+
+    Args:
+        library: the generated library.
+        output: the selector's directory.
+        models: LightGBM model directories, each for the part its spec names; parts without one use the
+            analytic model.
+        kernel_only: apply the kernels' own checks only; default: CK's dispatcher's check too.
+
+    Raises:
+        LibraryError: the library cannot be read, or `output` is inside it.
+        ModelError: a model cannot be read or fits no part of the library.
+        OutputError: the output directory cannot be written.
+    """
+    from ckast.select.cxx.selector import write_selector
+
+    layers = _layers(kernel_only)
+    counts = write_selector(Path(library), [Path(m) for m in models], Path(output), layers)
+    return SelectorResult(Path(output), counts["kernels"], counts["parts"], counts["forests"], layers,
+                          counts["written"], counts["unchanged"])
