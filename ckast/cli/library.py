@@ -27,7 +27,8 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
     Per kernel a header, a one-line TU and a dispatcher wrapper; per run the registration and
     manifest.json. Files are written only when they change; files of an earlier run into the same
     directory that this run does not produce are removed. Output is byte-identical for every -j.
-    Refused configs are counted here and listed by `ckast list --rejected` with the same options.
+    Refused configs are counted here and listed by `ckast list --rejected` with the same options; a
+    selection that yields no kernel is refused with one line saying why (exit status 2).
 
     \b
     Examples:
@@ -72,12 +73,12 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
                   "merged": len(library.with_status("merged"))}
         if not kernels and configs:  # the user's own configs, all refused: bad input, reported as emit does
             bad_input(ConfigError([i for e in library.refused for i in e.issues]).lines())
+        if not kernels:
+            from ckast.library.listing import empty_reason
+
+            bad_input([empty_reason(library)])
         del library  # its refused and merged entries are not needed past here (a smaller peak RSS)
-        if kernels:
-            index.keep(selection, kernels, counts)
-    if not kernels:
-        click.echo(f"nothing to generate ({counts_line(counts)}); see `ckast list --rejected`", err=True)
-        sys.exit(1)
+        index.keep(selection, kernels, counts)
     from ckast.output import OutputError, Transaction
 
     try:
@@ -117,6 +118,9 @@ def _up_to_date_head(summary: dict, out_dir: Path) -> str:
 def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, names, rejected, as_json):
     """What a rule set yields for a selection: counts per variant, datatype and rank.
 
+    A selection that yields no kernel is refused with one line saying why (exit status 2); with --rejected
+    its refused configs are listed.
+
     \b
     Examples:
       ckast list --rule-set full --arch gfx942 --datatype fp16 --ndim 2
@@ -128,6 +132,9 @@ def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, conf
     from ckast.library import listing
 
     library = load_library(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs)
+    empty = listing.empty_reason(library)
+    if empty and not (rejected and library.refused):  # --rejected shows why every config was refused
+        bad_input([empty])
     if as_json:
         click.echo(json.dumps(listing.as_json(library, names=names, rejected=rejected), indent=2))
         return
@@ -147,9 +154,14 @@ def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, conf
                    "--names`).")
 @click.option("--dot", "dot_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the kernel's IR graph as Graphviz DOT.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON (kernel, origin, config, rules with status and findings, refused_by, graph).")
 def explain(target, rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, index, kernel,
-            dot_file):
+            dot_file, as_json):
     """Why a config is accepted or refused: every rule with PASS/FAIL/SKIP, and its IR graph.
+
+    An accepted config ends with the line "accepted: ..."; a refused one with "refused: ... fails rule ..."
+    on stderr and exit status 2.
 
     TARGET is a config file (of several kernels: pick one with --index or --kernel), or a kernel name from
     `ckast list --names` (then give the same --rule-set/--arch selection).
@@ -161,6 +173,8 @@ def explain(target, rule_set, arch, datatypes, ndims, variants, ck_api, builder_
       ckast explain grouped_conv_fp16_nhwgc_forward_gfx942_..._1a2b3c4d5e --rule-set tiny --arch gfx942
       ckast explain cfg.json --dot graph.dot
     """
+    import json
+
     from ckast import explain as ex
     from ckast.config import ConfigError, kernel_objects, read_json, resolve_kernel
     from ckast.config.errors import MAX_REPORTED
@@ -213,9 +227,12 @@ def explain(target, rule_set, arch, datatypes, ndims, variants, ck_api, builder_
         if not found:
             bad_input([f"no config of this selection is named {target!r} (see `ckast list --names`)"])
         config, issues, origin = found[0].config, found[0].issues, found[0].candidate.origin
-    click.echo("\n".join(ex.report(config, issues, origin)))
+    explained = ex.explanation(config, issues, origin)
+    click.echo(json.dumps(explained, indent=2) if as_json else "\n".join(ex.lines(explained)))
     if dot_file:
         graph = ex.build_graph(config)
         if graph is None:
             bad_input(["--dot: the config is refused, so it has no graph"])
         dot_file.write_text(ex.dot(graph, kernel_name(config)))
+    if explained["refused_by"]:
+        bad_input([ex.verdict(explained)])
