@@ -7,7 +7,7 @@ import traceback
 
 import click
 
-from .common import selection_options
+from .common import jobs_option, selection_options
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_TROUBLE = 0, 1, 2
 
@@ -18,7 +18,7 @@ EXIT_SAME, EXIT_DIFFERENT, EXIT_TROUBLE = 0, 1, 2
 @selection_options
 @click.option("--chunk-size", type=click.IntRange(min=1), default=25, show_default=True,
               help="Grouped-conv kernels per registration TU, for sides rendered from a selection.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Rendering processes (default: cores).")
+@jobs_option("Rendering processes, for sides rendered from a selection.")
 @click.option("--stat", is_flag=True, help="Counts and the change groups only, no code.")
 @click.option("--json", "as_json", is_flag=True, help="Everything as JSON (one representative diff per way).")
 def diff(old, new, rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, chunk_size, jobs, stat,
@@ -37,7 +37,7 @@ def diff(old, new, rule_set, arch, datatypes, ndims, variants, ck_api, builder_c
       ckast diff --rule-set full --arch gfx942 --datatype fp16 --ndim 2 ck-api=ck-2025.11 ck-api=ck-2026.06 --stat
       ckast diff HEAD~1:configs/gemm.json configs/gemm.json
     """
-    from ckast.library.generate import default_jobs
+    from ckast.cores import default_jobs
     from ckast.library.selection import Selection
     from ckast.review import Request, SideError, compare, read_side
     from ckast.review import report

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import click
 
-from .common import (bad_input, build_library, counts_line, fail, load_library, make_selection, selection_options,
-                     tree_profile, wait_message)
+from .common import (bad_input, build_library, counts_line, fail, jobs_option, load_library, make_selection,
+                     selection_options, tree_profile, wait_message)
 
 
 @click.command()
 @selection_options
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Rendering processes (default: cores).")
+@jobs_option("Rendering processes.")
 @click.option("--chunk-size", type=click.IntRange(min=1), default=25, show_default=True,
               help="Grouped-conv kernels per registration translation unit.")
 @click.option("--ck-include", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
@@ -61,7 +61,8 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
     from ckast.config import ConfigError
     from ckast.emit import write_outputs
     from ckast.library import index
-    from ckast.library.generate import default_jobs, render_into
+    from ckast.cores import default_jobs
+    from ckast.library.generate import render_into
 
     indexed = index.load(selection)  # a selection built before, under the same key: no enumeration, no validation
     if indexed is not None:
@@ -110,7 +111,19 @@ def _up_to_date_head(summary: dict, out_dir: Path) -> str:
             f"{summary['files']} unchanged, 0 removed")
 
 
+def _print_rule_sets(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from ckast.library.rulesets import RULE_SETS
+
+    width = max(map(len, RULE_SETS))
+    click.echo("\n".join(f"{r.name.ljust(width)}  {r.kind}: {r.summary}" for r in RULE_SETS.values()))
+    ctx.exit()
+
+
 @click.command("list")
+@click.option("--rule-sets", is_flag=True, expose_value=False, is_eager=True, callback=_print_rule_sets,
+              help="Print the rule sets (name, kind and what each holds) and exit.")
 @selection_options
 @click.option("--names", is_flag=True, help="Print the accepted kernel names, one per line.")
 @click.option("--rejected", is_flag=True, help="Print every refused config with its rule ids, grouped by rule.")
