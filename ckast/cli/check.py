@@ -76,8 +76,8 @@ def check(headers: tuple[Path, ...], more: tuple[Path, ...], ck_include: Path | 
                    "model's headers (repeatable; default: the library a selector was emitted for, from its "
                    "manifest).")
 def jit(paths: tuple[Path, ...], ck_api: str | None, include_dirs: tuple[Path, ...]) -> None:
-    """JIT-compile emitted headers and sources in-process (cppyy) against ckast's host model of CK Tile, each
-    file a unit of its own.
+    """JIT-compile emitted headers and sources in-process (cppyy: pip install 'ckast[jit]') against ckast's host
+    model of CK Tile, each file a unit of its own.
 
     One line per file (PASS with the time, or FAIL followed by the compiler's diagnostics); exit status 1
     if any failed. Refused before any compile (exit 2): a file that is not C++ or defines main, an -I

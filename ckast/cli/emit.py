@@ -17,7 +17,8 @@ from .common import CK_API_HELP, LazyChoice, bad_input, fail, profile_names, tre
               help="Output directory.")
 @click.option("--ck-api", type=LazyChoice(profile_names), default=None,
               help="CK API profile for kernels whose config does not set ck_api. " + CK_API_HELP)
-@click.option("--format/--no-format", "run_format", default=False, help="Also run the pinned clang-format.")
+@click.option("--format/--no-format", "run_format", default=False,
+              help="Also run the pinned clang-format (pip install 'ckast[format]').")
 @click.option("--chunk-size", type=click.IntRange(min=1), default=25, show_default=True,
               help="Grouped-conv kernels per registration translation unit.")
 @click.option("--ck-include", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
@@ -34,6 +35,13 @@ def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str |
     from ckast.output.stamp import run_key, up_to_date
     from ckast.output.transaction import remove_leftovers
 
+    if run_format:  # before anything is read or written: the pinned clang-format is an extra
+        from ckast.nodes.format import FormatError, executable
+
+        try:
+            executable()
+        except FormatError as exc:
+            fail(exc)
     if ck_include is not None:
         ck_api = tree_profile(ck_include, ck_api)
     paths = (config_path, *more)
