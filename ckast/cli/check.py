@@ -7,10 +7,26 @@ from pathlib import Path
 
 import click
 
-from .common import LazyChoice, arch_names, bad_input, jobs_option, profile_names
+from .common import LazyChoice, arch_names, bad_input, fail, jobs_option, profile_names
+
+
+def _print_ck_include(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from ckast.check import ToolchainError
+    from ckast.check.toolchain import find_ck_include
+
+    try:
+        click.echo(find_ck_include())
+    except ToolchainError as exc:
+        fail(exc)
+    ctx.exit()
 
 
 @click.command(options_metavar="--compile HEADER [OPTIONS]")
+@click.option("--print-ck-include", is_flag=True, expose_value=False, is_eager=True, callback=_print_ck_include,
+              help="Print the CK include root the checks compile against (as --ck-include defaults; downloaded "
+                   "once), e.g. for a CMake build's -DCK_INCLUDE, and exit.")
 @click.option("--compile", "headers", required=True, multiple=True, type=click.Path(exists=True, path_type=Path),
               metavar="HEADER", help="Emitted header to compile (repeatable; more headers may follow the options).")
 @click.argument("more", nargs=-1, type=click.Path(exists=True, path_type=Path), metavar="[HEADER]...")
