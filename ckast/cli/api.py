@@ -65,8 +65,8 @@ def api_detect(ck_include: Path | None) -> None:
     reports = api_run(lambda: a.detect(ck_include))
     if not reports[0].rows:
         click.echo(f"{ck_include}: {reports[0].profile}")
-        click.echo(f"ckast: build its kernels with --ck-api {reports[0].profile} (emit and generate: or with "
-                   f"--ck-include {ck_include})", err=True)
+        click.echo(f"ckast: build its kernels with --ck-api {reports[0].profile} (emit and generate also take "
+                   f"--ck-include {ck_include}, which picks it)", err=True)
         return
     click.echo(f"no CK API profile matches {ck_include}; the closest:")
     click.echo("\n".join(reports[0].lines(ck_include)))

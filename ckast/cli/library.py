@@ -59,9 +59,9 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
         return
 
     from ckast.config import ConfigError
+    from ckast.cores import default_jobs
     from ckast.emit import write_outputs
     from ckast.library import index
-    from ckast.cores import default_jobs
     from ckast.library.generate import render_into
 
     indexed = index.load(selection)  # a selection built before, under the same key: no enumeration, no validation
