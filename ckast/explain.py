@@ -15,30 +15,53 @@ from ckast.variants import kernel_graph
 MARK = {"pass": "PASS", "fail": "FAIL", "skipped": "SKIP"}
 
 
-def report(config: Any, issues: tuple[ConfigIssue, ...] = (), origin: str = "") -> list[str]:
-    """Lines: the kernel, its knobs, every rule covering it (PASS/FAIL/SKIP with the reason and what
-    failed; `issues` adds run-level refusals such as registry.key_unique), and its IR graph
-    (constructs in emission order with their uses)."""
-    lines = [f"kernel {kernel_name(config)}" + (f"  (from {origin})" if origin else ""), "config:"]
-    lines += [f"  {k} = {json.dumps(v)}" for k, v in as_dict(config).items()]
-    lines.append("rules:")
-    outcomes = evaluate(config)
+def explanation(config: Any, issues: tuple[ConfigIssue, ...] = (), origin: str = "") -> dict[str, Any]:
+    """The kernel, its knobs, every rule covering it (status pass/fail/skipped, the reason and what failed;
+    `issues` adds run-level refusals such as registry.key_unique), the rules that refuse it, and its IR
+    graph (constructs in emission order with their uses; None when the profile cannot build it), as JSON."""
+    outcomes = [o for o in evaluate(config) if o.status != "n/a"]
     seen = {o.rule.id for o in outcomes}
-    for o in outcomes:
-        if o.status == "n/a":
-            continue
-        lines.append(f"  {MARK[o.status]} {o.rule.id}: {o.rule.reason}")
-        lines += [f"       {field}: {detail}" for field, detail in o.findings]
-    lines += [f"  FAIL {i.rule}: {i.message}" for i in issues if i.rule and i.rule not in seen]
+    rules = [{"id": o.rule.id, "status": o.status, "reason": o.rule.reason,
+              "findings": [{"field": field, "detail": detail} for field, detail in o.findings]} for o in outcomes]
+    rules += [{"id": i.rule, "status": "fail", "reason": i.message, "findings": []}
+              for i in issues if i.rule and i.rule not in seen]
     graph = build_graph(config)
-    if graph is None:
-        lines.append("graph: none (the config is refused)")
-        return lines
-    lines.append("graph (construct [role] <- uses):")
-    for name in graph.order():
-        c = graph.construct(name)
-        lines.append(f"  {name} [{c.role}]" + (f" <- {', '.join(c.uses)}" if c.uses else ""))
-    return lines
+    return {
+        "kernel": kernel_name(config), "origin": origin, "config": as_dict(config), "rules": rules,
+        "refused_by": list(dict.fromkeys(r["id"] for r in rules if r["status"] == "fail")),
+        "graph": None if graph is None else [
+            {"construct": name, "role": graph.construct(name).role, "uses": list(graph.construct(name).uses)}
+            for name in graph.order()],
+    }
+
+
+def verdict(explained: dict[str, Any]) -> str:
+    """One line: the kernel is accepted, or which rules refuse it."""
+    refused = explained["refused_by"]
+    if not refused:
+        return f"accepted: {explained['kernel']} passes every rule"
+    return f"refused: {explained['kernel']} fails rule{'s' * (len(refused) > 1)} {', '.join(refused)}"
+
+
+def lines(explained: dict[str, Any]) -> list[str]:
+    """An `explanation` as text: the kernel, its knobs, every rule (PASS/FAIL/SKIP with the reason and what
+    failed), its IR graph, and for an accepted kernel the verdict (a refused one's is the command's error)."""
+    origin = explained["origin"]
+    out = [f"kernel {explained['kernel']}" + (f"  (from {origin})" if origin else ""), "config:"]
+    out += [f"  {k} = {json.dumps(v)}" for k, v in explained["config"].items()]
+    out.append("rules:")
+    for rule in explained["rules"]:
+        out.append(f"  {MARK[rule['status']]} {rule['id']}: {rule['reason']}")
+        out += [f"       {f['field']}: {f['detail']}" for f in rule["findings"]]
+    if explained["graph"] is None:
+        out.append("graph: none (the config is refused)")
+    else:
+        out.append("graph (construct [role] <- uses):")
+        out += [f"  {c['construct']} [{c['role']}]" + (f" <- {', '.join(c['uses'])}" if c["uses"] else "")
+                for c in explained["graph"]]
+    if not explained["refused_by"]:
+        out.append(verdict(explained))
+    return out
 
 
 def build_graph(config: Any) -> KernelGraph | None:

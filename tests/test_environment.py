@@ -14,7 +14,7 @@ import pytest
 
 from ckast.check import toolchain as tc
 
-from .conftest import GOLDEN
+from .conftest import GOLDEN, ROOT
 from .test_check_toolchain import make_fake_clang, make_hip_tree
 
 HEADER = GOLDEN / "gemm" / "standard_ck-2025.11.hpp"
@@ -25,8 +25,10 @@ def ckast(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess
     """`python -m ckast ARGS` with the user cache in `tmp_path`, no pip settings and `env` on top."""
     base = {k: v for k, v in os.environ.items() if k not in UNSET and not k.startswith("PIP_")}
     base["XDG_CACHE_HOME"] = str(tmp_path / "cache")
-    return subprocess.run([sys.executable, "-m", "ckast", *args], env={**base, **env}, capture_output=True,
-                          text=True, timeout=300)
+    env = {**base, **env}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (env.get("PYTHONPATH"), str(ROOT))))  # this checkout's ckast
+    return subprocess.run([sys.executable, "-m", "ckast", *args], env=env, capture_output=True, text=True,
+                          timeout=300)
 
 
 def assert_one_line(result: subprocess.CompletedProcess[str], *says: str) -> None:
@@ -60,10 +62,23 @@ def test_check_without_network_names_the_option_to_pass(tmp_path):
     assert not (tmp_path / "cache" / "ckast" / f"ck-aiter-{tc.AITER_VERSION}" / "include").exists()
 
 
-def test_jit_without_cppyy_says_what_to_install(tmp_path):
-    shim = tmp_path / "shim" / "cppyy"
+def missing(tmp_path: Path, module: str) -> str:
+    """A folder for PYTHONPATH in which `module` fails to import, as when it is not installed."""
+    shim = tmp_path / "shim" / module
     shim.mkdir(parents=True)
-    (shim / "__init__.py").write_text('raise ImportError("No module named \'cppyy\' (simulated)")\n')
-    result = ckast(tmp_path, "jit", str(HEADER), PYTHONPATH=str(shim.parent))
+    (shim / "__init__.py").write_text(f'raise ImportError("No module named \'{module}\' (simulated)")\n')
+    return str(shim.parent)
+
+
+def test_jit_without_cppyy_says_which_extra_to_install(tmp_path):
+    result = ckast(tmp_path, "jit", str(HEADER), PYTHONPATH=missing(tmp_path, "cppyy"))
     assert_one_line(result, "cppyy does not load (ImportError: No module named 'cppyy' (simulated))",
-                    "pip install cppyy")
+                    "pip install 'ckast[jit]'")
+
+
+def test_emit_format_without_clang_format_says_which_extra_to_install(tmp_path):
+    out = tmp_path / "out"
+    result = ckast(tmp_path, "emit", "--config", str(ROOT / "examples" / "gemm_standard.json"), "-o", str(out),
+                   "--format", PYTHONPATH=missing(tmp_path, "clang_format"))
+    assert_one_line(result, "formatting needs the pinned clang-format: pip install 'ckast[format]'")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["shim"]  # nothing written, no cache either

@@ -173,7 +173,7 @@ def test_explain_by_name_and_file(tmp_path):
     lib = build(Selection("default", "gfx942", "ck-2026.06", ("fp16",), (2,)))
     refused = lib.by_rule()["lds.capacity"][0]
     out = run("explain", refused.name, *SMALL)
-    assert out.exit_code == 0
+    assert out.exit_code == 2 and out.stderr.splitlines()[-1].startswith(f"refused: {refused.name} fails rule")
     assert "FAIL lds.capacity" in out.output and "PASS waves.supported" in out.output
     assert "graph (construct [role] <- uses):" in out.output and "Kernel [kernel] <- " in out.output
     accepted = lib.accepted[0]

@@ -470,12 +470,12 @@ def test_train_writes_the_model_directory_in_one_step(lib, table, tmp_path):
     assert result.exit_code == 1 and "cannot write the model" in result.stderr and len(result.stderr.splitlines()) == 1
     assert {p.name for p in out.iterdir()} == set(before)
     assert all(out.joinpath(name).read_bytes() == data for name, data in before.items() if name != "cv_metrics.json")
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".model.ckast-lock", "model"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
     # once it can be written: the model files replaced, the older gzip'd model gone, the user's file kept
     shutil.rmtree(out / "cv_metrics.json")
     result = _train(lib, table["path"], out, "--folds", "2", "--seed", "7")
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in out.iterdir()) == ["cv_metrics.json", SPEC, MODEL, "notes.txt"]
     assert (out / "notes.txt").read_text() == "mine" and (out / MODEL).read_bytes() != before[MODEL]
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".model.ckast-lock", "model"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
     load_model(out)

@@ -98,27 +98,28 @@ def test_marks_never_print_outside_a_recording():
 
 def test_templates_kept_between_runs_fill_without_recording(tmp_path):
     configs = library_kernels("default", "ck-2026.06", ("fp16",), (2, 3))
-    path = tmp_path / "templates.json"
+    path = tmp_path / "templates"
     first = Renderer(cache_path=path)
     texts = [first.render(c, load_profile(c.ck_api)) for c in configs]
     first.save()
     second = Renderer(cache_path=path, verify=True)
     assert [second.render(c, load_profile(c.ck_api)) for c in configs] == texts
     assert second.recorded == 0 and second.filled == len(configs)
-    path.write_text("{not json")
+    for shape in path.iterdir():
+        shape.write_text("{not json")
     third = Renderer(cache_path=path)
     assert [third.render(c, load_profile(c.ck_api)) for c in configs] == texts and third.recorded == first.recorded
 
 
 def test_what_workers_record_is_learned_and_saved_once(tmp_path):
     configs = library_kernels("default", "ck-2026.06", ("fp16",), (2,))
-    worker, parent = Renderer(), Renderer(cache_path=tmp_path / "t.json")
+    worker, parent = Renderer(), Renderer(cache_path=tmp_path / "t")
     for c in configs:
         worker.render(c, load_profile(c.ck_api))
     parent.learn(*worker.take_new())
     assert worker.take_new()[0] == {}
     parent.save()
-    reloaded = Renderer(cache_path=tmp_path / "t.json")
+    reloaded = Renderer(cache_path=tmp_path / "t")
     for c in configs:
         reloaded.render(c, load_profile(c.ck_api))
     assert reloaded.recorded == 0

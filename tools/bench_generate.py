@@ -243,7 +243,7 @@ def stage_times(lib: LibrarySet, profile: str, out: Path, jobs: int) -> dict[str
     from ckast.library.rulesets import RULE_SETS
     from ckast.nodes import to_source
     from ckast.render import Renderer
-    from ckast.render.cache import cache_file
+    from ckast.render.cache import cache_dir
     from ckast.variants import lower_kernel
     imports = time.perf_counter() - start
 
@@ -254,7 +254,7 @@ def stage_times(lib: LibrarySet, profile: str, out: Path, jobs: int) -> dict[str
     library, built = timed(lambda: build(selection))
     kernels = library.kernels()
     emitted, render_cold = timed(lambda: render_all(kernels, jobs))  # cold cache: records every template
-    warm_renderer = Renderer(cache_path=cache_file())
+    warm_renderer = Renderer(cache_path=cache_dir())
     _, render_warm = timed(lambda: render(kernels, warm_renderer, save=False))
 
     sample = [k.config for k in kernels[::max(1, len(kernels) // SAMPLE)][:SAMPLE]]

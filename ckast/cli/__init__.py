@@ -53,9 +53,12 @@ class _Main(click.Group):
             sys.exit(exc.exit_status)
 
 
-@click.group(cls=_Main)
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="Show the version and exit.")
 def main() -> None:
-    """Generate CK Tile kernel-instance C++ from kernel configs."""
+    """Generate CK Tile kernel-instance C++ from kernel configs.
+
+    Shell completion: eval "$(_CKAST_COMPLETE=bash_source ckast)" in ~/.bashrc (zsh_source in ~/.zshrc).
+    """
     warnings.formatwarning = lambda message, *_args, **_kw: f"warning: {message}\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .common import LazyChoice, LazyDefaultOption, api_run, bad_input, default_profile, profile_names
+from .common import LazyChoice, LazyDefaultOption, api_run, bad_input, default_profile, fail, profile_names
 
 
 @click.group()
@@ -46,14 +46,27 @@ def api_check(ck_include: Path, ck_api: str) -> None:
 
 
 @api.command("detect")
-@CK_INCLUDE
-def api_detect(ck_include: Path) -> None:
-    """Which packaged profile the tree matches, or the closest with its mismatches (exit 1)."""
+@click.option("--ck-include", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="CK include root (the directory holding ck_tile/); default: the tree `ckast check` compiles "
+                   "against ($CK_TILE_INCLUDE, ROCm's, or the amd-aiter wheel's CK it downloaded).")
+def api_detect(ck_include: Path | None) -> None:
+    """Which packaged profile a CK tree matches: the --ck-api to build its kernels with (emit and generate
+    given --ck-include DIR pick it themselves). Else the closest, with its mismatches (exit 1)."""
     from ckast import api as a
 
+    if ck_include is None:
+        from ckast.check import ToolchainError
+        from ckast.check.toolchain import find_ck_include
+
+        try:
+            ck_include = find_ck_include(download=False)
+        except ToolchainError as exc:
+            fail(exc)
     reports = api_run(lambda: a.detect(ck_include))
     if not reports[0].rows:
         click.echo(f"{ck_include}: {reports[0].profile}")
+        click.echo(f"ckast: build its kernels with --ck-api {reports[0].profile} (emit and generate also take "
+                   f"--ck-include {ck_include}, which picks it)", err=True)
         return
     click.echo(f"no CK API profile matches {ck_include}; the closest:")
     click.echo("\n".join(reports[0].lines(ck_include)))

@@ -7,25 +7,45 @@ from pathlib import Path
 
 import click
 
-from .common import LazyChoice, bad_input, profile_names
+from .common import LazyChoice, arch_names, bad_input, fail, jobs_option, profile_names
 
 
-@click.command()
+def _print_ck_include(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from ckast.check import ToolchainError
+    from ckast.check.toolchain import find_ck_include
+
+    try:
+        click.echo(find_ck_include())
+    except ToolchainError as exc:
+        fail(exc)
+    ctx.exit()
+
+
+@click.command(options_metavar="--compile HEADER [OPTIONS]")
+@click.option("--print-ck-include", is_flag=True, expose_value=False, is_eager=True, callback=_print_ck_include,
+              help="Print the CK include root the checks compile against (as --ck-include defaults; downloaded "
+                   "once), e.g. for a CMake build's -DCK_INCLUDE, and exit.")
 @click.option("--compile", "headers", required=True, multiple=True, type=click.Path(exists=True, path_type=Path),
-              help="Emitted header to compile (repeatable).")
-@click.argument("more", nargs=-1, type=click.Path(exists=True, path_type=Path))
+              metavar="HEADER", help="Emitted header to compile (repeatable; more headers may follow the options).")
+@click.argument("more", nargs=-1, type=click.Path(exists=True, path_type=Path), metavar="[HEADER]...")
 @click.option("--ck-include", type=click.Path(path_type=Path), default=None,
               help="CK include root (default: $CK_TILE_INCLUDE, ROCm, or the amd-aiter wheel's CK, downloaded once).")
-@click.option("--arch", default="gfx942", show_default=True, help="Offload architecture.")
+@click.option("--arch", type=LazyChoice(arch_names), default="gfx942", show_default=True, help="Offload architecture.")
 @click.option("--codegen", is_flag=True, help="Run the full backend (-O3 -S) instead of -fsyntax-only.")
-@click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(1), help="Parallel compiles.")
+@jobs_option("Parallel compiles (with --ninja: the -j the printed ninja command line suggests).")
 @click.option("--ninja", "ninja_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the checks as a Ninja build file (run it with ninja -f FILE) instead of compiling.")
 @click.option("--launcher", default="", help="With --ninja: command each compile runs through (e.g. ccache).")
 def check(headers: tuple[Path, ...], more: tuple[Path, ...], ck_include: Path | None, arch: str,
-          codegen: bool, jobs: int, ninja_file: Path | None, launcher: str) -> None:
-    """Compile emitted headers device-only against real CK Tile; print PASS/FAIL, time, peak memory."""
+          codegen: bool, jobs: int | None, ninja_file: Path | None, launcher: str) -> None:
+    """Compile emitted HEADERs (--compile HEADER, then any more) device-only against real CK Tile; print
+    PASS/FAIL, time, peak memory."""
     from ckast.check import Toolchain, ToolchainError
+    from ckast.cores import default_jobs
+
+    jobs = jobs or default_jobs()
     from ckast.output import ManifestError, entry_points_of
     from ckast.workflow.checks import compile_check
 
@@ -69,8 +89,8 @@ def check(headers: tuple[Path, ...], more: tuple[Path, ...], ck_include: Path | 
                    "model's headers (repeatable; default: the library a selector was emitted for, from its "
                    "manifest).")
 def jit(paths: tuple[Path, ...], ck_api: str | None, include_dirs: tuple[Path, ...]) -> None:
-    """JIT-compile emitted headers and sources in-process (cppyy) against ckast's host model of CK Tile, each
-    file a unit of its own.
+    """JIT-compile emitted headers and sources in-process (cppyy: pip install 'ckast[jit]') against ckast's host
+    model of CK Tile, each file a unit of its own.
 
     One line per file (PASS with the time, or FAIL followed by the compiler's diagnostics); exit status 1
     if any failed. Refused before any compile (exit 2): a file that is not C++ or defines main, an -I

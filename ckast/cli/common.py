@@ -84,16 +84,29 @@ def fail(exc: Exception) -> NoReturn:
     sys.exit(1)
 
 
+CK_API_HELP = ("The default is the API of the CK Tile headers `ckast check` compiles against (the amd-aiter "
+               "wheel's, downloaded on first use), so its kernels check out of the box; a CK tree of 2026 needs "
+               "ck-2026.06, which also accepts many more configs. `ckast api detect` names the profile of a CK tree.")
+"""Why the default profile is the default: said once, by every --ck-api that has it."""
+
+
+def jobs_option(what: str):
+    """-j/--jobs: `what` runs at a time, by default as many as the cores ckast may run on (None)."""
+    return click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+                        help=f"{what}  [default: the cores ckast may run on]")
+
+
 def selection_options(f):
     """--rule-set, --arch, --datatype, --ndim, --variant, --ck-api and --builder-conf."""
     for option in reversed((
-        click.option("--rule-set", type=LazyChoice(rule_set_names), help="Named rule set of the library."),
+        click.option("--rule-set", type=LazyChoice(rule_set_names), metavar="NAME",
+                     help="Named rule set of the library (`ckast list --rule-sets` lists them)."),
         click.option("--arch", type=LazyChoice(arch_names), help="Target architecture of the library."),
         click.option("--datatype", "datatypes", multiple=True, help="Only these datatypes (repeatable; default: all)."),
         click.option("--ndim", "ndims", multiple=True, type=int, help="Only these spatial ranks (repeatable; default: 2 and 3)."),
         click.option("--variant", "variants", multiple=True, help="Only these variants (repeatable; default: all)."),
         click.option("--ck-api", cls=LazyDefaultOption, type=LazyChoice(profile_names), default=default_profile,
-                     show_default=True, help="CK API profile the library is built for."),
+                     show_default=True, help="CK API profile the kernels are built for. " + CK_API_HELP),
         click.option("--builder-conf", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
                      help="Directory of CK Builder instance .conf files (rule sets profiler and tests)."),
         click.option("--config", "configs", multiple=True, type=click.Path(path_type=Path),

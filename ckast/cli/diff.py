@@ -7,7 +7,7 @@ import traceback
 
 import click
 
-from .common import selection_options
+from .common import jobs_option, selection_options
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_TROUBLE = 0, 1, 2
 
@@ -18,7 +18,7 @@ EXIT_SAME, EXIT_DIFFERENT, EXIT_TROUBLE = 0, 1, 2
 @selection_options
 @click.option("--chunk-size", type=click.IntRange(min=1), default=25, show_default=True,
               help="Grouped-conv kernels per registration TU, for sides rendered from a selection.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Rendering processes (default: cores).")
+@jobs_option("Rendering processes, for sides rendered from a selection.")
 @click.option("--stat", is_flag=True, help="Counts and the change groups only, no code.")
 @click.option("--json", "as_json", is_flag=True, help="Everything as JSON (one representative diff per way).")
 def diff(old, new, rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, chunk_size, jobs, stat,

@@ -6,16 +6,19 @@ from pathlib import Path
 
 import click
 
-from .common import LazyChoice, bad_input, fail, profile_names, tree_profile, wait_message
+from .common import CK_API_HELP, LazyChoice, bad_input, fail, profile_names, tree_profile, wait_message
 
 
-@click.command()
-@click.option("--config", "config_path", required=True, type=click.Path(path_type=Path), help="JSON kernel config.")
-@click.argument("more", nargs=-1, type=click.Path(path_type=Path))
-@click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory.")
+@click.command(options_metavar="--config FILE -o DIR [OPTIONS]")
+@click.option("--config", "config_path", required=True, type=click.Path(path_type=Path), metavar="FILE",
+              help="JSON kernel config file (more files may follow the options).")
+@click.argument("more", nargs=-1, type=click.Path(path_type=Path), metavar="[FILE]...")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path), metavar="DIR",
+              help="Output directory.")
 @click.option("--ck-api", type=LazyChoice(profile_names), default=None,
-              help="CK API profile for kernels whose config does not set ck_api.")
-@click.option("--format/--no-format", "run_format", default=False, help="Also run the pinned clang-format.")
+              help="CK API profile for kernels whose config does not set ck_api. " + CK_API_HELP)
+@click.option("--format/--no-format", "run_format", default=False,
+              help="Also run the pinned clang-format (pip install 'ckast[format]').")
 @click.option("--chunk-size", type=click.IntRange(min=1), default=25, show_default=True,
               help="Grouped-conv kernels per registration translation unit.")
 @click.option("--ck-include", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
@@ -23,7 +26,8 @@ from .common import LazyChoice, bad_input, fail, profile_names, tree_profile, wa
                    "default ck_api, and every kernel's ck_api must be it.")
 def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str | None, run_format: bool,
          chunk_size: int, ck_include: Path | None) -> None:
-    """Validate CONFIG (and MORE config files) and write the kernels of all of them as one run into OUTPUT.
+    """Validate the config FILEs (--config FILE, then any more) and write the kernels of all of them as one
+    run into DIR.
 
     Invalid input: one line per problem on stderr, exit status 2, nothing written.
     """
@@ -31,6 +35,13 @@ def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str |
     from ckast.output.stamp import run_key, up_to_date
     from ckast.output.transaction import remove_leftovers
 
+    if run_format:  # before anything is read or written: the pinned clang-format is an extra
+        from ckast.nodes.format import FormatError, executable
+
+        try:
+            executable()
+        except FormatError as exc:
+            fail(exc)
     if ck_include is not None:
         ck_api = tree_profile(ck_include, ck_api)
     paths = (config_path, *more)

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import click
 
-from .common import (bad_input, counts_line, fail, load_library, make_selection, selection_options, tree_profile,
-                     wait_message)
+from .common import (bad_input, counts_line, fail, jobs_option, load_library, make_selection, selection_options,
+                     tree_profile, wait_message)
 
 
 @click.command()
 @selection_options
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Rendering processes (default: cores).")
+@jobs_option("Rendering processes.")
 @click.option("--chunk-size", type=click.IntRange(min=1), default=25, show_default=True,
               help="Grouped-conv kernels per registration translation unit.")
 @click.option("--ck-include", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
@@ -27,7 +27,8 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
     Per kernel a header, a one-line TU and a dispatcher wrapper; per run the registration and
     manifest.json. Files are written only when they change; files of an earlier run into the same
     directory that this run does not produce are removed. Output is byte-identical for every -j.
-    Refused configs are counted here and listed by `ckast list --rejected` with the same options.
+    Refused configs are counted here and listed by `ckast list --rejected` with the same options; a
+    selection that yields no kernel is refused with one line saying why (exit status 2).
 
     \b
     Examples:
@@ -67,11 +68,8 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
                                       on_wait=wait_message)
         except SelectionError as exc:
             bad_input(str(exc).splitlines())
-        except EmptyLibrary as exc:
-            if configs:  # the user's own configs, all refused: bad input, reported as emit does
-                bad_input(exc.lines())
-            click.echo(str(exc), err=True)
-            sys.exit(1)
+        except EmptyLibrary as exc:  # nothing to generate: said in one line (the configs' own problems, each)
+            bad_input(exc.lines())
         except OutputError as exc:
             fail(exc)
         except CkastError as exc:  # an accepted kernel that could not be rendered (ckast.config was imported)
@@ -100,13 +98,28 @@ def _up_to_date_head(summary: dict, out_dir: Path) -> str:
             f"{summary['files']} unchanged, 0 removed")
 
 
+def _print_rule_sets(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from ckast.library.rulesets import RULE_SETS
+
+    width = max(map(len, RULE_SETS))
+    click.echo("\n".join(f"{r.name.ljust(width)}  {r.kind}: {r.summary}" for r in RULE_SETS.values()))
+    ctx.exit()
+
+
 @click.command("list")
+@click.option("--rule-sets", is_flag=True, expose_value=False, is_eager=True, callback=_print_rule_sets,
+              help="Print the rule sets (name, kind and what each holds) and exit.")
 @selection_options
 @click.option("--names", is_flag=True, help="Print the accepted kernel names, one per line.")
 @click.option("--rejected", is_flag=True, help="Print every refused config with its rule ids, grouped by rule.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (counts, and names or rejected when asked).")
 def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, names, rejected, as_json):
     """What a rule set yields for a selection: counts per variant, datatype and rank.
+
+    A selection that yields no kernel is refused with one line saying why (exit status 2); with --rejected
+    its refused configs are listed.
 
     \b
     Examples:
@@ -119,6 +132,9 @@ def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, conf
     from ckast.library import listing
 
     library = load_library(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs)
+    empty = listing.empty_reason(library)
+    if empty and not (rejected and library.refused):  # --rejected shows why every config was refused
+        bad_input([empty])
     if as_json:
         click.echo(json.dumps(listing.as_json(library, names=names, rejected=rejected), indent=2))
         return
@@ -138,9 +154,14 @@ def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, conf
                    "--names`).")
 @click.option("--dot", "dot_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the kernel's IR graph as Graphviz DOT.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON (kernel, origin, config, rules with status and findings, refused_by, graph).")
 def explain(target, rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, index, kernel,
-            dot_file):
+            dot_file, as_json):
     """Why a config is accepted or refused: every rule with PASS/FAIL/SKIP, and its IR graph.
+
+    An accepted config ends with the line "accepted: ..."; a refused one with "refused: ... fails rule ..."
+    on stderr and exit status 2.
 
     TARGET is a config file (of several kernels: pick one with --index or --kernel), or a kernel name from
     `ckast list --names` (then give the same --rule-set/--arch selection).
@@ -152,6 +173,8 @@ def explain(target, rule_set, arch, datatypes, ndims, variants, ck_api, builder_
       ckast explain grouped_conv_fp16_nhwgc_forward_gfx942_..._1a2b3c4d5e --rule-set tiny --arch gfx942
       ckast explain cfg.json --dot graph.dot
     """
+    import json
+
     from ckast import explain as ex
     from ckast.config import ConfigError, kernel_objects, read_json, resolve_kernel
     from ckast.config.errors import MAX_REPORTED
@@ -204,9 +227,12 @@ def explain(target, rule_set, arch, datatypes, ndims, variants, ck_api, builder_
         if not found:
             bad_input([f"no config of this selection is named {target!r} (see `ckast list --names`)"])
         config, issues, origin = found[0].config, found[0].issues, found[0].candidate.origin
-    click.echo("\n".join(ex.report(config, issues, origin)))
+    explained = ex.explanation(config, issues, origin)
+    click.echo(json.dumps(explained, indent=2) if as_json else "\n".join(ex.lines(explained)))
     if dot_file:
         graph = ex.build_graph(config)
         if graph is None:
             bad_input(["--dot: the config is refused, so it has no graph"])
         dot_file.write_text(ex.dot(graph, kernel_name(config)))
+    if explained["refused_by"]:
+        bad_input([ex.verdict(explained)])

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .common import bad_input, fail
+from .common import bad_input, fail, jobs_option
 
 _LIBRARY = click.option("--library", "library_dir", type=click.Path(path_type=Path),
                         help="A generated library (the directory of its manifest.json).")
@@ -28,7 +28,7 @@ _SHOWN_BAD = 20
 @click.group("select", invoke_without_command=True)
 @_LIBRARY
 @click.option("--problem", "problem_texts", multiple=True,
-              help='A problem: "M=4096,N=4096,K=4096[,variant=preshuffle]" (multi_d: variant=multi_d,num_d_tensors=2,'
+              help='A problem: "M=4096,N=4096,K=4096[,variant=preshuffle]" (or CK\'s m, n, k; multi_d: variant=multi_d,num_d_tensors=2,'
                    'd_layout=r,elementwise_op=MultiDAdd) or CK\'s conv spellings '
                    '("G=1,N=32,C=64,K=64,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1[,direction=bwd_data]"; repeatable).')
 @click.option("--problems", "problems_file", type=click.Path(path_type=Path), default=None,
@@ -106,9 +106,8 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
 @click.option("--folds", type=click.IntRange(min=0), default=5, show_default=True,
               help="GroupKFold folds for the CV metrics (0: no cross-validation).")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-              help="Fits at a time (the final model and each CV fold, one LightGBM thread each); the model is the "
-                   "same for any.  [default: the cores ckast may run on]")
+@jobs_option("Fits at a time (the final model and each CV fold, one LightGBM thread each); the model is the same "
+             "for any.")
 def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed, jobs):
     """Train a LightGBM model (log1p TFLOPS) from timing tables of a library's kernels.
 

@@ -50,7 +50,7 @@ def _cppyy():
     except Exception as exc:
         first = (str(exc).strip().splitlines() or [""])[0]
         raise JitUnavailable(f"cppyy does not load ({type(exc).__name__}: {first}); "
-                             "install it with: pip install cppyy") from None
+                             "install it with: pip install 'ckast[jit]'") from None
     return cppyy
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from functools import partial
 from operator import attrgetter
@@ -24,10 +23,6 @@ CHUNKS_PER_JOB = 8
 """Work units per process: small enough to balance, large enough to amortize pickling."""
 SENT_BACK = ("kind", "variant")
 """The knobs of a staged kernel the parent reads (`emit.run_files`); the rest are in its manifest entry."""
-
-
-def default_jobs() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def render_all(kernels: Sequence[LoadedKernel], jobs: int = 1,

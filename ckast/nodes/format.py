@@ -21,8 +21,8 @@ def executable() -> str:
     """Path of the clang-format binary shipped by the pinned PyPI wheel."""
     try:
         import clang_format as wheel
-    except ImportError as exc:  # pragma: no cover - the dependency is pinned in pyproject.toml
-        raise FormatError("the clang-format wheel is not installed (pip install clang-format==23.1.5)") from exc
+    except ImportError:
+        raise FormatError("formatting needs the pinned clang-format: pip install 'ckast[format]'") from None
     return wheel.get_executable("clang-format")
 
 

@@ -1,8 +1,12 @@
 """One ckast run per output directory at a time.
 
 The lock is `flock` on `.<name>.ckast-lock` beside the output directory (not in it: the directory
-itself is replaced by each run). The kernel drops an `flock` when its holder dies, however it dies,
-so a lock left by a killed run is free at once; the file only tells a waiting run who holds it.
+itself is replaced by each run). The file exists only while a run holds it: the holder deletes it
+before it lets go, so nothing is left beside the directory. A run that waited on a file deleted
+meanwhile holds a lock no one else sees, so it takes the lock again on the file now at that path;
+a run holds the lock once its locked file is the one at the path. The kernel drops an `flock` when
+its holder dies, however it dies: the file of a killed run is free at once (and deleted by the next
+run); its content only tells a waiting run who holds it.
 """
 
 from __future__ import annotations
@@ -42,18 +46,24 @@ class DirectoryLock:
         self.locked = False
 
     def __enter__(self) -> DirectoryLock:
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        _held.add(self.fd)
+        told = False
         try:  # waiting may end in an error or a signal (ckast.interrupt): the descriptor is closed either way
-            try:
-                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                if not self.wait:
-                    raise
-                if self.on_wait:
-                    holder = os.pread(self.fd, 32, 0).decode(errors="replace").strip() or "?"
-                    self.on_wait(f"waiting for the ckast run (pid {holder}) that is writing {self.out_dir}")
-                fcntl.flock(self.fd, fcntl.LOCK_EX)
+            while True:
+                self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                _held.add(self.fd)
+                try:
+                    fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    if not self.wait:
+                        raise
+                    if self.on_wait and not told:
+                        told = True
+                        holder = os.pread(self.fd, 32, 0).decode(errors="replace").strip() or "?"
+                        self.on_wait(f"waiting for the ckast run (pid {holder}) that is writing {self.out_dir}")
+                    fcntl.flock(self.fd, fcntl.LOCK_EX)
+                if self._at_path():
+                    break
+                self._close()  # its holder deleted it: lock the file now at the path
             self.locked = True
             os.ftruncate(self.fd, 0)
             os.pwrite(self.fd, f"{os.getpid()}\n".encode(), 0)
@@ -62,11 +72,27 @@ class DirectoryLock:
             raise
         return self
 
+    def _at_path(self) -> bool:
+        """Whether the locked file is (still) the one at the lock's path."""
+        mine = os.fstat(self.fd)
+        try:
+            there = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        return (mine.st_dev, mine.st_ino) == (there.st_dev, there.st_ino)
+
+    def _close(self) -> None:
+        fd, self.fd = self.fd, None
+        _held.discard(fd)
+        os.close(fd)  # closing drops the flock
+
     def __exit__(self, *exc: object) -> None:
-        if self.fd is not None:
-            fd, self.fd = self.fd, None
-            _held.discard(fd)
-            if self.locked:
-                self.locked = False
-                os.ftruncate(fd, 0)
-            os.close(fd)  # closing drops the flock
+        if self.fd is None:
+            return
+        if self.locked:
+            self.locked = False
+            try:  # deleted while still held: a run that opens the path now makes a new file
+                os.unlink(self.path)
+            except OSError:  # best effort: a file left behind is taken over and deleted by the next run
+                pass
+        self._close()

@@ -8,7 +8,7 @@ and of its input files (with a CRC of their bytes); the stamp's path and key and
 tree is; and the line a rerun prints. `replay(argv)` (the first thing `python -m ckast` and the
 `ckast` script do) prints that line when the same command line comes again and all of it still
 holds, the stamp included: its key, its tree at the same real path, every file it lists unchanged,
-and no staging tree beside it. Otherwise the command runs as usual.
+and no staging tree or lock file beside it (a run under way, or one that was killed). Otherwise the command runs as usual.
 
 Entries are `runs/argv-<CRC32 of the command line>.json` in the cache directory (the entry holds the
 command line itself, so two that share a CRC only miss). Runs with `--builder-conf` or `--ck-include`
@@ -64,6 +64,7 @@ def record(head: str, timed: bool, key: str, out_dir: Path | str, inputs: Iterab
     if not enabled or root is None:
         return
     from .stamp import package_paths, stamp_path
+    from .lock import lock_path
     from .transaction import leftover_paths
 
     call = _call(sys.argv[1:])
@@ -78,7 +79,7 @@ def record(head: str, timed: bool, key: str, out_dir: Path | str, inputs: Iterab
     entry = {
         "call": call, "package": file_states(_PACKAGE, package_paths(_PACKAGE, folders=True)), "inputs": inputs_states,
         "stamp": str(stamp_path(out)), "key": key, "out": str(out_dir), "dir": out,
-        "leftovers": [str(p) for p in leftover_paths(Path(out))], "head": head, "timed": timed,
+        "leftovers": [str(p) for p in (*leftover_paths(Path(out)), lock_path(Path(out)))], "head": head, "timed": timed,
     }
     keep_json(_entry_path(call), entry)
 

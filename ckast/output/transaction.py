@@ -9,7 +9,8 @@ point changes nothing there (the next run deletes its staging directory).
 - Files the previous run did not produce (by its manifest) are the user's, whatever their names:
   they are carried over as hard links, untouched, and a file this run would produce where one of them
   lies is refused.
-- Runs into one directory take turns (`ckast.output.lock`).
+- Runs into one directory take turns (`ckast.output.lock`); when the run ends nothing of it is left
+  beside the directory (and a directory never created stays so).
 - A signal (`ckast.interrupt`) stops a run before the swap (the directory unchanged) or after it (the
   new tree in place): the swap and what must follow it run to their end first. The staging tree is
   deleted and the lock freed either way.
@@ -31,7 +32,7 @@ import attrs
 from ckast.errors import CkastError
 from ckast.interrupt import Interrupted, deferred, settled
 
-from .lock import DirectoryLock
+from .lock import DirectoryLock, lock_path
 
 MANIFEST = "manifest.json"
 OLD_STAMP = ".ckast-stamp.json"
@@ -224,10 +225,15 @@ class Transaction:
             raise OutputError(f"{self.shown}: parent directory {parent} does not exist")
         if self.out.exists() and not self.out.is_dir():
             raise OutputError(f"{self.shown}: exists and is not a directory")
-        if self.out.is_dir() and (not os.access(self.out, os.W_OK) or not os.stat(self.out).st_mode & stat.S_IWUSR):
+        if self.out.is_dir() and _read_only(self.out):
             raise OutputError(f"{self.shown}: directory is read-only")
-        if not os.access(parent, os.W_OK):
-            raise OutputError(f"{self.shown}: cannot write beside it in {parent} (read-only)")
+        if _read_only(parent) and self.out.is_dir():
+            raise OutputError(f"{self.shown}: its parent directory {parent} is read-only, and ckast writes there: "
+                              "a run builds the new tree beside the directory and swaps the two in one step, so "
+                              "that the directory is never half-written; write into a directory inside it instead "
+                              f"(e.g. {self.shown / 'kernels'})")
+        if _read_only(parent):
+            raise OutputError(f"{self.shown}: cannot be created: its parent directory {parent} is read-only")
 
     def _error(self, exc: OSError) -> OutputError:
         where = f" ({exc.filename})" if exc.filename else ""
@@ -235,11 +241,18 @@ class Transaction:
         return OutputError(f"{self.shown}: {exc.strerror or exc}{where}; {state}")
 
 
+def _read_only(directory: Path) -> bool:
+    """Whether this process may not add entries to `directory` (for root, which may: whether its owner
+    may not either)."""
+    return not os.access(directory, os.W_OK) or not os.stat(directory).st_mode & stat.S_IWUSR
+
+
 def remove_leftovers(out_dir: Path) -> None:
-    """Delete what a killed run left beside `out_dir`, unless a run is under way there now (a command
-    that finds its tree up to date, and so starts no transaction, calls it first)."""
+    """Delete what a killed run left beside `out_dir` (its staging tree, its lock file), unless a run is
+    under way there now (a command that finds its tree up to date, and so starts no transaction, calls it
+    first)."""
     out = Path(os.path.realpath(out_dir))
-    if not any(p.exists() for p in leftover_paths(out)):
+    if not any(p.exists() for p in (*leftover_paths(out), lock_path(out))):
         return
     try:
         with DirectoryLock(out, wait=False):

@@ -5,7 +5,8 @@ up to those values and the name. `Renderer` records a template (`templates.recor
 meets a shape, through the same lowering and printer as a single kernel, and fills it for the rest.
 The AST stays the only source of C++: a template is the printer's output with marks where the values
 go. `verify=True` also renders every kernel in full and compares (tests). Templates are kept
-between runs (`cache`); `shared()` is the renderer of this process, loaded from that cache.
+between runs (`cache`), a shape's read when the renderer first meets it; `shared()` is the renderer of
+this process, on that cache.
 """
 
 from __future__ import annotations
@@ -36,17 +37,21 @@ class Renderer:
 
     def __init__(self, verify: bool = False, cache_path: Path | None = None) -> None:
         self.verify = verify
-        self.cache_path = cache_path
-        self._stored, structural = cache.load(cache_path)  # decoded into _templates on first use
+        self.cache_path = cache_path  # the template directory (`cache.cache_dir`)
         self._templates: dict[tuple, list[KernelTemplate] | None] = {}  # None: this shape renders in full
-        self._structural: dict[tuple[str, str], set[str]] = structural  # knobs that escaped, per (kind, variant)
+        # knobs that escaped, per (kind, variant)
+        self._structural: dict[tuple[str, str], set[str]] = cache.structural(cache_path)
         self._shapes: dict[tuple[str, str], tuple[list[str], Callable[[Any], tuple]]] = {}
         self._new: dict[tuple, list[KernelTemplate]] = {}  # recorded by this process, not yet saved
         self.recorded = self.filled = self.full = 0
 
     @property
     def template_count(self) -> int:
-        return sum(len(ts) for ts in self._templates.values() if ts) + sum(map(len, self._stored.values()))
+        """The templates this renderer holds and those its cache holds of other shapes (reads every shape's
+        file: for reports)."""
+        stored = cache.stored_count(self.cache_path)
+        return (sum(len(ts) for ts in self._templates.values() if ts)
+                + sum(n for key, n in stored.items() if key not in self._templates))
 
     def take_new(self) -> tuple[dict[tuple, list[KernelTemplate]], dict[tuple[str, str], set[str]]]:
         """What this renderer learned since the last call (to send to the process that saves)."""
@@ -109,7 +114,7 @@ class Renderer:
     def _known(self, key: tuple) -> list[KernelTemplate] | None:
         """The templates of shape `key` (a list this renderer adds to), or None if it renders in full."""
         if key not in self._templates:
-            self._templates[key] = [cache.template(t) for t in self._stored.pop(key, ())]
+            self._templates[key] = [cache.template(t) for t in cache.stored(self.cache_path, key)]
         return self._templates[key]
 
     def _shape(self, variant: tuple[str, str], config: Any) -> tuple[list[str], Callable[[Any], tuple]]:
@@ -136,7 +141,7 @@ _shared: list[Renderer] = []
 
 
 def shared() -> Renderer:
-    """This process's renderer, with the template cache (forked workers inherit what it holds)."""
+    """This process's renderer, on the template cache (forked workers inherit what it holds)."""
     if not _shared:
-        _shared.append(Renderer(cache_path=cache.cache_file()))
+        _shared.append(Renderer(cache_path=cache.cache_dir()))
     return _shared[0]

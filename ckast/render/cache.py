@@ -1,14 +1,18 @@
 """Templates kept between runs, so that a later run fills instead of recording.
 
-One JSON file per ckast build (`ckast.output.stamp.generator_digest`: a template is a function of
+One directory per ckast build (`ckast.output.stamp.generator_digest`: a template is a function of
 ckast's own files, its profile and the shape), under `$CKAST_CACHE_DIR` or `~/.cache/ckast/templates`
-(`CKAST_CACHE_DIR=off` disables it). JSON, not pickle: reading a cache never runs code. Each process
-that recorded something merges its templates into the file and replaces it in one rename; a lost
-race only costs a recording later.
+(`CKAST_CACHE_DIR=off` disables it). In it, one file per shape (named by a digest of the shape's key,
+which it also holds) and `structural.json`, the knobs that are not slotted per (kind, variant): a run
+reads the structural file and the files of the shapes it meets, and nothing else (an emit of one
+kernel reads two small files, not the templates of every library rendered before). JSON, not pickle:
+reading a cache never runs code. A process that recorded something merges its templates into each
+shape's file and replaces it in one rename; a lost race only costs a recording later.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,49 +24,72 @@ from ckast.nodes.marks import Form, OrderGuard, WidthGuard
 from .templates import KernelTemplate
 
 Key = tuple
-Shapes = dict[Key, list[KernelTemplate]]
-Stored = dict[Key, list[dict]]
-"""Templates as read from the file, decoded by `template` when their shape is met (a run that meets a
-few shapes does not pay for decoding all of them)."""
+Structural = dict[tuple[str, str], set[str]]
+STRUCTURAL = "structural.json"
 
 
-def cache_file() -> Path | None:
-    """This ckast build's template file, or None when caching is off."""
+def cache_dir() -> Path | None:
+    """This ckast build's template directory, or None when caching is off."""
     from ckast.output.stamp import generator_digest
 
     root = cache_root()
-    return None if root is None else root / "templates" / f"{generator_digest()[:32]}.json"
+    return None if root is None else root / "templates" / generator_digest()[:32]
 
 
-def load(path: Path | None) -> tuple[Stored, dict[tuple[str, str], set[str]]]:
-    """(stored templates by shape key, structural knobs by (kind, variant)) from `path`; empty if
-    unreadable."""
-    if path is None:
-        return {}, {}
+def structural(directory: Path | None) -> Structural:
+    """The knobs found structural so far, per (kind, variant); empty if there is no readable file."""
+    if directory is None:
+        return {}
     try:
-        data = json.loads(path.read_text())
-        shapes = {_tuple(json.loads(k)): ts for k, ts in data["templates"].items()}
-        structural = {(kind, variant): set(knobs) for kind, variant, knobs in data["structural"]}
+        return {(kind, variant): set(knobs) for kind, variant, knobs in _read(directory / STRUCTURAL)}
+    except (OSError, ValueError, TypeError):
+        return {}
+
+
+def stored(directory: Path | None, key: Key) -> list[dict[str, Any]]:
+    """The stored templates of shape `key` (decoded by `template` when used); empty if none are readable."""
+    if directory is None:
+        return []
+    try:
+        data = _read(_shape_file(directory, key))
+        return list(data["templates"]) if _tuple(data["key"]) == key else []
     except (OSError, ValueError, KeyError, TypeError):
-        return {}, {}
-    return shapes, structural
+        return []
 
 
-def save(path: Path | None, shapes: Mapping[Key, list[KernelTemplate]],
-         structural: Mapping[tuple[str, str], set[str]]) -> None:
-    """Merge `shapes` and `structural` into the file at `path` (best effort: a cache never fails a run)."""
-    if path is None:
+def stored_count(directory: Path | None) -> dict[Key, int]:
+    """How many templates each stored shape has (reads every shape's file: for reports, not for runs)."""
+    counts: dict[Key, int] = {}
+    for path in directory.glob("*.json") if directory is not None and directory.is_dir() else ():
+        try:
+            data = _read(path)
+            counts[_tuple(data["key"])] = len(data["templates"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return counts
+
+
+def save(directory: Path | None, shapes: Mapping[Key, list[KernelTemplate]], knobs: Structural) -> None:
+    """Merge `shapes` and the structural `knobs` into the files under `directory` (best effort: a cache
+    never fails a run)."""
+    if directory is None:
         return
-    merged, old_structural = load(path)
     for key, templates in shapes.items():
-        known = merged.setdefault(key, [])
+        known = stored(directory, key)
         known += [plain for plain in (json.loads(json.dumps(_plain(t))) for t in templates) if plain not in known]
-    knobs = {v: old_structural.get(v, set()) | structural.get(v, set()) for v in {*old_structural, *structural}}
-    data = {
-        "templates": {json.dumps(list(k)): ts for k, ts in sorted(merged.items(), key=repr)},
-        "structural": sorted([kind, variant, sorted(s)] for (kind, variant), s in knobs.items()),
-    }
-    keep_json(path, data)
+        keep_json(_shape_file(directory, key), {"key": list(key), "templates": known})
+    old = structural(directory)
+    if any(not knobs.get(v, set()) <= old.get(v, set()) for v in knobs) or not (directory / STRUCTURAL).exists():
+        merged = {v: old.get(v, set()) | knobs.get(v, set()) for v in {*old, *knobs}}
+        keep_json(directory / STRUCTURAL, sorted([kind, variant, sorted(s)] for (kind, variant), s in merged.items()))
+
+
+def _shape_file(directory: Path, key: Key) -> Path:
+    return directory / f"{hashlib.sha256(json.dumps(list(key)).encode()).hexdigest()[:32]}.json"
+
+
+def _read(path: Path) -> Any:
+    return json.loads(path.read_bytes())
 
 
 def _plain(t: KernelTemplate) -> dict[str, Any]:

@@ -45,12 +45,14 @@ AXES = ("d", "h", "w")
 _INPUT = {"d": "Di", "h": "Hi", "w": "Wi"}
 _FILTER = {"d": "Z", "h": "Y", "w": "X"}
 GEMM_FIELDS = ("M", "N", "K", "k_batch", "variant", "num_d_tensors", "d_layout", "elementwise_op")
+GEMM_ALIASES = {"m": "M", "n": "N", "k": "K", "split_k": "k_batch"}
+"""Other spellings of GEMM fields: CK's timing tables' lowercase sizes, and split_k."""
 D_FIELDS = ("num_d_tensors", "d_layout", "elementwise_op")
 """A multi-D GEMM problem's D tensors (ckast's knobs of the same names)."""
 CONV_FIELDS = ("direction", "ndim", "G", "N", "C", "K", "k_batch", *_INPUT.values(), *_FILTER.values(),
                *(name.format(a) for name in ("stride_{}", "dilation_{}", "pad_{}", "left_pad_{}", "right_pad_{}")
                  for a in AXES))
-"""The fields a GEMM / conv problem is read from (besides `split_k`, GEMM's alias of k_batch)."""
+"""The fields a GEMM / conv problem is read from (besides GEMM's `GEMM_ALIASES`)."""
 
 
 class ProblemError(CkastError, ValueError):
@@ -135,13 +137,13 @@ Problem = GemmProblem | ConvProblem
 
 
 def gemm_problem(fields: Mapping[str, Any], where: str = "") -> GemmProblem:
-    """A GEMM problem from `M, N, K`, optionally `k_batch` (alias `split_k`), `variant` and a multi_d
-    problem's D fields (see the module docstring)."""
+    """A GEMM problem from `M, N, K` (or CK's `m, n, k`), optionally `k_batch` (alias `split_k`), `variant`
+    and a multi_d problem's D fields (see the module docstring)."""
     from ckast.config.knobs import GEMM, KNOBS, VARIANTS
 
     from .validity import check
 
-    fields = _aliased(fields, {"split_k": "k_batch"}, where)
+    fields = _aliased(fields, GEMM_ALIASES, where)
     _known(fields, set(GEMM_FIELDS), where)
     size = {f: _int(fields, f, where) for f in ("M", "N", "K")}
     variant = _choice(fields, "variant", VARIANTS[GEMM], "standard", where)

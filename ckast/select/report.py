@@ -65,7 +65,7 @@ def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
 
 def parse_problem(fields: Mapping[str, Any], kinds: Sequence[str], where: str) -> Problem:
     """A GEMM problem when the fields name M (or the library holds only GEMM kernels), else a conv one."""
-    gemm = "M" in fields or kinds == ("gemm",)
+    gemm = "M" in fields or "m" in fields or kinds == ("gemm",)
     return gemm_problem(fields, where) if gemm else conv_problem(fields, where)
 
 

@@ -52,6 +52,7 @@ from .problem import (
     AXES,
     CONV_FIELDS,
     D_FIELDS,
+    GEMM_ALIASES,
     GEMM_FIELDS,
     Problem,
     ProblemError,
@@ -65,7 +66,6 @@ if TYPE_CHECKING:
 KERNEL_COLUMNS = ("kernel", "kernel_name")
 TFLOPS_COLUMNS = ("tflops", "measured_tflops")
 TIME_COLUMNS = ("time_ms", "latency_ms", "avg_time_ms")
-GEMM_ALIASES = {"m": "M", "n": "N", "k": "K", "split_k": "k_batch"}
 _SIZES = {"Di": "d", "Z": "d", "Hi": "h", "Y": "h"}
 _CK_MATCH_KNOBS = ("pipeline", "epilogue", "scheduler", "pad_m", "pad_n", "pad_k", "persistent",
                    *(f"{p}_{d}" for p in ("tile", "warp", "warp_tile") for d in "mnk"))

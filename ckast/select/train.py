@@ -10,7 +10,6 @@ thread each. Training is deterministic for a seed, whatever the number of fits a
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
@@ -132,11 +131,6 @@ def trainable_folds(data: Dataset, folds: int) -> np.ndarray | None:
             raise TrainError(f"--folds {folds}: fold {f + 1} would train on {len(rows)} (problem, kernel) pairs of "
                              "one speed; give fewer folds (or --folds 0) or more problems")
     return fold
-
-
-def default_jobs() -> int:
-    """The cores this process may run on (the fits to run at a time by default)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def fit(data: Dataset, rows: np.ndarray, params: Mapping[str, Any], trees: int, names: list[str],

@@ -89,7 +89,7 @@ def jit_check(paths: PathLike | Iterable[PathLike], *, ck_api: str | None = None
 
 
 def compile_check(headers: PathLike | Iterable[PathLike], *, ck_include: PathLike | None = None,
-                  arch: str = "gfx942", codegen: bool = False, jobs: int = 1,
+                  arch: str = "gfx942", codegen: bool = False, jobs: int | None = None,
                   on_result: Callable[[CompileResult], None] | None = None) -> list[CompileResult]:
     """Compile emitted headers device-only against real CK Tile with clang, each inside a translation unit
     that calls its entry points (read from the manifest beside it).
@@ -100,7 +100,7 @@ def compile_check(headers: PathLike | Iterable[PathLike], *, ck_include: PathLik
             (downloaded once).
         arch: the offload architecture.
         codegen: run the full backend (`-O3 -S`) instead of `-fsyntax-only`.
-        jobs: compiles at a time.
+        jobs: compiles at a time (default: the cores ckast may run on).
         on_result: called with each header's result as soon as it is known.
 
     Returns:
@@ -111,10 +111,11 @@ def compile_check(headers: PathLike | Iterable[PathLike], *, ck_include: PathLik
         ToolchainError: clang, HIP or the CK tree is missing or unusable.
     """
     from ckast.check import Toolchain, check_headers
+    from ckast.cores import default_jobs
     from ckast.output import entry_points_of
 
     files = path_list(headers)
     points = entry_points_of(files)
     toolchain = Toolchain.discover(ck_include=None if ck_include is None else Path(ck_include), arch=arch)
     return check_headers(files, toolchain, lambda header: points[Path(header).resolve()],
-                         mode="codegen" if codegen else "syntax", parallel=jobs, on_result=on_result)
+                         mode="codegen" if codegen else "syntax", parallel=jobs or default_jobs(), on_result=on_result)

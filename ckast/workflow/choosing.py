@@ -226,7 +226,8 @@ def train_model(timings: TimingRuns, output: PathLike, *, trees: int = 400, fold
     """
     from ckast.arch.hardware import hardware
     from ckast.output.transaction import OutputError
-    from ckast.select.train import TrainError, dataset, default_jobs, train, write_model
+    from ckast.cores import default_jobs
+    from ckast.select.train import TrainError, dataset, train, write_model
 
     if folds == 1:
         raise TrainError("folds: 1 fold cannot cross-validate (give 0 or at least 2)")

@@ -177,7 +177,8 @@ def generate_library(output: PathLike, rule_set: str | None = None, arch: str | 
     from ckast.config import ConfigError
     from ckast.emit import write_outputs
     from ckast.library import build, index
-    from ckast.library.generate import default_jobs, render_into
+    from ckast.cores import default_jobs
+    from ckast.library.generate import render_into
     from ckast.output import Transaction
 
     indexed = index.load(selection)  # a selection built before, under the same key: no enumeration, no validation
@@ -191,11 +192,12 @@ def generate_library(output: PathLike, rule_set: str | None = None, arch: str | 
         if not kernels and selection.configs:  # the user's own configs, all refused: reported as emit does
             issues = [i for e in library.refused for i in e.issues]
             raise EmptyLibrary("\n".join(ConfigError(issues).lines()), counts, issues)
+        if not kernels:
+            from ckast.library.listing import empty_reason
+
+            raise EmptyLibrary(empty_reason(library), counts)
         del library  # its refused and merged entries are not needed past here (a smaller peak RSS)
-        if kernels:
-            index.keep(selection, kernels, counts)
-    if not kernels:
-        raise EmptyLibrary(f"nothing to generate ({counts_line(counts)}); see `ckast list --rejected`", counts)
+        index.keep(selection, kernels, counts)
     total, done = len(kernels), 0
 
     def advance(count: int) -> None:
@@ -235,7 +237,7 @@ def diff_libraries(old: PathLike, new: PathLike, *, rule_set: str | None = None,
     Raises:
         SideError: a side cannot be read or rendered.
     """
-    from ckast.library.generate import default_jobs
+    from ckast.cores import default_jobs
     from ckast.review import Request, compare, read_side
 
     selection = _selection(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, checked=False)
