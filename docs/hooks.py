@@ -253,6 +253,10 @@ def knob_reference() -> str:
         if reading[k.name]:
             out.append("- **Read by rules**: " + ", ".join(f"[`{r}`](#rule-{r.replace('.', '-')})"
                                                            for r in reading[k.name]))
+    unused = [f"`{ck}` ({s.source}: {s.lossy})" for ck, s in ck_spellings.KEYS.items() if not s.ckast]
+    if unused:
+        out += ["", "### CK's keys that ckast does not use", "",
+                "ckast reads them and warns that it does not use them: " + "; ".join(unused) + "."]
     return "\n".join(out)
 
 
