@@ -606,7 +606,7 @@ def _shuffle_vector(extent: int, share: int, size: int) -> int:
     return 1
 
 
-@_conv("conv.transpose_vector", "a transposed operand's load vector equals the vector of CK's LDS shuffle (drift C1)",
+@_conv("conv.transpose_vector", "a transposed operand's load vector equals the vector of CK's LDS shuffle",
        variants=("bwd_data", "bwd_weight"), needs=("tile.positive",),
        reads=("lds_policy", "datatype", "variant", *TILE, *WAVES, "vector_size_a", "vector_size_b", "arch"))
 def _transpose_vector(c: Any, arch: ArchSpec) -> Iterator[Finding]:
@@ -627,7 +627,7 @@ ATOMIC_VECTOR = {2: 8, 4: 4}
 """Longest vector CK can add atomically, per output element size (float and int32: 4; fp16, bf16: 8)."""
 
 
-@_conv("atomic.vector_c", "split-K adds the output in vectors CK's atomics support (drift C2)",
+@_conv("atomic.vector_c", "split-K adds the output in vectors CK's atomics support",
        variants=("bwd_weight",), reads=("streamk_enabled", "two_stage", "datatype", "vector_size_c"))
 def _atomic_vector(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.streamk_enabled:
