@@ -206,7 +206,7 @@ def test_cppyy_and_clang_format_are_extras_that_test_brings():
     assert "cppyy" not in core and "clang-format" not in core
     extras = project["optional-dependencies"]
     assert extras["jit"] == ["cppyy>=3.1"] and extras["format"] == [f"clang-format=={PINNED_VERSION}"]
-    assert "ckast[api,select,jit,format]" in extras["test"]
+    assert "ckast[api,select,jit,format,docs]" in extras["test"]
 
 
 # --- CMake checks at configure time --------------------------------------------------------------------
