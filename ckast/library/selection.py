@@ -39,7 +39,7 @@ class Selection:
         """The selection as recorded in a manifest: no machine-specific paths (a config file is its name
         and the digest of its bytes), so a tree is the same wherever its inputs lie."""
         if self.configs:
-            return {"configs": [{"file": p.name, "sha256": _digest(p)} for p in self.configs], "ck_api": self.ck_api}
+            return {"configs": [file_record(p) for p in self.configs], "ck_api": self.ck_api}
         return {"rule_set": self.rule_set, "arch": self.arch, "ck_api": self.ck_api,
                 "datatypes": list(self.datatypes), "ndims": list(self.ndims), "variants": list(self.variants)}
 
@@ -48,6 +48,11 @@ class Selection:
         (`ckast.output.stamp.run_key`)."""
         conf = sorted(Path(self.builder_conf).rglob("*.conf")) if self.builder_conf is not None else []
         return (*self.configs, *conf)
+
+
+def file_record(path: Path) -> dict[str, Any]:
+    """A user's file as a manifest records it: its name and the digest of its bytes."""
+    return {"file": path.name, "sha256": _digest(path)}
 
 
 def _digest(path: Path) -> str | None:

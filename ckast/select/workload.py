@@ -1,0 +1,383 @@
+"""Libraries for a workload: the kernels of a selection that its problems need.
+
+A workload is a problems file in the formats `ckast select --problems` reads (`report.read_problems`), each
+problem with an optional `weight` (default 1; e.g. its share of run time) and, for a library of several
+datatypes or GEMM layouts, an optional `datatype` and `layout`. A scorer gives the TFLOPS of every (problem,
+kernel) pair: predicted (the analytic model or a LightGBM model, under both applicability layers, as `ckast
+select` ranks) or measured (the runs of timing tables; a pair without a run is not scored). A problem's
+efficiency with a kernel is the kernel's TFLOPS over the best the whole selection offers for it (0 where the
+kernel is not applicable or not scored); problems no kernel serves are listed and play no part.
+
+Two choices, each deterministic (ties go to the kernel first by name):
+
+- `within(P)`: greedy set cover. Every served problem needs a kept kernel within P% of its best
+  (efficiency >= 1 - P/100); each step keeps the kernel that brings the most problems within P% (ties: the
+  larger gain in weighted efficiency). Greedy set cover is within a factor ln(problems) + 1 of the smallest
+  set.
+- `budget(N)`: greedy facility location, maximising the weighted mean efficiency, a monotone submodular
+  function: the greedy set is within (1 - 1/e) of the best set of N. The gains of all kernels are computed
+  at once per step (numpy over problems x kernels). Coverage comes first when it must: if the greedy N
+  leave a served problem without an applicable kernel, the choice starts again from a greedy cover of the
+  applicability (most uncovered problems, then the larger weighted efficiency) and fills up to N by
+  facility location; a cover larger than N is kept whole and the choice says by how much it exceeds N.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ckast.errors import CkastError
+
+from .library import Library, LibraryError
+from .problem import Problem, ProblemError
+from .report import parse_problem, problem_label, read_problems
+
+WEIGHT = "weight"
+PART_FIELDS = ("datatype", "layout")
+"""The fields of a workload row that choose the part of a library of several datatypes or layouts."""
+_TOLERANCE = 1e-9
+
+
+class WorkloadError(CkastError, ValueError):
+    """A workload request that cannot be served: a bad option, file or row, or no problem any kernel serves."""
+
+
+@attrs.frozen
+class Workload:
+    """The problems of a workload file, in file order, with their labels (`FILE: row N`), weights and the
+    datatype and layout a row names (None: the library's only one)."""
+
+    labels: tuple[str, ...]
+    problems: tuple[Problem, ...]
+    weights: np.ndarray = attrs.field(eq=False)
+    parts: tuple[tuple[str | None, str | None], ...]
+
+
+def read_workload(path: Path, kinds: Sequence[str]) -> Workload:
+    """The problems of the file at `path` (a GEMM row names M, or the library holds GEMM kernels only);
+    WorkloadError naming the file, the row and the field of the first bad one."""
+    labels, problems, weights, parts = [], [], [], []
+    try:
+        for label, fields in read_problems((), Path(path)):
+            fields = dict(fields)
+            weights.append(_weight(fields.pop(WEIGHT, None), label))
+            parts.append(tuple(None if fields.get(f) is None else str(fields.pop(f)) for f in PART_FIELDS))
+            problems.append(parse_problem(fields, tuple(kinds), label))
+            labels.append(label)
+    except ProblemError as exc:
+        raise WorkloadError(str(exc)) from None
+    return Workload(tuple(labels), tuple(problems), np.array(weights, dtype=np.float64), tuple(parts))
+
+
+def _weight(value: Any, where: str) -> float:
+    if value is None or value == "":
+        return 1.0
+    try:
+        weight = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        weight = math.nan
+    if not math.isfinite(weight) or weight <= 0:
+        raise ProblemError(WEIGHT, f"{value!r} is not a positive number", where)
+    return weight
+
+
+Scorer = Callable[[Library, Workload], tuple[np.ndarray, list[str | None]]]
+"""TFLOPS of every (problem, kernel) pair (NaN: not applicable or not scored) and, per problem, why no kernel
+of the library's can serve it (None: some may)."""
+
+
+def predicted(predictor, layers: Sequence[str]) -> Scorer:
+    """The scorer of `predictor` (`rank.load_predictor`) under the applicability `layers`, as `ckast select`
+    ranks: problems of one part in batches (`batch.rank_many`)."""
+    from ckast.arch.hardware import hardware
+
+    from .batch import batch_size, rank_many
+
+    def score(library: Library, workload: Workload) -> tuple[np.ndarray, list[str | None]]:
+        tflops = np.full((len(workload.problems), len(library.names)), np.nan)
+        reasons: list[str | None] = [None] * len(workload.problems)
+        rows: dict[int, tuple[Any, list[int]]] = {}
+        for i, (problem, (datatype, layout)) in enumerate(zip(workload.problems, workload.parts)):
+            try:
+                part = library.part(problem, datatype, layout)
+            except LibraryError as exc:
+                reasons[i] = str(exc)
+                continue
+            rows.setdefault(id(part), (part, []))[1].append(i)
+        for part, indices in rows.values():
+            columns = np.array([library.index[name] for name in part.names])
+            size = batch_size(part)
+            for start in range(0, len(indices), size):
+                chunk = indices[start:start + size]
+                rankings = rank_many([workload.problems[i] for i in chunk], part, predictor, hardware(part.arch),
+                                     layers)
+                for i, ranking in zip(chunk, rankings):
+                    tflops[i, columns] = ranking.tflops
+                    if not ranking.applicable.any():
+                        reasons[i] = "no kernel applicable (" + ", ".join(
+                            f"{name} {count}" for name, count in ranking.refused.items()) + ")"
+        return tflops, reasons
+
+    return score
+
+
+def measured(runs: Iterable) -> Scorer:
+    """The scorer of timing runs (`timings.Timings.runs`, already checked for applicability): a pair's runs
+    averaged geometrically (`evaluate.group_runs`); a pair without a run is not scored."""
+    from .evaluate import group_runs
+
+    grouped = group_runs(runs)
+
+    def score(library: Library, workload: Workload) -> tuple[np.ndarray, list[str | None]]:
+        tflops = np.full((len(workload.problems), len(library.names)), np.nan)
+        reasons: list[str | None] = [None] * len(workload.problems)
+        for i, problem in enumerate(workload.problems):
+            for kernel, value in grouped.get(problem, {}).items():
+                tflops[i, kernel] = value
+            if problem not in grouped:
+                reasons[i] = "no run of it in the timing tables"
+        return tflops, reasons
+
+    return score
+
+
+@attrs.frozen
+class Scores:
+    """Every (problem, kernel) pair of a workload and a library: `efficiency` (TFLOPS over the problem's best
+    in the library, 0 where not scored), which problems any kernel serves, and why the others are not."""
+
+    names: tuple[str, ...]
+    efficiency: np.ndarray = attrs.field(eq=False)
+    served: np.ndarray = attrs.field(eq=False)
+    reasons: tuple[str | None, ...]
+
+    @classmethod
+    def of(cls, library: Library, workload: Workload, scorer: Scorer) -> Scores:
+        tflops, reasons = scorer(library, workload)
+        scored = np.isfinite(tflops) & (tflops > 0)
+        best = np.where(scored, tflops, 0.0).max(axis=1, initial=0.0)
+        served = best > 0
+        efficiency = np.zeros_like(tflops)
+        efficiency[served] = np.where(scored[served], tflops[served], 0.0) / best[served, None]
+        why = tuple(None if s else (r or "no kernel scored") for s, r in zip(served, reasons))
+        return cls(library.names, efficiency, served, why)
+
+
+@attrs.frozen
+class Choice:
+    """The kernels kept (indices into `Scores.names`, in the order chosen) and what they offer each problem."""
+
+    mode: str
+    """`within` or `budget`."""
+    value: float
+    kept: tuple[int, ...]
+    efficiency: np.ndarray = attrs.field(eq=False)
+    """Per problem: the best kept kernel's efficiency (NaN for a problem no kernel serves)."""
+    weights: np.ndarray = attrs.field(eq=False)
+    over_budget: int = 0
+    """Kernels kept beyond the budget so that every served problem keeps an applicable kernel."""
+
+    def summary(self) -> dict[str, float]:
+        """Over the served problems: their count, mean, P10 (sorted[n // 10], as `select eval`), minimum and
+        weighted mean efficiency."""
+        served = np.isfinite(self.efficiency)
+        eff, weights = self.efficiency[served], self.weights[served]
+        ordered = np.sort(eff)
+        return {"problems": int(len(eff)), "mean": float(eff.mean()), "p10": float(ordered[len(eff) // 10]),
+                "min": float(ordered[0]), "weighted_mean": float(np.average(eff, weights=weights))}
+
+
+def choose(scores: Scores, weights: np.ndarray, *, within: float | None = None, budget: int | None = None) -> Choice:
+    """The kernels to keep: `within` P percent of every served problem's best, or at most `budget` kernels of
+    the best weighted mean efficiency (see the module docstring). WorkloadError when no problem is served."""
+    if not scores.served.any():
+        raise WorkloadError(f"no problem of the workload is served by any kernel of the selection "
+                            f"({len(scores.served)} problems; the first: {scores.reasons[0]})")
+    eff = scores.efficiency[scores.served]
+    w = np.asarray(weights, dtype=np.float64)[scores.served]
+    order = _name_order(scores.names)
+    over = 0
+    if within is not None:
+        kept = _cover(eff >= 1 - within / 100 - _TOLERANCE, eff, w, order, [])
+    elif budget is not None:
+        kept = _facility(eff, w, order, [], budget)
+        if not (eff[:, kept] > 0).any(axis=1).all():
+            seed = _cover(eff > 0, eff, w, order, [])
+            over = max(0, len(seed) - budget)
+            kept = _facility(eff, w, order, seed, max(budget, len(seed)))
+    else:
+        raise WorkloadError("give within or budget")
+    per_problem = np.full(len(scores.served), np.nan)
+    per_problem[scores.served] = eff[:, kept].max(axis=1)
+    mode, value = ("within", float(within)) if within is not None else ("budget", float(budget))  # type: ignore[arg-type]
+    return Choice(mode, value, tuple(kept), per_problem, np.asarray(weights, dtype=np.float64), over)
+
+
+def _name_order(names: Sequence[str]) -> np.ndarray:
+    order = np.empty(len(names), dtype=np.int64)
+    order[np.argsort(np.array(names, dtype=object), kind="stable")] = np.arange(len(names))
+    return order
+
+
+def _gains(eff: np.ndarray, w: np.ndarray, current: np.ndarray) -> np.ndarray:
+    """Each kernel's gain in weighted efficiency were it kept next."""
+    return (w[:, None] * np.maximum(eff - current[:, None], 0.0)).sum(axis=0)
+
+
+def _cover(good: np.ndarray, eff: np.ndarray, w: np.ndarray, order: np.ndarray, kept: list[int]) -> list[int]:
+    """Greedy set cover: kernels added to `kept` until every problem has a `good` one."""
+    kept = list(kept)
+    current = eff[:, kept].max(axis=1, initial=0.0)
+    uncovered = ~good[:, kept].any(axis=1)
+    while uncovered.any():
+        counts = good[uncovered].sum(axis=0)
+        pick = int(np.lexsort((order, -_gains(eff, w, current), -counts))[0])
+        kept.append(pick)
+        uncovered &= ~good[:, pick]
+        current = np.maximum(current, eff[:, pick])
+    return kept
+
+
+def _facility(eff: np.ndarray, w: np.ndarray, order: np.ndarray, kept: list[int], size: int) -> list[int]:
+    """Greedy facility location: kernels added to `kept` while fewer than `size` and one still gains."""
+    kept = list(kept)
+    current = eff[:, kept].max(axis=1, initial=0.0)
+    while len(kept) < size:
+        gains = _gains(eff, w, current)
+        gains[kept] = -1.0
+        pick = int(np.lexsort((order, -gains))[0])
+        if gains[pick] <= _TOLERANCE:
+            break
+        kept.append(pick)
+        current = np.maximum(current, eff[:, pick])
+    return kept
+
+
+def unserved(workload: Workload, scores: Scores) -> list[tuple[str, str]]:
+    """(label and problem, reason) of every problem no kernel of the library serves, in file order."""
+    return [(f"{label} ({problem_label(problem)})", reason or "")
+            for label, problem, served, reason in zip(workload.labels, workload.problems, scores.served,
+                                                      scores.reasons) if not served]
+
+
+def library_of(names: Sequence[str], configs: Sequence[Mapping[str, Any]], where: str) -> Library:
+    """A selection's accepted kernels as selection sees a generated library (`where` names it in messages)."""
+    return Library(Path(where), tuple(names), tuple(configs))
+
+
+@attrs.frozen
+class Request:
+    """What a library for a workload asks: the workload file, `within` P percent or a `budget` of N kernels
+    (one of them), and the scorer: the analytic model, a LightGBM `model` directory or `timings` tables (with
+    CK's kernel table `kernel_table` naming their kernels)."""
+
+    workload: Path
+    within: float | None = None
+    budget: int | None = None
+    model: Path | None = None
+    timings: tuple[Path, ...] = ()
+    kernel_table: Path | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if (self.within is None) == (self.budget is None):
+            raise WorkloadError("--for: give --within P or --budget N" + (", not both" if self.within is not None
+                                                                          else ""))
+        if self.within is not None and not 0 <= self.within < 100:
+            raise WorkloadError(f"--within: {self.within:g} is not a percentage from 0 up to 100")
+        if self.budget is not None and self.budget < 1:
+            raise WorkloadError(f"--budget: {self.budget} is not a positive number of kernels")
+        if self.model is not None and self.timings:
+            raise WorkloadError("--for: give --model or --timings, not both")
+        if self.kernel_table is not None and not self.timings:
+            raise WorkloadError("--kernels: names the kernels of timing tables; give --timings too")
+
+    @property
+    def scorer_name(self) -> str:
+        if self.timings:
+            return "measured TFLOPS of " + ", ".join(str(p) for p in self.timings)
+        return "analytic model (estimates)" if self.model is None else f"LightGBM model {self.model} (estimates)"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The request as a manifest records it: file names and the digests of their bytes."""
+        from ckast.library.selection import file_record
+
+        mode = {"within": self.within} if self.within is not None else {"budget": self.budget}
+        scorer: dict[str, Any] = {"analytic": True}
+        if self.model is not None:
+            scorer = {"model": [file_record(p) for p in _model_files(self.model)]}
+        elif self.timings:
+            scorer = {"timings": [file_record(p) for p in self.timings],
+                      "kernel_table": None if self.kernel_table is None else file_record(self.kernel_table)}
+        return {"file": file_record(self.workload), **mode, **scorer}
+
+    def input_files(self) -> tuple[Path, ...]:
+        """The files the choice reads, for the run key."""
+        table = () if self.kernel_table is None else (self.kernel_table,)
+        model = () if self.model is None else tuple(_model_files(self.model))
+        return (self.workload, *model, *self.timings, *table)
+
+
+def _model_files(model: Path) -> list[Path]:
+    return sorted(p for p in Path(model).rglob("*") if p.is_file()) if Path(model).is_dir() else [Path(model)]
+
+
+@attrs.frozen
+class WorkloadChoice:
+    """A selection's kernels chosen for a workload: the scores, the choice and the problems not served."""
+
+    request: Request
+    workload: Workload
+    scores: Scores
+    choice: Choice
+
+    @property
+    def kept_names(self) -> list[str]:
+        """The kept kernels' names, sorted."""
+        return sorted(self.scores.names[i] for i in self.choice.kept)
+
+    def unserved(self) -> list[tuple[str, str]]:
+        return unserved(self.workload, self.scores)
+
+    def lines(self) -> list[str]:
+        """The choice as `ckast list --for` prints it."""
+        c, s, total = self.choice, self.choice.summary(), len(self.scores.names)
+        how = (f"within {c.value:g}% of each problem's best (greedy set cover)" if c.mode == "within" else
+               f"budget {int(c.value)} (greedy facility location, weighted mean efficiency"
+               + (f"; {c.over_budget} more to keep an applicable kernel for every problem)" if c.over_budget else ")"))
+        out = [f"workload {self.request.workload}: {len(self.workload.problems)} problems, {s['problems']} served by "
+               f"the selection; scorer: {self.request.scorer_name}",
+               f"kept {len(c.kept)} of {total} kernels, {how}",
+               f"efficiency of the kept kernels against the whole selection's best, over {s['problems']} problems: "
+               f"mean {s['mean']:.1%}, P10 {s['p10']:.1%}, min {s['min']:.1%}, weighted mean {s['weighted_mean']:.1%}"]
+        out += [f"  {name}" for name in self.kept_names]
+        out += [f"not served: {label}: {reason}" for label, reason in self.unserved()]
+        return out
+
+
+def choose_for(names: Sequence[str], configs: Sequence[Mapping[str, Any]], request: Request,
+               where: str = "the selection") -> WorkloadChoice:
+    """The kernels (`names`, `configs`: a selection's accepted kernels) kept for the request's workload
+    (WorkloadError; LibraryError, ModelError, TimingError for a bad model or timing table)."""
+    from .applicability import LAYERS
+
+    library = library_of(names, configs, where)
+    workload = read_workload(request.workload, library.kinds)
+    if request.timings:
+        from .kernel_table import read_kernel_table
+        from .timings import read_timings
+
+        table = None if request.kernel_table is None else read_kernel_table(request.kernel_table, library)
+        scorer = measured(read_timings(list(request.timings), library, kernels=table, layers=LAYERS).runs)
+    else:
+        from .rank import load_predictor
+
+        scorer = predicted(load_predictor(request.model), LAYERS)
+    scores = Scores.of(library, workload, scorer)
+    return WorkloadChoice(request, workload, scores,
+                          choose(scores, workload.weights, within=request.within, budget=request.budget))
