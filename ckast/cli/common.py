@@ -166,3 +166,54 @@ def api_run(run: Callable[[], Any]) -> Any:
     except (ApiUnavailable, ToolchainError) as exc:
         fail(exc)
 
+
+
+def workload_options(f):
+    """--for, --within, --budget, --model, --timings and --kernels: the kernels of the library a workload needs."""
+    for option in reversed((
+        click.option("--for", "workload", type=click.Path(path_type=Path), default=None, metavar="WORKLOAD",
+                     help="Keep only the kernels this workload needs: a problems file (as `ckast select --problems` "
+                          "reads), each problem with an optional weight column/field (default 1)."),
+        click.option("--within", type=float, default=None, metavar="P",
+                     help="With --for: the fewest kernels (greedy set cover) that keep every problem within P% of "
+                          "the best kernel of the whole selection."),
+        click.option("--budget", type=int, default=None, metavar="N",
+                     help="With --for: at most N kernels of the best weighted mean efficiency (greedy facility "
+                          "location); more only if every problem the selection serves needs them."),
+        click.option("--model", "model_dir", type=click.Path(path_type=Path), default=None,
+                     help="With --for: a LightGBM model directory to predict with; default: the analytic model."),
+        click.option("--timings", multiple=True, type=click.Path(path_type=Path),
+                     help="With --for: score kernels by the measured TFLOPS of this timing table (repeatable)."),
+        click.option("--kernels", "kernel_table", type=click.Path(path_type=Path), default=None,
+                     help="With --timings: CK's kernel table naming the config each CK name was built as."),
+    )):
+        f = option(f)
+    return f
+
+
+def workload_request(workload, within, budget, model_dir, timings, kernel_table):
+    """The workload request of the options (None without --for), or exit 2 naming what is wrong."""
+    if workload is None:
+        given = [name for name, value in (("--within", within), ("--budget", budget), ("--model", model_dir),
+                                           ("--timings", timings), ("--kernels", kernel_table)) if value]
+        if given:
+            bad_input([f"{given[0]}: chooses kernels for a workload; give --for WORKLOAD"])
+        return None
+    from ckast.select.workload import WorkloadError
+    from ckast.workflow.libraries import workload_request as request
+
+    try:
+        return request(workload, within=within, budget=budget, model=model_dir, timings=timings, kernels=kernel_table)
+    except WorkloadError as exc:
+        bad_input([str(exc)])
+
+
+def workload_errors():
+    """The errors of choosing kernels for a workload that are bad input (exit 2), and those that are not (exit 1)."""
+    from ckast.select.forest import ModelError
+    from ckast.select.library import LibraryError
+    from ckast.select.lightgbm_model import MissingPackage
+    from ckast.select.timings import TimingError
+    from ckast.select.workload import WorkloadError
+
+    return (WorkloadError, LibraryError, ModelError, TimingError), (MissingPackage,)

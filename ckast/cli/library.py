@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from .common import (bad_input, counts_line, fail, jobs_option, load_library, make_selection, selection_options,
-                     tree_profile, wait_message)
+                     tree_profile, wait_message, workload_errors, workload_options, workload_request)
 
 
 @click.command()
@@ -20,8 +20,9 @@ from .common import (bad_input, counts_line, fail, jobs_option, load_library, ma
 @click.option("--ck-include", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="CK include tree the library is for: its API profile (see `ckast api detect`) replaces the "
                    "default --ck-api; a --ck-api given must match it.")
+@workload_options
 def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, out_dir, jobs, chunk_size,
-             ck_include):
+             ck_include, workload, within, budget, model_dir, timings, kernel_table):
     """Write a whole kernel library: every accepted config of a rule set (or of --config files).
 
     Per kernel a header, a one-line TU and a dispatcher wrapper; per run the registration and
@@ -35,6 +36,7 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
       ckast generate --rule-set tiny --arch gfx942 -o lib/
       ckast generate --rule-set full --arch gfx942 --datatype fp16 --ndim 2 -o lib/ -j 2
       ckast generate --config examples/ck/gemm_default_config.json -o lib/
+      ckast generate --rule-set full --arch gfx942 --datatype fp16 --ndim 2 --for shapes.csv --within 2 -o lib/
     """
     import contextlib
     import time
@@ -46,7 +48,9 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
         given = click.get_current_context().get_parameter_source("ck_api") == click.core.ParameterSource.COMMANDLINE
         ck_api = tree_profile(ck_include, ck_api if given else None)
     selection = make_selection(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs)
-    replayable = builder_conf is None and ck_include is None  # see ckast.output.replay
+    request = workload_request(workload, within, budget, model_dir, timings, kernel_table)
+    replayable = builder_conf is None and ck_include is None and model_dir is None  # see ckast.output.replay
+    inputs = (*selection.input_files(), *(request.input_files() if request is not None else ()))
 
     from ckast.errors import CkastError
     from ckast.library import SelectionError
@@ -65,7 +69,11 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
             result = generate_library(out_dir, rule_set, arch, datatypes=datatypes, ndims=ndims, variants=variants,
                                       ck_api=ck_api, builder_conf=builder_conf, configs=configs, jobs=jobs,
                                       chunk_size=chunk_size, progress=progress if sys.stderr.isatty() else None,
-                                      on_wait=wait_message)
+                                      on_wait=wait_message, workload=request)
+        except workload_errors()[0] as exc:
+            bad_input([str(exc)])
+        except workload_errors()[1] as exc:
+            fail(exc)
         except SelectionError as exc:
             bad_input(str(exc).splitlines())
         except EmptyLibrary as exc:  # nothing to generate: said in one line (the configs' own problems, each)
@@ -84,12 +92,14 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
         head = _up_to_date_head(summary, out_dir)
         click.echo(replay.noop_line(head, time.perf_counter() - start))
         if replayable:
-            replay.record(head, True, result.run_key, out_dir, selection.input_files())
+            replay.record(head, True, result.run_key, out_dir, inputs)
         return
+    if result.workload is not None:
+        click.echo("\n".join(result.workload.lines()))
     click.echo(f"{result.kernels} kernels ({counts_line(result.counts)}) -> {out_dir}: {result.written} files "
                f"written, {result.unchanged} unchanged, {result.removed} removed in {time.perf_counter() - start:.1f} s")
     if replayable:
-        replay.record(_up_to_date_head(summary, out_dir), True, result.run_key, out_dir, selection.input_files())
+        replay.record(_up_to_date_head(summary, out_dir), True, result.run_key, out_dir, inputs)
 
 
 def _up_to_date_head(summary: dict, out_dir: Path) -> str:
@@ -115,15 +125,19 @@ def _print_rule_sets(ctx: click.Context, _param: click.Parameter, value: bool) -
 @click.option("--names", is_flag=True, help="Print the accepted kernel names, one per line.")
 @click.option("--rejected", is_flag=True, help="Print every refused config with its rule ids, grouped by rule.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (counts, and names or rejected when asked).")
-def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, names, rejected, as_json):
+@workload_options
+def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, names, rejected, as_json, workload,
+          within, budget, model_dir, timings, kernel_table):
     """What a rule set yields for a selection: counts per variant, datatype and rank.
 
     A selection that yields no kernel is refused with one line saying why (exit status 2); with --rejected
-    its refused configs are listed.
+    its refused configs are listed. With --for, what a workload keeps of the library: the kernels, the
+    efficiency they offer its problems (against the whole library's best) and the problems it cannot serve.
 
     \b
     Examples:
       ckast list --rule-set full --arch gfx942 --datatype fp16 --ndim 2
+      ckast list --rule-set full --arch gfx942 --datatype fp16 --ndim 2 --for shapes.csv --budget 20
       ckast list --rule-set full --arch gfx942 --ck-api ck-2025.11 --rejected
       ckast list --rule-set tiny --arch gfx942 --names
     """
@@ -131,10 +145,23 @@ def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, conf
 
     from ckast.library import listing
 
+    request = workload_request(workload, within, budget, model_dir, timings, kernel_table)
+    if request is not None and (names or rejected or as_json):
+        bad_input(["--for: prints the kept kernels; --names, --rejected and --json list the whole library"])
     library = load_library(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs)
     empty = listing.empty_reason(library)
     if empty and not (rejected and library.refused):  # --rejected shows why every config was refused
         bad_input([empty])
+    if request is not None:
+        from ckast.workflow.libraries import choose_for_workload
+
+        try:
+            click.echo("\n".join(choose_for_workload(library, request).lines()))
+        except workload_errors()[0] as exc:
+            bad_input([str(exc)])
+        except workload_errors()[1] as exc:
+            fail(exc)
+        return
     if as_json:
         click.echo(json.dumps(listing.as_json(library, names=names, rejected=rejected), indent=2))
         return

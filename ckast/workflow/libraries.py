@@ -1,6 +1,7 @@
 """Kernel libraries: what a rule set (or config files) yields for an arch (`build_library`, what `ckast list`
-shows), writing it (`generate_library`, `ckast generate`) and reviewing the change between two libraries
-(`diff_libraries`, `ckast diff`)."""
+shows), the part of it a workload needs (`workload_request`, `choose_for_workload`, `ckast list --for`), writing
+it (`generate_library`, `ckast generate`) and reviewing the change between two libraries (`diff_libraries`,
+`ckast diff`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from .paths import PathLike, path_list
 if TYPE_CHECKING:
     from ckast.library.build import Library
     from ckast.review.compare import LibraryDiff
+    from ckast.select.workload import Request, WorkloadChoice
 
 # A rerun whose tree is up to date imports nothing more than this module and `ckast.output.stamp`: the
 # library's validation and rendering are imported once they are needed.
@@ -105,6 +107,50 @@ def build_library(rule_set: str | None = None, arch: str | None = None, *, datat
     return build(_selection(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs))
 
 
+def workload_request(workload: PathLike, *, within: float | None = None, budget: int | None = None,
+                     model: PathLike | None = None, timings: PathLike | Iterable[PathLike] = (),
+                     kernels: PathLike | None = None) -> Request:
+    """What a library for a workload asks (`ckast.select.workload` says how the kernels are chosen).
+
+    Args:
+        workload: a problems file (as `ckast select --problems` reads), with an optional `weight` per problem.
+        within: keep the fewest kernels that hold every problem within this many percent of its best.
+        budget: keep at most this many kernels, of the best weighted mean efficiency (one of the two).
+        model: a LightGBM model directory to predict with (default: the analytic model).
+        timings: timing tables whose measured TFLOPS score the kernels instead of a model.
+        kernels: CK's kernel table naming the kernels of the timing tables.
+
+    Raises:
+        WorkloadError: not exactly one of `within` and `budget`, a value out of range, a model and timings.
+    """
+    from ckast.select.workload import Request
+
+    return Request(Path(workload), within, budget, None if model is None else Path(model),
+                   tuple(path_list(timings)), None if kernels is None else Path(kernels))
+
+
+def choose_for_workload(library: Library, request: Request) -> WorkloadChoice:
+    """The kernels of `library` (`build_library`'s) that `request`'s workload keeps, and what they offer it.
+
+    Raises:
+        WorkloadError: a bad workload file or row, or no problem any kernel of the library serves.
+        LibraryError, TimingError, ModelError: a problem the library cannot tell apart, a bad timing table or
+            model.
+    """
+    return _choose(library.kernels(), request)[1]
+
+
+def _choose(kernels: list, request: Request) -> tuple[list, WorkloadChoice]:
+    """The `LoadedKernel`s kept for the workload (in the library's order) and the choice."""
+    from ckast.config import as_dict
+    from ckast.lower.identity import kernel_name
+    from ckast.select.workload import choose_for
+
+    chosen = choose_for([kernel_name(k.config) for k in kernels], [as_dict(k.config) for k in kernels], request)
+    kept = set(chosen.choice.kept)
+    return [k for i, k in enumerate(kernels) if i in kept], chosen
+
+
 @attrs.frozen
 class GenerateResult:
     """What `generate_library` did to its output directory."""
@@ -128,6 +174,8 @@ class GenerateResult:
     """The tree was already what this run would write (found from its stamp: nothing was rendered)."""
     run_key: str
     """The digest of everything the tree depends on (ckast's files, the options, the input files' bytes)."""
+    workload: WorkloadChoice | None = None
+    """With a workload: the kernels chosen for it (None also when the tree was up to date)."""
 
     @property
     def counts(self) -> dict[str, int]:
@@ -141,7 +189,7 @@ def generate_library(output: PathLike, rule_set: str | None = None, arch: str | 
                      builder_conf: PathLike | None = None, configs: PathLike | Iterable[PathLike] = (),
                      jobs: int | None = None, chunk_size: int | None = None,
                      progress: Callable[[int, int], None] | None = None,
-                     on_wait: Callable[[str], None] | None = None) -> GenerateResult:
+                     on_wait: Callable[[str], None] | None = None, workload: Request | None = None) -> GenerateResult:
     """Write a whole kernel library into the directory `output`: every accepted config of a rule set (or of
     config files), as `emit_kernels` writes kernels.
 
@@ -155,10 +203,13 @@ def generate_library(output: PathLike, rule_set: str | None = None, arch: str | 
         progress: called as `progress(done, total)` with the kernels rendered so far: 0 before rendering
             starts, then after each batch.
         on_wait: called with a message when another run holds `output` and this one waits for it.
+        workload: write only the kernels this workload keeps (`workload_request`); the manifest records the
+            request with the digests of its files, and a changed file makes the tree out of date.
 
     Raises:
         SelectionError: as `build_library`.
         EmptyLibrary: every candidate was refused.
+        WorkloadError, LibraryError, TimingError, ModelError: as `choose_for_workload`.
         ConfigError: an accepted kernel could not be rendered.
         OutputError: the output directory cannot take the run (nothing is changed).
     """
@@ -168,7 +219,11 @@ def generate_library(output: PathLike, rule_set: str | None = None, arch: str | 
     selection = _selection(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs)
     chunk_size = _chunk_size(chunk_size)
     out = Path(output)
-    key = run_key("generate", {"selection": selection.as_dict(), "chunk_size": chunk_size}, selection.input_files())
+    options, inputs, run = {"selection": selection.as_dict(), "chunk_size": chunk_size}, selection.input_files(), None
+    if workload is not None:
+        run = {**selection.as_dict(), "workload": workload.as_dict()}
+        options, inputs = {**options, "workload": run["workload"]}, (*inputs, *workload.input_files())
+    key = run_key("generate", options, inputs)
     remove_leftovers(out)
     last = up_to_date(out, key)
     if last is not None:
@@ -198,6 +253,9 @@ def generate_library(output: PathLike, rule_set: str | None = None, arch: str | 
             raise EmptyLibrary(empty_reason(library), counts)
         del library  # its refused and merged entries are not needed past here (a smaller peak RSS)
         index.keep(selection, kernels, counts)
+    chosen = None
+    if workload is not None:
+        kernels, chosen = _choose(kernels, workload)
     total, done = len(kernels), 0
 
     def advance(count: int) -> None:
@@ -210,11 +268,11 @@ def generate_library(output: PathLike, rule_set: str | None = None, arch: str | 
             progress(0, total)
         rendered = render_into(kernels, tx.stage, jobs or default_jobs(), advance if progress else None, chunk_size)
         emitted = rendered.emitted
-        stats = write_outputs(emitted, tx, chunk_size=chunk_size, run=selection.as_dict(),
+        stats = write_outputs(emitted, tx, chunk_size=chunk_size, run=run or selection.as_dict(),
                               stamp=(key, {"kernels": len(emitted), **counts}), done=rendered.written,
                               printed=rendered.printed)
     return GenerateResult(out, len(emitted), counts["proposed"], counts["refused"], counts["merged"], stats["written"],
-                          stats["unchanged"], stats["removed"], False, key)
+                          stats["unchanged"], stats["removed"], False, key, chosen)
 
 
 def diff_libraries(old: PathLike, new: PathLike, *, rule_set: str | None = None, arch: str | None = None,
