@@ -189,7 +189,7 @@ class Choice:
         served = np.isfinite(self.efficiency)
         eff, weights = self.efficiency[served], self.weights[served]
         ordered = np.sort(eff)
-        return {"problems": int(len(eff)), "mean": float(eff.mean()), "p10": float(ordered[len(eff) // 10]),
+        return {"problems": len(eff), "mean": float(eff.mean()), "p10": float(ordered[len(eff) // 10]),
                 "min": float(ordered[0]), "weighted_mean": float(np.average(eff, weights=weights))}
 
 
@@ -215,8 +215,8 @@ def choose(scores: Scores, weights: np.ndarray, *, within: float | None = None, 
         raise WorkloadError("give within or budget")
     per_problem = np.full(len(scores.served), np.nan)
     per_problem[scores.served] = eff[:, kept].max(axis=1)
-    mode, value = ("within", float(within)) if within is not None else ("budget", float(budget))  # type: ignore[arg-type]
-    return Choice(mode, value, tuple(kept), per_problem, np.asarray(weights, dtype=np.float64), over)
+    mode, value = ("within", within) if within is not None else ("budget", budget)
+    return Choice(mode, float(value), tuple(kept), per_problem, np.asarray(weights, dtype=np.float64), over)
 
 
 def _name_order(names: Sequence[str]) -> np.ndarray:
@@ -347,14 +347,15 @@ class WorkloadChoice:
     def lines(self) -> list[str]:
         """The choice as `ckast list --for` prints it."""
         c, s, total = self.choice, self.choice.summary(), len(self.scores.names)
+        over = f"; {c.over_budget} more to keep an applicable kernel for every problem" if c.over_budget else ""
         how = (f"within {c.value:g}% of each problem's best (greedy set cover)" if c.mode == "within" else
-               f"budget {int(c.value)} (greedy facility location, weighted mean efficiency"
-               + (f"; {c.over_budget} more to keep an applicable kernel for every problem)" if c.over_budget else ")"))
-        out = [f"workload {self.request.workload}: {len(self.workload.problems)} problems, {s['problems']} served by "
-               f"the selection; scorer: {self.request.scorer_name}",
-               f"kept {len(c.kept)} of {total} kernels, {how}",
-               f"efficiency of the kept kernels against the whole selection's best, over {s['problems']} problems: "
-               f"mean {s['mean']:.1%}, P10 {s['p10']:.1%}, min {s['min']:.1%}, weighted mean {s['weighted_mean']:.1%}"]
+               f"budget {int(c.value)} (greedy facility location, weighted mean efficiency{over})")
+        head = (f"workload {self.request.workload}: {len(self.workload.problems)} problems, {s['problems']} served by "
+                f"the selection; scorer: {self.request.scorer_name}")
+        figures = (f"efficiency of the kept kernels against the whole selection's best, over {s['problems']} "
+                   f"problems: mean {s['mean']:.1%}, P10 {s['p10']:.1%}, min {s['min']:.1%}, weighted mean "
+                   f"{s['weighted_mean']:.1%}")
+        out = [head, f"kept {len(c.kept)} of {total} kernels, {how}", figures]
         out += [f"  {name}" for name in self.kept_names]
         out += [f"not served: {label}: {reason}" for label, reason in self.unserved()]
         return out

@@ -1,0 +1,249 @@
+"""Libraries for a workload: the within (set cover) and budget (facility location) choices keep an applicable
+kernel for every problem the selection serves, meet their bound, are deterministic; weights; `ckast list --for`
+and `ckast generate --for` with their errors (one line, exit 2); CK's MI355X measurements cross-validated."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from ckast.cli.library import generate, list_
+from ckast.config import as_dict
+from ckast.lower.identity import kernel_name
+from ckast.select.applicability import LAYERS
+from ckast.select.evaluate import group_runs
+from ckast.select.kernel_table import read_kernel_table
+from ckast.select.rank import load_predictor
+from ckast.select.timings import read_timings
+from ckast.select.train import group_folds
+from ckast.select.workload import (Scores, Workload, WorkloadError, choose, library_of, measured, predicted,
+                                   read_workload)
+from ckast.workflow.libraries import build_library
+
+from .select_helpers import ROOT
+
+REAL = ROOT / "examples" / "ck-real"
+CONV_CONFIG = REAL / "grouped_conv_fwd_bf16_gfx950.json"
+CONV_TABLE = REAL / "grouped_conv_fwd_bf16_gfx950_train.csv"
+CONV_KERNELS = REAL / "grouped_conv_fwd_bf16_gfx950_kernels.csv"
+SHAPE = ("N", "C", "K", "G", "Hi", "Wi", "Y", "X", "stride_h", "stride_w", "pad_h", "pad_w")
+
+
+def _scores(eff: np.ndarray, names=None) -> Scores:
+    eff = np.asarray(eff, dtype=np.float64)
+    served = eff.max(axis=1) > 0
+    names = tuple(names or (f"k{i:02d}" for i in range(eff.shape[1])))
+    return Scores(names, eff, served, tuple(None if s else "none" for s in served))
+
+
+def _random(seed: int, problems: int = 40, kernels: int = 25) -> np.ndarray:
+    """Efficiencies of a random workload: each problem some kernels not applicable, its best at 1, one problem
+    served by a single poor kernel only, one by none."""
+    rng = np.random.default_rng(seed)
+    eff = rng.uniform(0.3, 1.0, (problems, kernels)) * (rng.uniform(size=(problems, kernels)) < 0.8)
+    eff[0] = 0.0
+    eff[0, 7] = 0.2
+    eff[1] = 0.0
+    eff[eff.sum(axis=1) == 0, 3] = 0.5
+    eff[1] = 0.0
+    best = eff.max(axis=1, keepdims=True)
+    return np.divide(eff, best, out=np.zeros_like(eff), where=best > 0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_within_covers_every_served_problem_within_p(seed):
+    scores = _scores(_random(seed))
+    for percent in (0.0, 5.0, 20.0):
+        choice = choose(scores, np.ones(40), within=percent)
+        eff = choice.efficiency
+        assert np.isnan(eff[1]) and np.isfinite(eff[scores.served]).all()
+        assert (eff[scores.served] >= 1 - percent / 100 - 1e-9).all()
+        assert len(set(choice.kept)) == len(choice.kept) < 25
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_budget_respects_n_covers_and_beats_every_single_kernel(seed):
+    raw = _random(seed)
+    scores = _scores(raw)
+    singles = raw[scores.served].mean(axis=0)
+    for budget in (4, 6, 10):
+        choice = choose(scores, np.ones(40), budget=budget)
+        kept_eff = raw[:, list(choice.kept)]
+        assert len(choice.kept) <= budget and choice.over_budget == 0
+        assert (kept_eff[scores.served] > 0).any(axis=1).all()  # problem 0's only kernel is kept
+        assert 7 in choice.kept
+        assert choice.summary()["mean"] >= singles.max() - 1e-12
+    assert choose(scores, np.ones(40), budget=8).summary()["mean"] > choose(scores, np.ones(40), budget=4).summary()[
+        "mean"]
+
+
+def test_budget_keeps_more_only_to_cover():
+    eff = np.eye(3)  # each problem served by its own kernel only
+    choice = choose(_scores(eff), np.ones(3), budget=1)
+    assert sorted(choice.kept) == [0, 1, 2] and choice.over_budget == 2
+    assert choice.summary() == {"problems": 3, "mean": 1.0, "p10": 1.0, "min": 1.0, "weighted_mean": 1.0}
+
+
+def test_budget_starts_from_a_cover_when_the_greedy_n_leave_a_problem_unserved():
+    eff = np.zeros((11, 3))
+    eff[:10, 0] = [1.0] * 5 + [0.5] * 5
+    eff[5:10, 2] = 1.0
+    eff[10, 1] = 1.0  # problem 10 only kernel 1 serves, at a small weight: the greedy 2 would be kernels 0 and 2
+    weights = np.array([1.0] * 10 + [0.01])
+    assert choose(_scores(eff), weights, budget=3).kept == (0, 2, 1)
+    choice = choose(_scores(eff), weights, budget=2)
+    assert choice.kept == (0, 1) and choice.over_budget == 0 and choice.summary()["min"] == 0.5
+
+
+def test_choice_is_deterministic_and_ties_go_by_name():
+    raw = _random(9)
+    perm = np.random.default_rng(1).permutation(25)
+    names = [f"k{i:02d}" for i in range(25)]
+    for kwargs in ({"within": 3.0}, {"budget": 5}):
+        a = choose(_scores(raw, names), np.ones(40), **kwargs)
+        b = choose(_scores(raw[:, perm], [names[i] for i in perm]), np.ones(40), **kwargs)
+        assert [names[i] for i in a.kept] == [names[perm[i]] for i in b.kept]
+    tied = np.ones((2, 3))
+    assert choose(_scores(tied, ["b", "a", "c"]), np.ones(2), budget=2).kept == (1,)  # "a"; a second gains nothing
+    assert choose(_scores(tied, ["b", "a", "c"]), np.ones(2), within=0).kept == (1,)
+
+
+def test_weights_decide_the_budget(tmp_path):
+    eff = np.array([[1.0, 0.5], [0.5, 1.0]])
+    assert choose(_scores(eff), np.array([1.0, 3.0]), budget=1).kept == (1,)
+    assert choose(_scores(eff), np.array([3.0, 1.0]), budget=1).kept == (0,)
+    path = tmp_path / "w.csv"
+    path.write_text("M,N,K,weight\n4096,4096,4096,2.5\n128,4096,4096,\n")
+    workload = read_workload(path, ("gemm",))
+    assert workload.weights.tolist() == [2.5, 1.0] and workload.problems[1].M == 128
+    (tmp_path / "w.json").write_text(json.dumps({"problems": [{"M": 64, "N": 64, "K": 64, "weight": 0}]}))
+    with pytest.raises(WorkloadError, match=r"w.json: row 1: weight: 0 is not a positive number$"):
+        read_workload(tmp_path / "w.json", ("gemm",))
+
+
+@pytest.fixture(scope="module")
+def conv():
+    kernels = build_library(configs=[CONV_CONFIG]).kernels()
+    return library_of([kernel_name(k.config) for k in kernels], [as_dict(k.config) for k in kernels], "ck-real")
+
+
+@pytest.fixture(scope="module")
+def shapes(tmp_path_factory) -> Path:
+    """The 185 shapes of CK's MI355X table as a workload file."""
+    import csv
+
+    with CONV_TABLE.open(newline="") as f:
+        rows = list(dict.fromkeys(tuple(r[c] for c in SHAPE) for r in csv.DictReader(f)))
+    path = tmp_path_factory.mktemp("workload") / "shapes.csv"
+    path.write_text("\n".join(",".join(r) for r in (SHAPE, *rows)) + "\n")
+    return path
+
+
+def _run(command, *args):
+    result = CliRunner().invoke(command, [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_list_for_prints_the_choice(shapes):
+    code, out, err = _run(list_, "--config", CONV_CONFIG, "--for", shapes, "--budget", "6", "--timings", CONV_TABLE,
+                          "--kernels", CONV_KERNELS)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == (f"workload {shapes}: 185 problems, 185 served by the selection; scorer: measured TFLOPS of "
+                        f"{CONV_TABLE}")
+    assert lines[1] == "kept 6 of 13 kernels, budget 6 (greedy facility location, weighted mean efficiency)"
+    assert lines[2].startswith("efficiency of the kept kernels against the whole selection's best, over 185 problems: "
+                               "mean 99.")
+    assert len(lines) == 9 and all(line.startswith("  grouped_conv_bf16_nhwgc_forward_gfx950_") for line in lines[3:])
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--budget", "3", "--within", "2"), "--for: give --within P or --budget N, not both"),
+    ((), "--for: give --within P or --budget N"),
+    (("--within", "100"), "--within: 100 is not a percentage from 0 up to 100"),
+    (("--budget", "0"), "--budget: 0 is not a positive number of kernels"),
+    (("--budget", "2", "--model", "m", "--timings", "t.csv"), "--for: give --model or --timings, not both"),
+])
+def test_bad_requests_are_one_line_exit_2(shapes, args, message):
+    code, out, err = _run(list_, "--config", CONV_CONFIG, "--for", shapes, *args)
+    assert (code, out, err) == (2, "", message + "\n")
+
+
+def test_options_without_for_and_unserved_workloads_are_refused(tmp_path):
+    code, _, err = _run(list_, "--config", CONV_CONFIG, "--within", "2")
+    assert (code, err) == (2, "--within: chooses kernels for a workload; give --for WORKLOAD\n")
+    path = tmp_path / "gemm.csv"
+    path.write_text("M,N,K\n64,64,64\n")
+    code, _, err = _run(list_, "--config", CONV_CONFIG, "--for", path, "--budget", "2")
+    assert code == 2 and len(err.splitlines()) == 1
+    assert err.startswith("no problem of the workload is served by any kernel of the selection (1 problems; the "
+                          "first: the selection: the library holds no GEMM kernel)")
+    path.write_text("N,C,K,G,Hi,Wi,Y,X,weight\n1,64,64,1,8,8,3,3,heavy\n")
+    code, _, err = _run(list_, "--config", CONV_CONFIG, "--for", path, "--budget", "2")
+    assert (code, err) == (2, f"{path}: row 1: weight: 'heavy' is not a positive number\n")
+
+
+def test_unserved_problems_are_listed(tmp_path):
+    path = tmp_path / "w.csv"  # a forward 2-D problem, and a backward-data one the forward kernels cannot serve
+    path.write_text("N,C,K,G,Hi,Wi,Y,X,direction\n1,64,64,1,16,16,3,3,forward\n1,64,64,1,16,16,3,3,bwd_data\n")
+    code, out, err = _run(list_, "--config", CONV_CONFIG, "--for", path, "--within", "5")
+    assert code == 0, err
+    assert out.splitlines()[0].endswith("2 problems, 1 served by the selection; scorer: analytic model (estimates)")
+    assert out.splitlines()[-1] == (f"not served: {path}: row 2 (G=1,N=1,C=64,K=64,Hi=16,Wi=16,Y=3,X=3,"
+                                    "direction=bwd_data): the selection: the library holds no bwd_data 2-D "
+                                    "grouped-conv kernel")
+
+
+def test_generate_for_writes_the_pruned_library_and_records_the_workload(shapes, tmp_path):
+    out = tmp_path / "lib"
+    code, stdout, err = _run(generate, "--config", CONV_CONFIG, "--for", shapes, "--budget", "3", "-o", out, "-j", "1")
+    assert code == 0, err
+    assert stdout.splitlines()[-1].startswith("3 kernels (13 proposed, 0 refused, 0 merged) -> ")
+    manifest = json.loads((out / "manifest.json").read_text())
+    kept = sorted(line.strip() for line in stdout.splitlines()[3:6])
+    assert sorted(k["name"] for k in manifest["kernels"]) == kept
+    assert manifest["run"]["workload"]["budget"] == 3 and manifest["run"]["workload"]["file"]["file"] == "shapes.csv"
+    code, stdout, _ = _run(generate, "--config", CONV_CONFIG, "--for", shapes, "--budget", "3", "-o", out, "-j", "1")
+    assert code == 0 and stdout.strip().endswith("(up to date)")
+    one = tmp_path / "shapes.csv"  # same name, other bytes: the tree is out of date
+    one.write_text("\n".join(shapes.read_text().splitlines()[:2]) + "\n")
+    code, stdout, err = _run(generate, "--config", CONV_CONFIG, "--for", one, "--budget", "3", "-o", out, "-j", "1")
+    assert code == 0, err
+    assert "(up to date)" not in stdout and len(json.loads((out / "manifest.json").read_text())["kernels"]) == 1
+
+
+def test_ck_measurements_cross_validated(conv):
+    """GroupKFold by problem over CK's MI355X table: at most 6 of the 13 kernels chosen on the training folds'
+    measured TFLOPS; on held-out problems, the best kept kernel (oracle within the kept set) and the analytic
+    model's pick among the kept, each against the best of all 13."""
+    runs = read_timings([CONV_TABLE], conv, kernels=read_kernel_table(CONV_KERNELS, conv), layers=LAYERS).runs
+    grouped = group_runs(runs)
+    problems = sorted(grouped, key=repr)
+    folds = group_folds(np.arange(len(problems)), 5)
+    analytic = predicted(load_predictor(None), LAYERS)
+    oracle, picked = np.zeros(len(problems)), np.zeros(len(problems))
+
+    def workload(indices):
+        return Workload(tuple(map(str, indices)), tuple(problems[i] for i in indices), np.ones(len(indices)),
+                        ((None, None),) * len(indices))
+
+    for fold in range(5):
+        train, test = np.flatnonzero(folds != fold), np.flatnonzero(folds == fold)
+        choice = choose(Scores.of(conv, workload(train), measured(runs)), np.ones(len(train)), budget=6)
+        kept = np.array(choice.kept)
+        assert len(kept) <= 6
+        held = Scores.of(conv, workload(test), measured(runs))
+        oracle[test] = held.efficiency[:, kept].max(axis=1)
+        tflops, _ = analytic(conv, workload(test))
+        order = np.argsort(np.argsort(np.array(conv.names, dtype=object)))[kept]
+        for row, i in enumerate(test):
+            pick = kept[np.lexsort((order, -tflops[row, kept]))[0]]
+            picked[i] = held.efficiency[row, pick]
+    p10 = lambda e: np.sort(e)[len(e) // 10]  # as `select eval`
+    print(f"oracle within kept: mean {oracle.mean():.4f} P10 {p10(oracle):.4f}; "
+          f"select's pick: mean {picked.mean():.4f} P10 {p10(picked):.4f}")
+    assert oracle.mean() >= 0.98 and p10(oracle) >= 0.94 and picked.mean() >= 0.96
