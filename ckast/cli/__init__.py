@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+from .common import HELP
+
 COMMANDS = {"emit": ("emit", "emit"), "check": ("check", "check"), "jit": ("check", "jit"),
             "generate": ("library", "generate"), "list": ("library", "list_"), "explain": ("library", "explain"),
             "diff": ("diff", "diff"), "api": ("api", "api"), "select": ("select", "select"), "bench": ("bench", "bench")}
@@ -53,7 +55,7 @@ class _Main(click.Group):
             sys.exit(exc.exit_status)
 
 
-@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Main, context_settings=HELP)
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="Show the version and exit.")
 def main() -> None:

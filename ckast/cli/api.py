@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from .common import LazyChoice, LazyDefaultOption, api_run, bad_input, default_profile, fail, profile_names
+from .common import HELP, LazyChoice, LazyDefaultOption, api_run, bad_input, default_profile, fail, profile_names
 
 
-@click.group()
+@click.group(context_settings=HELP)
 def api() -> None:
     """Check API profiles against a CK include tree, detect a tree's profile, diff and draft profiles.
 

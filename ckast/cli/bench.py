@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from .common import bad_input, fail
+from .common import HELP, bad_input, fail
 
 
-@click.group("bench")
+@click.group("bench", context_settings=HELP)
 def bench() -> None:
     """Benchmark drivers for generated libraries."""
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .common import LazyChoice, arch_names, bad_input, fail, jobs_option, profile_names
+from .common import HELP, LazyChoice, arch_names, bad_input, fail, jobs_option, profile_names
 
 
 def _print_ck_include(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -23,7 +23,7 @@ def _print_ck_include(ctx: click.Context, _param: click.Parameter, value: bool) 
     ctx.exit()
 
 
-@click.command(options_metavar="--compile HEADER [OPTIONS]")
+@click.command(options_metavar="--compile HEADER [OPTIONS]", context_settings=HELP)
 @click.option("--print-ck-include", is_flag=True, expose_value=False, is_eager=True, callback=_print_ck_include,
               help="Print the CK include root the checks compile against (as --ck-include defaults; downloaded "
                    "once), e.g. for a CMake build's -DCK_INCLUDE, and exit.")
@@ -79,7 +79,7 @@ def check(headers: tuple[Path, ...], more: tuple[Path, ...], ck_include: Path | 
     sys.exit(1 if failed else 0)
 
 
-@click.command()
+@click.command(context_settings=HELP)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--ck-api", type=LazyChoice(profile_names), default=None,
               help="CK API profile (default: each file's manifest entry, a _<profile>.hpp suffix, the profile of "

@@ -7,12 +7,12 @@ import traceback
 
 import click
 
-from .common import jobs_option, selection_options
+from .common import HELP, jobs_option, selection_options
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_TROUBLE = 0, 1, 2
 
 
-@click.command("diff")
+@click.command("diff", context_settings=HELP)
 @click.argument("old")
 @click.argument("new")
 @selection_options

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from .common import CK_API_HELP, LazyChoice, bad_input, fail, profile_names, tree_profile, wait_message
+from .common import HELP, CK_API_HELP, LazyChoice, bad_input, fail, profile_names, tree_profile, wait_message
 
 
-@click.command(options_metavar="--config FILE -o DIR [OPTIONS]")
+@click.command(options_metavar="--config FILE -o DIR [OPTIONS]", context_settings=HELP)
 @click.option("--config", "config_path", required=True, type=click.Path(path_type=Path), metavar="FILE",
               help="JSON kernel config file (more files may follow the options).")
 @click.argument("more", nargs=-1, type=click.Path(path_type=Path), metavar="[FILE]...")

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
-from .common import (bad_input, counts_line, fail, jobs_option, load_library, make_selection, selection_options,
+from .common import (HELP, bad_input, counts_line, fail, jobs_option, load_library, make_selection, selection_options,
                      tree_profile, wait_message, workload_errors, workload_options, workload_request)
 
 
-@click.command()
+@click.command(context_settings=HELP)
 @selection_options
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory.")
 @jobs_option("Rendering processes.")
@@ -118,7 +118,7 @@ def _print_rule_sets(ctx: click.Context, _param: click.Parameter, value: bool) -
     ctx.exit()
 
 
-@click.command("list")
+@click.command("list", context_settings=HELP)
 @click.option("--rule-sets", is_flag=True, expose_value=False, is_eager=True, callback=_print_rule_sets,
               help="Print the rule sets (name, kind and what each holds) and exit.")
 @selection_options
@@ -171,7 +171,7 @@ def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, conf
     click.echo("\n".join(lines))
 
 
-@click.command()
+@click.command(context_settings=HELP)
 @click.argument("target")
 @selection_options
 @click.option("--index", type=click.IntRange(min=0), default=None,

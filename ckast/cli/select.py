@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .common import bad_input, fail, jobs_option
+from .common import HELP, bad_input, fail, jobs_option
 
 _LIBRARY = click.option("--library", "library_dir", type=click.Path(path_type=Path),
                         help="A generated library (the directory of its manifest.json).")
@@ -25,7 +25,7 @@ _KERNEL_ONLY = click.option("--kernel-only", is_flag=True,
 _SHOWN_BAD = 20
 
 
-@click.group("select", invoke_without_command=True)
+@click.group("select", invoke_without_command=True, context_settings=HELP)
 @_LIBRARY
 @click.option("--problem", "problem_texts", multiple=True,
               help='A problem: "M=4096,N=4096,K=4096[,variant=preshuffle]" (or CK\'s m, n, k; multi_d: variant=multi_d,num_d_tensors=2,'
