@@ -244,6 +244,20 @@ def test_progress_line_names_the_fits_running():
                      ""]
 
 
+def _drain(screen) -> bytes:
+    """All a pseudo-terminal holds: the kernel moves written bytes to its master side asynchronously, so one
+    read may return part of them; read until nothing more comes for 0.5 s."""
+    import select as select_
+
+    data = b""
+    while select_.select([screen], [], [], 0.5)[0]:
+        chunk = screen.read(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
 def test_progress_is_shown_on_a_terminal(libs, tables, tmp_path, monkeypatch, capsys):
     master, slave = pty.openpty()
     with os.fdopen(slave, "w") as terminal, os.fdopen(master, "rb", buffering=0) as screen:
@@ -251,7 +265,7 @@ def test_progress_is_shown_on_a_terminal(libs, tables, tmp_path, monkeypatch, ca
         select.main(["train", "--data", str(tables["train"]), "--library", str(libs["conv"]), "-o",
                      str(tmp_path / "m"), "--trees", "10", "--folds", "2", "-j", "2"], standalone_mode=False)
         terminal.flush()
-        shown = screen.read(65536).decode()
+        shown = _drain(screen).decode()
     assert "10 trees, " in capsys.readouterr().out
     assert shown.startswith("\r") and "30 of 30 trees, " in shown and shown.endswith("\r\x1b[K"), shown
 

@@ -12,8 +12,9 @@ from typing import Any
 
 import click
 
-from .common import HELP
-
+HELP = {"help_option_names": ["-h", "--help"]}
+"""Context settings of every command: `-h` is `--help` (set on each command, so it holds however the
+command is invoked)."""
 COMMANDS = {"emit": ("emit", "emit"), "check": ("check", "check"), "jit": ("check", "jit"),
             "generate": ("library", "generate"), "list": ("library", "list_"), "explain": ("library", "explain"),
             "diff": ("diff", "diff"), "api": ("api", "api"), "select": ("select", "select"), "bench": ("bench", "bench")}

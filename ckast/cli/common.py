@@ -11,10 +11,9 @@ from typing import Any, NoReturn
 
 import click
 
+from . import HELP  # noqa: F401  (the command modules take it from here, with the other shared pieces)
+
 EXIT_BAD_INPUT = 2
-HELP = {"help_option_names": ["-h", "--help"]}
-"""Context settings of every command: `-h` is `--help` (set on each command, so it holds however the
-command is invoked)."""
 
 # Defining the command line imports nothing but click: the names the options offer (rule sets, archs,
 # API profiles) and ckast's version are loaded when a command, its --help or --version needs them, and each
