@@ -158,7 +158,9 @@ def test_list_for_prints_the_choice(shapes):
     assert lines[1] == "kept 6 of 13 kernels, budget 6 (greedy facility location, weighted mean efficiency)"
     assert lines[2].startswith("efficiency of the kept kernels against the whole selection's best, over 185 problems: "
                                "mean 99.")
-    assert len(lines) == 9 and all(line.startswith("  grouped_conv_bf16_nhwgc_forward_gfx950_") for line in lines[3:])
+    assert len(lines) == 10 and all(line.startswith("  grouped_conv_bf16_nhwgc_forward_gfx950_") for line in lines[3:9])
+    assert lines[9] == ("estimated build: kept not estimated (no compile figures for its 6 kernels' arch and variant); "
+                        "whole selection not estimated (no compile figures for its 13 kernels' arch and variant)")
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -247,3 +249,4 @@ def test_ck_measurements_cross_validated(conv):
     print(f"oracle within kept: mean {oracle.mean():.4f} P10 {p10(oracle):.4f}; "
           f"select's pick: mean {picked.mean():.4f} P10 {p10(picked):.4f}")
     assert oracle.mean() >= 0.98 and p10(oracle) >= 0.94 and picked.mean() >= 0.96
+

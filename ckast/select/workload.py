@@ -335,6 +335,8 @@ class WorkloadChoice:
     workload: Workload
     scores: Scores
     choice: Choice
+    builds: tuple[tuple[str, str], ...] = ()
+    """Every kernel's (arch, variant), in the order of `scores.names`: what its build cost is estimated by."""
 
     @property
     def kept_names(self) -> list[str]:
@@ -357,6 +359,11 @@ class WorkloadChoice:
                    f"{s['weighted_mean']:.1%}")
         out = [head, f"kept {len(c.kept)} of {total} kernels, {how}", figures]
         out += [f"  {name}" for name in self.kept_names]
+        if self.builds:
+            from ckast.library.build_cost import build_cost
+
+            whole, kept = build_cost(self.builds), build_cost(self.builds[i] for i in c.kept)
+            out.append(f"estimated build: kept {kept.text()}; whole selection {whole.text()}")
         out += [f"not served: {label}: {reason}" for label, reason in self.unserved()]
         return out
 
@@ -381,4 +388,5 @@ def choose_for(names: Sequence[str], configs: Sequence[Mapping[str, Any]], reque
         scorer = predicted(load_predictor(request.model), LAYERS)
     scores = Scores.of(library, workload, scorer)
     return WorkloadChoice(request, workload, scores,
-                          choose(scores, workload.weights, within=request.within, budget=request.budget))
+                          choose(scores, workload.weights, within=request.within, budget=request.budget),
+                          tuple((str(c.get("arch")), str(c.get("variant"))) for c in configs))
