@@ -96,13 +96,18 @@ def evaluate(runs: Iterable[Run], predict: Callable[[Problem, list[int]], np.nda
     return outcomes
 
 
-def summary(outcomes: list[Outcome]) -> dict[str, float]:
-    """Problems, mean, P10 (sorted[n // 10]), P50 (sorted[n // 2]) and minimum efficiency, top-1 and top-5 rates."""
-    eff = np.sort([o.efficiency for o in outcomes])
+def efficiency_figures(efficiency: np.ndarray) -> dict[str, float]:
+    """Problems, mean, P10 (sorted[n // 10]), P50 (sorted[n // 2]) and minimum of per-problem efficiencies."""
+    eff = np.sort(efficiency)
     n = len(eff)
     return {"problems": n, "mean": float(eff.mean()), "p10": float(eff[n // 10]), "p50": float(eff[n // 2]),
-            "min": float(eff[0]), "top1": float(np.mean([o.top1 for o in outcomes])),
-            "top5": float(np.mean([o.top5 for o in outcomes]))}
+            "min": float(eff[0])}
+
+
+def summary(outcomes: list[Outcome]) -> dict[str, float]:
+    """`efficiency_figures` of the picks, then the top-1 and top-5 rates."""
+    return {**efficiency_figures(np.array([o.efficiency for o in outcomes])),
+            "top1": float(np.mean([o.top1 for o in outcomes])), "top5": float(np.mean([o.top5 for o in outcomes]))}
 
 
 def report(outcomes: list[Outcome]) -> dict[str, dict[str, dict[str, float]]]:

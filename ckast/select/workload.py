@@ -34,6 +34,7 @@ import numpy as np
 
 from ckast.errors import CkastError
 
+from .evaluate import efficiency_figures
 from .library import Library, LibraryError
 from .problem import Problem, ProblemError
 from .report import parse_problem, problem_label, read_problems
@@ -184,13 +185,13 @@ class Choice:
     """Kernels kept beyond the budget so that every served problem keeps an applicable kernel."""
 
     def summary(self) -> dict[str, float]:
-        """Over the served problems: their count, mean, P10 (sorted[n // 10], as `select eval`), minimum and
-        weighted mean efficiency."""
+        """Over the served problems: their count, mean, P10 and minimum efficiency as `select eval` gives them
+        (`evaluate.efficiency_figures`), and the weighted mean."""
         served = np.isfinite(self.efficiency)
         eff, weights = self.efficiency[served], self.weights[served]
-        ordered = np.sort(eff)
-        return {"problems": len(eff), "mean": float(eff.mean()), "p10": float(ordered[len(eff) // 10]),
-                "min": float(ordered[0]), "weighted_mean": float(np.average(eff, weights=weights))}
+        figures = efficiency_figures(eff)
+        return {k: figures[k] for k in ("problems", "mean", "p10", "min")} | {
+            "weighted_mean": float(np.average(eff, weights=weights))}
 
 
 def choose(scores: Scores, weights: np.ndarray, *, within: float | None = None, budget: int | None = None) -> Choice:
