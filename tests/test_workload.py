@@ -158,9 +158,26 @@ def test_list_for_prints_the_choice(shapes):
     assert lines[1] == "kept 6 of 13 kernels, budget 6 (greedy facility location, weighted mean efficiency)"
     assert lines[2].startswith("efficiency of the kept kernels against the whole selection's best, over 185 problems: "
                                "mean 99.")
-    assert len(lines) == 10 and all(line.startswith("  grouped_conv_bf16_nhwgc_forward_gfx950_") for line in lines[3:9])
-    assert lines[9] == ("estimated build: kept not estimated (no compile figures for its 6 kernels' arch and variant); "
-                        "whole selection not estimated (no compile figures for its 13 kernels' arch and variant)")
+    assert all(line.startswith("  grouped_conv_bf16_nhwgc_forward_gfx950_") for line in lines[3:9])
+    assert lines[9] == "served least well:" and len(lines) == 16
+    lowest = [float(line.split("%")[0]) for line in lines[10:15]]
+    assert lowest == sorted(lowest) and lowest[-1] < 100 and all(" by grouped_conv_" in line for line in lines[10:15])
+    assert lines[15].startswith("estimated build: kept ") and "6 kernels by another arch's or variant's figures" in lines[15]
+
+
+def test_list_for_json_holds_every_problem_and_agrees_with_the_text(shapes):
+    args = ("--config", CONV_CONFIG, "--for", shapes, "--budget", "6", "--timings", CONV_TABLE, "--kernels", CONV_KERNELS)
+    code, out, err = _run(list_, *args, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    _, text, _ = _run(list_, *args)
+    assert [f"  {name}" for name in doc["kept"]] == text.splitlines()[3:9]
+    assert (doc["mode"], doc["value"], doc["kernels"], len(doc["problems"])) == ("budget", 6.0, 13, 185)
+    effs = [p["efficiency"] for p in doc["problems"]]
+    assert min(effs) == doc["efficiency"]["min"] and np.mean(effs) == pytest.approx(doc["efficiency"]["mean"])
+    assert all(p["kernel"] in doc["kept"] and p["not_served"] is None for p in doc["problems"])
+    assert doc["build"]["kept"]["borrowed"] == 6 and doc["build"]["whole"]["borrowed"] == 13
+    assert doc["build"]["kept"]["cpu_hours"] == pytest.approx(doc["build"]["whole"]["cpu_hours"] * 6 / 13)
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -209,8 +226,10 @@ def test_generate_for_writes_the_pruned_library_and_records_the_workload(shapes,
     kept = sorted(line.strip() for line in stdout.splitlines()[3:6])
     assert sorted(k["name"] for k in manifest["kernels"]) == kept
     assert manifest["run"]["workload"]["budget"] == 3 and manifest["run"]["workload"]["file"]["file"] == "shapes.csv"
+    first = stdout.splitlines()
     code, stdout, _ = _run(generate, "--config", CONV_CONFIG, "--for", shapes, "--budget", "3", "-o", out, "-j", "1")
     assert code == 0 and stdout.strip().endswith("(up to date)")
+    assert stdout.splitlines()[:-1] == first[:-1]  # the choice, printed again from the tree's stamp
     one = tmp_path / "shapes.csv"  # same name, other bytes: the tree is out of date
     one.write_text("\n".join(shapes.read_text().splitlines()[:2]) + "\n")
     code, stdout, err = _run(generate, "--config", CONV_CONFIG, "--for", one, "--budget", "3", "-o", out, "-j", "1")

@@ -1,10 +1,12 @@
 """Benchmark: libraries for a workload (`ckast list --for`) on the shipped example workloads, against the
-scale goals (the kept set <= 2% of the selection's kernels, each choice in under 10 s).
+scale goals (the kept set <= 2% of the selection's kernels and of its estimated build CPU-hours, each
+choice in under 10 s).
 
-Each case runs `ckast list ... --for WORKLOAD --within P` as a user does (a fresh process, the rule set
-expanded and the analytic model scoring every (problem, kernel) pair) and prints the kept count, its share of
-the selection, the efficiency the kept set offers against the whole selection's best (mean, P10, min;
-predicted by the analytic model, so estimates), the problems not served and the wall seconds:
+Each case runs `ckast list ... --for WORKLOAD --within P --json` as a user does (a fresh process, the rule
+set expanded and the analytic model scoring every (problem, kernel) pair) and prints the kept count, its share
+of the selection, the efficiency the kept set offers against the whole selection's best (mean, P10, min;
+predicted by the analytic model, so estimates), the problems not served, the estimated build CPU-hours of the
+kept set and of the whole selection (`ckast/library/data/compile_cost.toml`) and the wall seconds:
 
     python tools/bench_workload.py
     python tools/bench_workload.py --within 5 --arch gfx950
@@ -17,8 +19,8 @@ variants, and the standard variant its problems are).
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -32,26 +34,20 @@ CASES = (
     ("LLaMA 7B/8B GEMMs, gemm-default, all variants", "gemm-default", "llama_gemm.csv", ()),
     ("LLaMA 7B/8B GEMMs, gemm-default, standard", "gemm-default", "llama_gemm.csv", ("--variant", "standard")),
 )
-_KEPT = re.compile(r"kept (\d+) of (\d+) kernels")
-_EFF = re.compile(r"mean ([\d.]+)%, P10 ([\d.]+)%, min ([\d.]+)%")
 
 
 def run(rule_set: str, workload: Path, extra: tuple[str, ...], args: argparse.Namespace) -> dict:
-    """One `ckast list --for` run: its figures parsed from the output, and its wall seconds."""
+    """One `ckast list --for --json` run: its document and its wall seconds."""
     cmd = [sys.executable, "-m", "ckast", "list", "--rule-set", rule_set, "--arch", args.arch,
            "--ck-api", args.ck_api, "--datatype", "fp16", *extra, "--for", str(workload),
-           "--within", str(args.within)]
+           "--within", str(args.within), "--json"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     start = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         sys.exit(f"{' '.join(cmd[1:])} failed ({done.returncode}): {done.stderr.strip()}")
-    kept, total = map(int, _KEPT.search(done.stdout).groups())
-    mean, p10, low = map(float, _EFF.search(done.stdout).groups())
-    unserved = done.stdout.count("not served:")
-    return {"kept": kept, "total": total, "mean": mean, "p10": p10, "min": low, "unserved": unserved,
-            "seconds": seconds}
+    return {**json.loads(done.stdout), "seconds": seconds}
 
 
 def main() -> None:
@@ -61,14 +57,22 @@ def main() -> None:
     parser.add_argument("--ck-api", default="ck-2026.06")
     args = parser.parse_args()
     print(f"ckast list --for WORKLOAD --within {args.within} --arch {args.arch} --ck-api {args.ck_api} "
-          f"--datatype fp16 (analytic model; goals: kept <= 2%, < 10 s)")
-    print(f"{'case':48} {'kept':>11} {'share':>6} {'mean':>6} {'P10':>6} {'min':>6} {'unserved':>8} {'s':>5}")
+          f"--datatype fp16 --json (analytic model; goals: kept <= 2% of the kernels and of the build CPU-hours, "
+          f"< 10 s)")
+    print(f"{'case':48} {'kept':>11} {'share':>6} {'mean':>6} {'P10':>6} {'min':>6} {'unserved':>8} "
+          f"{'CPU-h kept / whole':>19} {'share':>6} {'s':>5}")
     for title, rule_set, name, extra in CASES:
         r = run(rule_set, WORKLOADS / name, extra, args)
-        share = 100 * r["kept"] / r["total"]
-        print(f"{title:48} {r['kept']:>4} / {r['total']:<4} {share:5.2f}% {r['mean']:5.1f}% {r['p10']:5.1f}% "
-              f"{r['min']:5.1f}% {r['unserved']:>8} {r['seconds']:5.2f}")
-
+        share = 100 * len(r["kept"]) / r["kernels"]
+        eff, build = r["efficiency"], r["build"]
+        kept_h, whole_h = build["kept"]["cpu_hours"], build["whole"]["cpu_hours"]
+        unserved = sum(p["efficiency"] is None for p in r["problems"])
+        print(f"{title:48} {len(r['kept']):>4} / {r['kernels']:<4} {share:5.2f}% {100 * eff['mean']:5.1f}% "
+              f"{100 * eff['p10']:5.1f}% {100 * eff['min']:5.1f}% {unserved:>8} {kept_h:8.2f} / {whole_h:<8.2f} "
+              f"{100 * kept_h / whole_h:5.2f}% {r['seconds']:5.2f}")
+        if build["whole"]["unmeasured"] or build["whole"]["borrowed"]:
+            print(f"{'':48} build: {build['whole']['borrowed']} kernels by another arch's or variant's compile "
+                  f"figures, {build['whole']['unmeasured']} without figures")
 
 if __name__ == "__main__":
     main()

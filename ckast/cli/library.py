@@ -89,23 +89,31 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
             sys.exit(1)
     summary = {"kernels": result.kernels, **result.counts, "files": result.written + result.unchanged}
     if result.up_to_date:
-        head = _up_to_date_head(summary, out_dir)
+        head = _up_to_date_head(summary, out_dir, result.workload)
         click.echo(replay.noop_line(head, time.perf_counter() - start))
         if replayable:
             replay.record(head, True, result.run_key, out_dir, inputs)
         return
     if result.workload is not None:
-        click.echo("\n".join(result.workload.lines()))
+        from ckast.select.workload import choice_lines
+
+        click.echo("\n".join(choice_lines(result.workload)))
     click.echo(f"{result.kernels} kernels ({counts_line(result.counts)}) -> {out_dir}: {result.written} files "
                f"written, {result.unchanged} unchanged, {result.removed} removed in {time.perf_counter() - start:.1f} s")
     if replayable:
-        replay.record(_up_to_date_head(summary, out_dir), True, result.run_key, out_dir, inputs)
+        replay.record(_up_to_date_head(summary, out_dir, result.workload), True, result.run_key, out_dir, inputs)
 
 
-def _up_to_date_head(summary: dict, out_dir: Path) -> str:
-    """The line of a rerun that finds the tree of the run with `summary` (its stamp's) up to date."""
-    return (f"{summary['kernels']} kernels ({counts_line(summary)}) -> {out_dir}: 0 files written, "
+def _up_to_date_head(summary: dict, out_dir: Path, workload: dict | None) -> str:
+    """What a rerun that finds the tree of the run with `summary` (its stamp's) up to date prints before its
+    time: the workload's choice, if any, and the counts line."""
+    head = (f"{summary['kernels']} kernels ({counts_line(summary)}) -> {out_dir}: 0 files written, "
             f"{summary['files']} unchanged, 0 removed")
+    if workload is None:
+        return head
+    from ckast.select.workload import choice_lines
+
+    return "\n".join([*choice_lines(workload), head])
 
 
 def _print_rule_sets(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -124,7 +132,8 @@ def _print_rule_sets(ctx: click.Context, _param: click.Parameter, value: bool) -
 @selection_options
 @click.option("--names", is_flag=True, help="Print the accepted kernel names, one per line.")
 @click.option("--rejected", is_flag=True, help="Print every refused config with its rule ids, grouped by rule.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (counts, and names or rejected when asked).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (counts, and names or rejected when asked; with --for, the choice: kept kernels, "
+                   "every problem's efficiency and best kept kernel, build estimates).")
 @workload_options
 def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, names, rejected, as_json, workload,
           within, budget, model_dir, timings, kernel_table):
@@ -146,8 +155,8 @@ def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, conf
     from ckast.library import listing
 
     request = workload_request(workload, within, budget, model_dir, timings, kernel_table)
-    if request is not None and (names or rejected or as_json):
-        bad_input(["--for: prints the kept kernels; --names, --rejected and --json list the whole library"])
+    if request is not None and (names or rejected):
+        bad_input(["--for: prints the kept kernels; --names and --rejected list the whole library"])
     library = load_library(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs)
     empty = listing.empty_reason(library)
     if empty and not (rejected and library.refused):  # --rejected shows why every config was refused
@@ -156,11 +165,12 @@ def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, conf
         from ckast.workflow.libraries import choose_for_workload
 
         try:
-            click.echo("\n".join(choose_for_workload(library, request).lines()))
+            choice = choose_for_workload(library, request)
         except workload_errors()[0] as exc:
             bad_input([str(exc)])
         except workload_errors()[1] as exc:
             fail(exc)
+        click.echo(json.dumps(choice.as_json(), indent=2) if as_json else "\n".join(choice.lines()))
         return
     if as_json:
         click.echo(json.dumps(listing.as_json(library, names=names, rejected=rejected), indent=2))

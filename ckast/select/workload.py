@@ -260,13 +260,6 @@ def _facility(eff: np.ndarray, w: np.ndarray, order: np.ndarray, kept: list[int]
     return kept
 
 
-def unserved(workload: Workload, scores: Scores) -> list[tuple[str, str]]:
-    """(label and problem, reason) of every problem no kernel of the library serves, in file order."""
-    return [(f"{label} ({problem_label(problem)})", reason or "")
-            for label, problem, served, reason in zip(workload.labels, workload.problems, scores.served,
-                                                      scores.reasons) if not served]
-
-
 def library_of(names: Sequence[str], configs: Sequence[Mapping[str, Any]], where: str) -> Library:
     """A selection's accepted kernels as selection sees a generated library (`where` names it in messages)."""
     return Library(Path(where), tuple(names), tuple(configs))
@@ -344,29 +337,66 @@ class WorkloadChoice:
         """The kept kernels' names, sorted."""
         return sorted(self.scores.names[i] for i in self.choice.kept)
 
-    def unserved(self) -> list[tuple[str, str]]:
-        return unserved(self.workload, self.scores)
-
-    def lines(self) -> list[str]:
-        """The choice as `ckast list --for` prints it."""
-        c, s, total = self.choice, self.choice.summary(), len(self.scores.names)
-        over = f"; {c.over_budget} more to keep an applicable kernel for every problem" if c.over_budget else ""
-        how = (f"within {c.value:g}% of each problem's best (greedy set cover)" if c.mode == "within" else
-               f"budget {int(c.value)} (greedy facility location, weighted mean efficiency{over})")
-        head = (f"workload {self.request.workload}: {len(self.workload.problems)} problems, {s['problems']} served by "
-                f"the selection; scorer: {self.request.scorer_name}")
-        figures = (f"efficiency of the kept kernels against the whole selection's best, over {s['problems']} "
-                   f"problems: mean {s['mean']:.1%}, P10 {s['p10']:.1%}, min {s['min']:.1%}, weighted mean "
-                   f"{s['weighted_mean']:.1%}")
-        out = [head, f"kept {len(c.kept)} of {total} kernels, {how}", figures]
-        out += [f"  {name}" for name in self.kept_names]
+    def as_json(self) -> dict[str, Any]:
+        """The choice as data (`ckast list --for --json` prints it; a generated library's stamp keeps it):
+        the request, the kept kernels, the efficiency figures, every problem's efficiency and the best kept
+        kernel for it (None where not served, with the reason), and the estimated build costs."""
+        c, s = self.choice, self.choice.summary()
+        kept = np.array(c.kept)
+        best = kept[np.argmax(self.scores.efficiency[:, kept], axis=1)]
+        problems = [{"problem": label, "shape": problem_label(problem), "weight": float(weight),
+                     "efficiency": float(eff) if served else None,
+                     "kernel": self.scores.names[int(k)] if served else None, "not_served": reason}
+                    for label, problem, weight, eff, k, served, reason
+                    in zip(self.workload.labels, self.workload.problems, self.workload.weights, c.efficiency, best,
+                           self.scores.served, self.scores.reasons)]
+        doc: dict[str, Any] = {
+            "workload": str(self.request.workload), "scorer": self.request.scorer_name, "mode": c.mode,
+            "value": c.value, "over_budget": c.over_budget, "kernels": len(self.scores.names),
+            "kept": self.kept_names, "efficiency": s, "problems": problems, "build": None}
         if self.builds:
             from ckast.library.build_cost import build_cost
 
-            whole, kept = build_cost(self.builds), build_cost(self.builds[i] for i in c.kept)
-            out.append(f"estimated build: kept {kept.text()}; whole selection {whole.text()}")
-        out += [f"not served: {label}: {reason}" for label, reason in self.unserved()]
-        return out
+            doc["build"] = {"kept": build_cost(self.builds[i] for i in c.kept).as_json(),
+                            "whole": build_cost(self.builds).as_json()}
+        return doc
+
+    def lines(self) -> list[str]:
+        """The choice as `ckast list --for` prints it."""
+        return choice_lines(self.as_json())
+
+
+LOWEST = 5
+"""How many of the problems the kept kernels serve least well the text names."""
+
+
+def choice_lines(doc: Mapping[str, Any]) -> list[str]:
+    """The lines of a choice's document (`WorkloadChoice.as_json`): the request, the kept kernels, the
+    efficiency figures, the problems served least well, the build estimates and the problems not served."""
+    s, problems = doc["efficiency"], doc["problems"]
+    value = doc["value"]
+    over = f"; {doc['over_budget']} more to keep an applicable kernel for every problem" if doc["over_budget"] else ""
+    how = (f"within {value:g}% of each problem's best (greedy set cover)" if doc["mode"] == "within" else
+           f"budget {int(value)} (greedy facility location, weighted mean efficiency{over})")
+    out = [f"workload {doc['workload']}: {len(problems)} problems, {s['problems']} served by the selection; "
+           f"scorer: {doc['scorer']}",
+           f"kept {len(doc['kept'])} of {doc['kernels']} kernels, {how}",
+           f"efficiency of the kept kernels against the whole selection's best, over {s['problems']} problems: "
+           f"mean {s['mean']:.1%}, P10 {s['p10']:.1%}, min {s['min']:.1%}, weighted mean {s['weighted_mean']:.1%}"]
+    out += [f"  {name}" for name in doc["kept"]]
+    served = sorted((p for p in problems if p["efficiency"] is not None), key=lambda p: p["efficiency"])
+    lowest = [p for p in served[:LOWEST] if p["efficiency"] < 1 - _TOLERANCE]
+    if lowest:
+        out.append("served least well:")
+        out += [f"  {p['efficiency']:.1%}  {p['problem']} ({p['shape']}) by {p['kernel']}" for p in lowest]
+    if doc["build"] is not None:
+        from ckast.library.build_cost import cost_text
+
+        out.append(f"estimated build: kept {cost_text(doc['build']['kept'])}; whole selection "
+                   f"{cost_text(doc['build']['whole'])}")
+    out += [f"not served: {p['problem']} ({p['shape']}): {p['not_served'] or ''}" for p in problems
+            if p["efficiency"] is None]
+    return out
 
 
 def choose_for(names: Sequence[str], configs: Sequence[Mapping[str, Any]], request: Request,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -174,8 +174,9 @@ class GenerateResult:
     """The tree was already what this run would write (found from its stamp: nothing was rendered)."""
     run_key: str
     """The digest of everything the tree depends on (ckast's files, the options, the input files' bytes)."""
-    workload: WorkloadChoice | None = None
-    """With a workload: the kernels chosen for it (None also when the tree was up to date)."""
+    workload: dict[str, Any] | None = None
+    """With a workload: the choice as data (`WorkloadChoice.as_json`; `ckast.select.workload.choice_lines`
+    prints it), kept in the tree's stamp, so also given when the tree was up to date."""
 
     @property
     def counts(self) -> dict[str, int]:
@@ -228,7 +229,7 @@ def generate_library(output: PathLike, rule_set: str | None = None, arch: str | 
     last = up_to_date(out, key)
     if last is not None:
         return GenerateResult(out, last["kernels"], last["proposed"], last["refused"], last["merged"], 0,
-                              last["files"], 0, True, key)
+                              last["files"], 0, True, key, last.get("workload"))
     from ckast.config import ConfigError
     from ckast.emit import write_outputs
     from ckast.library import build, index
@@ -255,7 +256,8 @@ def generate_library(output: PathLike, rule_set: str | None = None, arch: str | 
         index.keep(selection, kernels, counts)
     chosen = None
     if workload is not None:
-        kernels, chosen = _choose(kernels, workload)
+        kernels, choice = _choose(kernels, workload)
+        chosen = choice.as_json()
     total, done = len(kernels), 0
 
     def advance(count: int) -> None:
@@ -268,8 +270,9 @@ def generate_library(output: PathLike, rule_set: str | None = None, arch: str | 
             progress(0, total)
         rendered = render_into(kernels, tx.stage, jobs or default_jobs(), advance if progress else None, chunk_size)
         emitted = rendered.emitted
+        summary = {"kernels": len(emitted), **counts, **({"workload": chosen} if chosen else {})}
         stats = write_outputs(emitted, tx, chunk_size=chunk_size, run=run or selection.as_dict(),
-                              stamp=(key, {"kernels": len(emitted), **counts}), done=rendered.written,
+                              stamp=(key, summary), done=rendered.written,
                               printed=rendered.printed)
     return GenerateResult(out, len(emitted), counts["proposed"], counts["refused"], counts["merged"], stats["written"],
                           stats["unchanged"], stats["removed"], False, key, chosen)
