@@ -4,6 +4,7 @@ and `ckast generate --for` with their errors (one line, exit 2); CK's MI355X mea
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from ckast.cli.library import generate, list_
+from ckast.cli.diff import diff
 from ckast.config import as_dict
 from ckast.lower.identity import kernel_name
 from ckast.select.applicability import LAYERS
@@ -235,6 +237,15 @@ def test_generate_for_writes_the_pruned_library_and_records_the_workload(shapes,
     code, stdout, err = _run(generate, "--config", CONV_CONFIG, "--for", one, "--budget", "3", "-o", out, "-j", "1")
     assert code == 0, err
     assert "(up to date)" not in stdout and len(json.loads((out / "manifest.json").read_text())["kernels"]) == 1
+
+    wider = tmp_path / "wider"
+    code, _, err = _run(generate, "--config", CONV_CONFIG, "--for", shapes, "--within", "5", "-o", wider, "-j", "1")
+    assert code == 0, err
+    code, stdout, err = _run(diff, out, wider)
+    assert code == 1, err  # the trees differ
+    digest = hashlib.sha256(one.read_bytes()).hexdigest()[:12]
+    assert stdout.splitlines()[0] == f"old: {out} (1 kernel; for shapes.csv (sha256 {digest}), budget 3, analytic model)"
+    assert stdout.splitlines()[1].startswith(f"new: {wider} (") and ", within 5%, analytic model)" in stdout
 
 
 def test_ck_measurements_cross_validated(conv):

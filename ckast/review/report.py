@@ -16,8 +16,8 @@ def summary(diff: LibraryDiff) -> list[str]:
     c = diff.counts()
     run = diff.run_files
     return [
-        f"old: {diff.old.label} ({_count(c['old'], 'kernel')}{_refused(diff.old)})",
-        f"new: {diff.new.label} ({_count(c['new'], 'kernel')}{_refused(diff.new)})",
+        f"old: {diff.old.label} ({_count(c['old'], 'kernel')}{_notes(diff.old)})",
+        f"new: {diff.new.label} ({_count(c['new'], 'kernel')}{_notes(diff.new)})",
         f"{c['unchanged']} unchanged, {c['changed']} changed, {c['renamed']} renamed (identical code), "
         f"{c['added']} added, {c['removed']} removed; run files: {len(run.changed)} changed, {len(run.added)} added, "
         f"{len(run.removed)} removed",
@@ -75,8 +75,10 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _refused(side: Side) -> str:
-    return f", {_count(side.refused, 'config')} refused" if side.refused else ""
+def _notes(side: Side) -> str:
+    """The configs a selection side refused, and the workload a tree was generated for."""
+    refused = f", {_count(side.refused, 'config')} refused" if side.refused else ""
+    return refused + (f"; {side.workload}" if side.workload else "")
 
 
 def _knobs(group: Group) -> str:

@@ -47,6 +47,8 @@ class Side:
     kernels: Mapping[str, Kernel]
     run_files: Mapping[str, str]
     refused: int = 0
+    workload: str = ""
+    """For a tree generated for a workload: what it was chosen for (`for FILE (sha256 ...), within P%`)."""
 
 
 @attrs.frozen
@@ -99,7 +101,22 @@ def read_tree(root: Path) -> Side:
         run_files = {p: text(p) for p in manifest.files or () if p not in owned}  # the manifest does not list itself
     except ManifestError as exc:
         raise SideError(str(exc)) from None
-    return Side(str(root), kernels, run_files)
+    return Side(str(root), kernels, run_files, workload=_workload(manifest.run or {}))
+
+
+def _workload(run: Mapping[str, Any]) -> str:
+    """The workload a run's kernels were chosen for, as its manifest records it (`Request.as_dict`), in words;
+    "" for a run of no workload (or a record of another shape)."""
+    request = run.get("workload")
+    if not isinstance(request, dict) or not isinstance(request.get("file"), dict):
+        return ""
+    file, digest = request["file"].get("file"), request["file"].get("sha256")
+    mode = (f"within {request['within']:g}%" if isinstance(request.get("within"), (int, float))
+            else f"budget {request['budget']}" if isinstance(request.get("budget"), int) else "")
+    if not isinstance(file, str) or not mode:
+        return ""
+    scorer = ("timings" if "timings" in request else "model" if "model" in request else "analytic model")
+    return f"for {file}{f' (sha256 {digest[:12]})' if isinstance(digest, str) else ''}, {mode}, {scorer}"
 
 
 def render_selection(request: Request, label: str) -> Side:
