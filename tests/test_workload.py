@@ -13,6 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from ckast.cli.library import generate, list_
+from ckast.cli.select import select
+from ckast.cli.bench import bench
 from ckast.cli.diff import diff
 from ckast.config import as_dict
 from ckast.lower.identity import kernel_name
@@ -280,3 +282,16 @@ def test_ck_measurements_cross_validated(conv):
           f"select's pick: mean {picked.mean():.4f} P10 {p10(picked):.4f}")
     assert oracle.mean() >= 0.98 and p10(oracle) >= 0.94 and picked.mean() >= 0.96
 
+
+
+def test_a_workload_is_a_problems_file_for_select_and_the_bench_driver(tmp_path):
+    lib, path = tmp_path / "lib", tmp_path / "w.csv"
+    path.write_text("N,C,K,G,Hi,Wi,Y,X,weight\n1,64,64,1,16,16,3,3,0.25\n2,64,64,1,16,16,3,3,\n")
+    assert _run(generate, "--config", CONV_CONFIG, "-o", lib, "-j", "1")[0] == 0
+    code, out, err = _run(select, "--library", lib, "--problems", path, "-k", "1")
+    assert code == 0 and out.count("row ") == 2, err
+    code, out, err = _run(bench, "emit", "--library", lib, "--problems", path, "-o", tmp_path / "bench")
+    assert code == 0 and out.startswith("13 kernels, 2 problems"), err
+    path.write_text("N,C,K,G,Hi,Wi,Y,X,weight\n1,64,64,1,16,16,3,3,0\n")
+    assert _run(select, "--library", lib, "--problems", path)[::2] == (2, f"{path}: row 1: weight: '0' is not a "
+                                                                          f"positive number\n")

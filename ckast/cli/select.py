@@ -33,7 +33,8 @@ _SHOWN_BAD = 20
                    '("G=1,N=32,C=64,K=64,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1[,direction=bwd_data]"; repeatable).')
 @click.option("--problems", "problems_file", type=click.Path(path_type=Path), default=None,
               help="Many problems, each printed as it is ranked: a CSV with a header row and one problem per row, or "
-                   "JSON (a list of objects or {\"problems\": [...]}).")
+                   "JSON (a list of objects or {\"problems\": [...]}). A workload's `weight` column is allowed and does "
+                   "not change a ranking.")
 @_MODEL
 @click.option("-k", "--top", "top", type=click.IntRange(min=1), default=5, show_default=True,
               help="Kernels shown per problem.")

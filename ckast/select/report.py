@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -63,10 +64,32 @@ def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     return ((f"{path}: row {n}", {k: v for k, v in row.items() if v and v.strip()}) for n, row in table)
 
 
+WEIGHT = "weight"
+"""A problem's share of a workload (`ckast list --for`); a problems file may carry it wherever problems are read."""
+
+
 def parse_problem(fields: Mapping[str, Any], kinds: Sequence[str], where: str) -> Problem:
-    """A GEMM problem when the fields name M (or the library holds only GEMM kernels), else a conv one."""
+    """A GEMM problem when the fields name M (or the library holds only GEMM kernels), else a conv one. A
+    `weight` field is checked (`problem_weight`) and is no part of the problem."""
+    if WEIGHT in fields:
+        problem_weight(fields, where)
+        fields = {k: v for k, v in fields.items() if k != WEIGHT}
     gemm = "M" in fields or "m" in fields or kinds == ("gemm",)
     return gemm_problem(fields, where) if gemm else conv_problem(fields, where)
+
+
+def problem_weight(fields: Mapping[str, Any], where: str) -> float:
+    """The row's positive `weight` (1 when absent or blank); ProblemError naming the row otherwise."""
+    value = fields.get(WEIGHT)
+    if value is None or value == "":
+        return 1.0
+    try:
+        weight = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        weight = math.nan
+    if not math.isfinite(weight) or weight <= 0:
+        raise ProblemError(WEIGHT, f"{value!r} is not a positive number", where)
+    return weight
 
 
 def problem_fields(problem: Problem) -> dict[str, Any]:

@@ -24,7 +24,6 @@ Two choices, each deterministic (ties go to the kernel first by name):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,9 +36,8 @@ from ckast.errors import CkastError
 from .evaluate import efficiency_figures
 from .library import Library, LibraryError
 from .problem import Problem, ProblemError
-from .report import parse_problem, problem_label, read_problems
+from .report import parse_problem, problem_label, problem_weight, read_problems
 
-WEIGHT = "weight"
 PART_FIELDS = ("datatype", "layout")
 """The fields of a workload row that choose the part of a library of several datatypes or layouts."""
 _TOLERANCE = 1e-9
@@ -67,25 +65,13 @@ def read_workload(path: Path, kinds: Sequence[str]) -> Workload:
     try:
         for label, fields in read_problems((), Path(path)):
             fields = dict(fields)
-            weights.append(_weight(fields.pop(WEIGHT, None), label))
+            weights.append(problem_weight(fields, label))
             parts.append(tuple(None if fields.get(f) is None else str(fields.pop(f)) for f in PART_FIELDS))
             problems.append(parse_problem(fields, tuple(kinds), label))
             labels.append(label)
     except ProblemError as exc:
         raise WorkloadError(str(exc)) from None
     return Workload(tuple(labels), tuple(problems), np.array(weights, dtype=np.float64), tuple(parts))
-
-
-def _weight(value: Any, where: str) -> float:
-    if value is None or value == "":
-        return 1.0
-    try:
-        weight = float(value) if not isinstance(value, bool) else math.nan
-    except (TypeError, ValueError):
-        weight = math.nan
-    if not math.isfinite(weight) or weight <= 0:
-        raise ProblemError(WEIGHT, f"{value!r} is not a positive number", where)
-    return weight
 
 
 Scorer = Callable[[Library, Workload], tuple[np.ndarray, list[str | None]]]
