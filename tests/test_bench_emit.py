@@ -1,11 +1,15 @@
-"""`ckast bench emit`: the benchmark driver, JIT'd against the host model (whose timed launches return a
-deterministic stand-in time) and run; its timing tables read back by `select.timings` and accepted by
-`ckast select train`. A `ck_compile` test compiles the driver device-only for gfx942 against CK Tile."""
+"""`ckast bench emit`: the benchmark driver (a main TU and one TU per chunk of kernels), JIT'd against the host
+model (whose timed launches return a deterministic stand-in time) and run; its timing tables read back by
+`select.timings` and accepted by `ckast select train`. A `ck_compile` test compiles the driver's TUs
+device-only for gfx942 against CK Tile."""
 
 from __future__ import annotations
 
 import csv
 import itertools
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,24 +52,30 @@ def gemm_lib(tmp_path_factory) -> Path:
     return out
 
 
-def emit(lib: Path, problems: str, tmp_path: Path, suffix: str = ".csv") -> Path:
+def emit(lib: Path, problems: str, tmp_path: Path, suffix: str = ".csv", *more: str) -> Path:
     tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / f"problems{suffix}"
     path.write_text(problems)
     out = tmp_path / "bench"
-    result = cli("bench", "emit", "--library", lib, "--problems", path, "-o", out)
+    result = cli("bench", "emit", "--library", lib, "--problems", path, "-o", out, *more)
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in out.iterdir()) == ["CMakeLists.txt", "bench_driver.cpp"]
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith("bench_chunk_")) == [
+        "CMakeLists.txt", "bench_chunks.hpp", "bench_driver.cpp", "manifest.json"]
     return out
 
 
+def units(out: Path) -> list[Path]:
+    """The driver's TUs: the main one, then the chunks in order."""
+    return [out / "bench_driver.cpp", *sorted(out.glob("bench_chunk_*.cpp"))]
+
+
 def run_driver(lib: Path, out: Path, *flags: str) -> int:
-    """JIT the driver (main left out) and call run_benchmark with `flags`; its status."""
+    """JIT the driver's TUs as one unit (main left out) and call run_benchmark with `flags`; its status."""
     from ckast import testing
     from ckast.hostmodel.jit import session
 
     session().cppdef(n.to_source(n.File([n.Define("CKAST_BENCH_NO_MAIN")], pragma_once=False)))
-    unit = testing.jit_files([out / "bench_driver.cpp"], None, root=lib)
+    unit = testing.jit_files(units(out), None, root=lib)
     args = ["ckast_bench", *flags]
     argv = n.VarDecl(n.Array(n.Const(n.Ptr(n.Const(n.Builtin("char")))), None), "argv",
                      n.BraceInit(None, [n.StrLit(a) for a in args]))
@@ -179,14 +189,101 @@ def test_gemm_kernels_run_where_ck_s_dispatcher_takes_the_problem_unless_kernel_
         result = cli("bench", "emit", "--library", gemm_lib, "--problems", tmp_path / "p.csv", "-o", out, *flags)
         checks = "kernel checks only" if flags else "kernel and dispatcher checks"
         assert result.exit_code == 0 and f"(GEMM applicability: {checks})" in result.output, result.output
-        source = (out / "bench_driver.cpp").read_text()
+        source = "".join(tu.read_text() for tu in units(out))
         assert f"gemm_fp16_rcr_applicable[] = {{{rcr}}};" in source and "gemm_fp16_rrr_applicable[] = {true};" in source
 
 
-def test_emitted_driver_is_deterministic(conv_lib, tmp_path):
-    first = emit(conv_lib, CONV_PROBLEMS, tmp_path / "a").joinpath("bench_driver.cpp").read_text()
-    second = emit(conv_lib, CONV_PROBLEMS, tmp_path / "b").joinpath("bench_driver.cpp").read_text()
-    assert first == second and "int main(" in first and "#ifndef CKAST_BENCH_NO_MAIN" in first
+def files_of(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+
+
+def test_emitted_driver_is_deterministic_whatever_the_hash_seed(conv_lib, tmp_path):
+    first = emit(conv_lib, CONV_PROBLEMS, tmp_path / "a", ".csv", "--chunk-kernels", "5")
+    second = tmp_path / "b" / "bench"
+    second.parent.mkdir()
+    env = dict(os.environ, PYTHONHASHSEED="12345")
+    subprocess.run([sys.executable, "-m", "ckast", "bench", "emit", "--library", str(conv_lib), "--problems",
+                    str(tmp_path / "a" / "problems.csv"), "-o", str(second), "--chunk-kernels", "5"],
+                   check=True, env=env, capture_output=True)
+    assert files_of(first).keys() == files_of(second).keys()
+    # the CMake file names the library relative to the output directory: both are one level below tmp_path
+    assert files_of(first) == files_of(second)
+    text = (first / "bench_driver.cpp").read_text()
+    assert "int main(" in text and "#ifndef CKAST_BENCH_NO_MAIN" in text
+
+
+def kernel_headers(tu: Path) -> set[str]:
+    """The kernels whose launcher header a TU includes."""
+    return {line.split('"')[1][:-len(".hpp")] for line in tu.read_text().splitlines()
+            if line.startswith('#include "') and line.endswith('.hpp"') and "/" not in line
+            and not line.startswith('#include "bench_')}
+
+
+@pytest.mark.parametrize("size", [1, 5])
+def test_kernels_are_cut_into_chunks_each_holding_its_own(conv_lib, tmp_path, size):
+    """6 kernels (forward 2-D fp16, bf16: one each; bwd_weight 2-D fp16, bf16: two each): ceil(6 / size) chunks,
+    every kernel included and launched by exactly one, the main TU by none; the CMake file builds them all."""
+    out = emit(conv_lib, CONV_PROBLEMS, tmp_path, ".csv", "--chunk-kernels", str(size))
+    main_tu, *chunk_tus = units(out)
+    from ckast.bench.plan import plan
+
+    kernels = load_library(conv_lib).names
+    used = sorted(plan(conv_lib, tmp_path / "problems.csv").kernels)
+    assert len(used) == 6 and len(chunk_tus) == -(-6 // size)
+    assert [tu.name for tu in chunk_tus] == [f"bench_chunk_{i:04d}.cpp" for i in range(len(chunk_tus))]
+    assert not kernel_headers(main_tu) and "::Launcher" not in main_tu.read_text()
+    held = [kernel_headers(tu) for tu in chunk_tus]
+    assert sorted(k for h in held for k in h) == used  # each kernel in exactly one chunk
+    for tu, own in zip(chunk_tus, held):
+        text = tu.read_text()
+        launched = {k for k in kernels if f"{k}::Launcher" in text}
+        assert launched == own and 0 < len(own) <= size, tu.name
+        assert f"void run_chunk_{tu.stem[-4:]}(" in text and f"void run_chunk_{tu.stem[-4:]}(" in (
+            out / "bench_chunks.hpp").read_text()
+        assert f"run_chunk_{tu.stem[-4:]}(problem, stream, tables);" in main_tu.read_text()
+    cmake = (out / "CMakeLists.txt").read_text()
+    listed = cmake[cmake.index("set(CKAST_BENCH_SOURCES"):cmake.index("add_executable")].split()[1:-1]
+    assert listed == [tu.name for tu in units(out)]
+    assert "set_source_files_properties(${CKAST_BENCH_SOURCES} PROPERTIES LANGUAGE HIP)" in cmake
+
+
+def test_a_re_emit_with_larger_chunks_removes_the_surplus_and_keeps_the_rest(conv_lib, tmp_path):
+    out = emit(conv_lib, CONV_PROBLEMS, tmp_path, ".csv", "--chunk-kernels", "1")
+    assert len(units(out)) == 7
+    (out / "build").mkdir()
+    (out / "build" / "CMakeCache.txt").write_text("the user's")
+    mtime = (out / "bench_chunk_0000.cpp").stat().st_mtime_ns
+    result = cli("bench", "emit", "--library", conv_lib, "--problems", tmp_path / "problems.csv", "-o", out,
+                 "--chunk-kernels", "1")
+    assert result.exit_code == 0 and "0 files written, 9 unchanged, 0 removed" in result.output, result.output
+    assert (out / "bench_chunk_0000.cpp").stat().st_mtime_ns == mtime  # unchanged: not rewritten
+    result = cli("bench", "emit", "--library", conv_lib, "--problems", tmp_path / "problems.csv", "-o", out,
+                 "--chunk-kernels", "4")
+    assert result.exit_code == 0 and "6 kernels in 2 chunks" in result.output and "4 removed" in result.output, (
+        result.output)
+    assert [tu.name for tu in units(out)] == ["bench_driver.cpp", "bench_chunk_0000.cpp", "bench_chunk_0001.cpp"]
+    assert (out / "build" / "CMakeCache.txt").read_text() == "the user's"
+
+
+def test_chunk_size_0_is_refused(conv_lib, tmp_path):
+    (tmp_path / "p.csv").write_text(CONV_PROBLEMS)
+    result = cli("bench", "emit", "--library", conv_lib, "--problems", tmp_path / "p.csv", "-o", tmp_path / "out",
+                 "--chunk-kernels", "0")
+    assert result.exit_code == 2 and "--chunk-kernels" in result.output
+    assert "0 is not in the range x>=1" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_chunked_and_whole_drivers_write_the_same_tables(conv_lib, tmp_path):
+    tables = []
+    for name, more in (("one", ("--chunk-kernels", "1")), ("default", ())):
+        out = emit(conv_lib, CONV_PROBLEMS, tmp_path / name, ".csv", *more)
+        assert len(units(out)) == (7 if more else 2)
+        into = tmp_path / name / "tables"
+        into.mkdir()
+        assert run_driver(conv_lib, out, "--warmup", "0", "--repeat", "1", "--output-dir", str(into)) == 0
+        tables.append(files_of(into))
+    assert len(tables[0]) == 4 and tables[0] == tables[1]
 
 
 @pytest.mark.ck_compile
@@ -198,7 +295,9 @@ def test_driver_compiles_device_only_against_ck_tile(conv_lib, gemm_lib, tmp_pat
     toolchain = Toolchain.discover()
     for lib, problems, suffix in ((conv_lib, "G,N,C,K,Hi,Wi,Y,X\n1,2,32,32,7,7,1,1\n", ".csv"),
                                   (gemm_lib, GEMM_PROBLEMS, ".json")):
-        out = emit(lib, problems, tmp_path / lib.parent.name, suffix)
-        result = compile_one(out / "bench_driver.cpp", toolchain, include_dirs=[lib])
-        print(result.line())
-        assert result.passed, result.log
+        out = emit(lib, problems, tmp_path / lib.parent.name, suffix, "--chunk-kernels", "1")
+        assert len(units(out)) == 3  # the main TU and a chunk per kernel
+        for tu in units(out):
+            result = compile_one(tu, toolchain, include_dirs=[lib])
+            print(result.line())
+            assert result.passed, result.log

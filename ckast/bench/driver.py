@@ -1,28 +1,34 @@
-"""The benchmark driver's translation unit, built from nodes.
+"""The benchmark driver's main translation unit and the header its chunks share, built from nodes.
+
+The driver is one main TU (`bench_driver.cpp`), one TU per chunk of kernels (`launch.py`, cut by
+`chunks.py`) and `bench_chunks.hpp`, which declares what the two sides share: the `Problem` the main loop
+hands to a chunk, the row writer and every chunk's entry point (`run_chunk_<index>`). Declaring them once
+in a header every TU includes makes the compiler check each chunk's definition against the declaration the
+main TU calls.
 
 `ckast_bench::run_benchmark(argc, argv)` parses `--warmup N`, `--repeat N` and `--output-dir DIR`
 (bad flags: one line on stderr, status 2), opens one timing table per part, and for every problem of
-every group allocates the three device buffers once (`ck_tile::DeviceMem`) and runs each kernel of each
-part with CK Tile's `stream_config` timing (warm-up and repeat counts from the flags). A conv kernel is
-asked `is_supported(param, k_batch)` first; a GEMM kernel runs where ckast's applicability accepts the
-problem (the GEMM launchers have no `is_supported`): the plan's layers, by default CK's dispatcher's check
-too, so a table holds the runs a dispatcher user gets. A kernel that refuses, or a run that reports no
-time, writes a row with `is_valid` false. `main` (absent under `CKAST_BENCH_NO_MAIN`, which the JIT
+every group allocates the three device buffers once (`ck_tile::DeviceMem`) and calls each chunk that
+runs kernels of the group, which times its kernels with CK Tile's `stream_config` (warm-up and repeat
+counts from the flags) and writes their rows. `main` (absent under `CKAST_BENCH_NO_MAIN`, which the JIT
 defines) only calls `run_benchmark`. Problems, table cells, FLOPs and buffer sizes are static data.
 """
 
 from __future__ import annotations
 
+import attrs
+
 from ckast import nodes as n
 from ckast.catalog import Profile, load_profile
 from ckast.lower.cxx import LICENSE
-from ckast.lower.identity import launcher
 
-from .plan import Group, PartRun, Plan, gemm_applicable
+from .chunks import Chunk
+from .plan import Group, Plan
 
 NAMESPACE = "ckast_bench"
 ENTRY = "run_benchmark"
 NO_MAIN = "CKAST_BENCH_NO_MAIN"
+HEADER = "bench_chunks.hpp"
 FLAGS = ("--warmup", "--repeat", "--output-dir")
 DEFAULTS = {"--warmup": 5, "--repeat": 20}
 MAX_COUNT = 1_000_000
@@ -39,9 +45,17 @@ def _i(value: int) -> n.IntLit:
 
 _SIZE = n.type_of("std", "size_t")
 _STRING = n.type_of("std", "string")
-_OFSTREAM = n.type_of("std", "ofstream")
+OFSTREAM = n.type_of("std", "ofstream")
 _CHARS = n.Ptr(n.Const(n.Builtin("char")))
+ROW_WRITER = "write_row"
+PROBLEM = n.type_of("Problem")
+"""What a chunk gets of one problem (`_problem_struct`)."""
 _CERR = n.ident("std", "cerr")
+
+
+def driver_profile(plan: Plan) -> Profile:
+    """The API profile of the driver's kernels (the first kernel's)."""
+    return load_profile(plan.library.configs[plan.library.index[plan.kernels[0]]]["ck_api"])
 
 
 def _shift(*items: n.Expr) -> n.Expr:
@@ -61,7 +75,7 @@ def _data(type_: n.Type, name: str, values: list[n.Expr]) -> n.VarDecl:
     return n.VarDecl(n.Array(type_, None), name, n.BraceInit(None, values), static=True, constexpr=True)
 
 
-def _group_data(group: Group, profile: Profile, layers: tuple[str, ...]) -> list[n.Decl]:
+def _group_data(group: Group, profile: Profile) -> list[n.Decl]:
     """The group's problems (GEMM: M, N, K, k_batch; conv: G, N, K, C per group, k_batch, then filter,
     input, stride, dilation, left and right pads, as ConvParam takes them), cells, FLOPs and bytes."""
     stem = group.stem
@@ -72,7 +86,7 @@ def _group_data(group: Group, profile: Profile, layers: tuple[str, ...]) -> list
         else:
             values += [p.G, p.N, p.K, p.C, p.k_batch, *p.filter, *p.input, *p.stride, *p.dilation, *p.left_pad,
                        *p.right_pad]
-    decls = [
+    return [
         n.Comment(f"{group.stem}: {len(group.problems)} problems; table columns kernel,{','.join(group.columns)},"
                   f"{','.join(TABLE_COLUMNS)}"),
         _data(profile.type("index_t"), f"{stem}_problems", [_i(v) for v in values]),
@@ -81,10 +95,6 @@ def _group_data(group: Group, profile: Profile, layers: tuple[str, ...]) -> list
         n.VarDecl(n.Array(n.Const(_CHARS), None), f"{stem}_cells",
                   n.BraceInit(None, [n.StrLit(group.cells(p)) for p in group.problems]), static=True),
     ]
-    if group.kind == "gemm":
-        decls += [_data(n.Builtin("bool"), f"{run.stem}_applicable",
-                        [n.BoolLit(v) for v in gemm_applicable(group, run, layers)]) for run in group.parts]
-    return decls
 
 
 def stride(group: Group) -> int:
@@ -92,70 +102,22 @@ def stride(group: Group) -> int:
     return 4 if group.kind == "gemm" else 5 + 6 * group.ndim
 
 
-def _kernel(group: Group, run: PartRun, position: int, time: n.Expr) -> list[n.Stmt]:
-    """`using K<position> = <launcher>;` and its row: `write_row(table, K<position>::kName, <cells of problem
-    i>, time, <FLOPs of problem i>, "<arch>");`."""
-    alias = f"K{position}"
-    return [
-        n.UsingAlias(alias, n.TypeName(n.Name(tuple(launcher(run.names[position]).split("::"))))),
-        n.ExprStmt(n.call("write_row", n.ident("table"), n.ident(alias, "kName"),
-                          n.Index(n.ident(f"{group.stem}_cells"), n.ident("i")), time,
-                          n.Index(n.ident(f"{group.stem}_flops"), n.ident("i")), n.StrLit(run.part.arch))),
-    ]
+def _problem_struct(profile: Profile) -> n.Struct:
+    """`struct Problem`: one problem of a group as the main loop hands it to a chunk."""
+    fields = [(_SIZE, "group"), (_SIZE, "i"), (n.Ptr(n.Const(profile.type("index_t"))), "values"),
+              (_CHARS, "cells"), (n.Builtin("double"), "flops"), *((n.Ptr(n.Builtin("void")), x) for x in "abc")]
+    return n.Struct("Problem", [
+        n.Comment("group: which group (its number in the main TU); i: the problem's number in the group;\n"
+                  "values: its problem values; cells: its table cells; flops; a, b, c: its operands' device buffers"),
+        *(n.VarDecl(type_, name) for type_, name in fields)])
 
 
-def _part_function(group: Group, run: PartRun, profile: Profile) -> n.FunctionDef:
-    """`bench_<part>(table, stream, i, a, b, c)`: every kernel of the part on problem i."""
-    index_t = profile.type("index_t")
-    p = n.ident("p")
-
-    def at(k: int) -> n.Expr:
-        return n.Index(p, _i(k))
-
-    body: list[n.Stmt] = [
-        n.VarDecl(n.Ptr(n.Const(index_t)), "p",
-                  n.BinOp("+", n.ident(f"{group.stem}_problems"), n.BinOp("*", _i(stride(group)), n.ident("i")))),
-    ]
-    zero = n.FloatLit(0.0)
-    if group.kind == "gemm":
-        m, n_, k = at(0), at(1), at(2)
-        a_stride = k if run.layout[0] == "r" else m
-        b_stride = n_ if run.layout[1] == "r" else k
-        c_stride = n_ if run.layout[2] == "r" else m
-        body += [
-            n.VarDecl(n.Const(profile.type("GemmHostArgs")), "args",
-                      n.BraceInit(profile.type("GemmHostArgs"), [n.ident("a"), n.ident("b"), n.ident("c"), at(3), m, n_,
-                                                                 k, a_stride, b_stride, c_stride])),
-            n.VarDecl(n.Ptr(n.Const(n.Builtin("bool"))), "applicable",
-                      n.BinOp("+", n.ident(f"{run.stem}_applicable"), n.BinOp("*", _i(len(run.names)), n.ident("i")))),
-        ]
-        for position, name in enumerate(run.names):
-            launch = n.call(n.ident(f"K{position}", "launch"), n.ident("args"), n.ident("stream"))
-            body += _kernel(group, run, position, n.Cond(n.Index(n.ident("applicable"), _i(position)), launch, zero))
-    else:
-        nd = group.ndim
-        spatial = [n.BraceInit(None, [at(5 + row * nd + a) for a in range(nd)]) for row in range(6)]
-        body.append(n.VarDecl(n.Const(profile.type("ConvParam")), "param",
-                              n.BraceInit(profile.type("ConvParam"), [_i(nd), at(0), at(1), at(2), at(3), *spatial])))
-        args = n.BraceInit(None, [n.ident("param"), n.ident("a"), n.ident("b"), n.BraceInit(None, []), n.ident("c"),
-                                  at(4)])
-        for position, name in enumerate(run.names):
-            launch = n.call(n.ident(f"K{position}", "launch"), args, n.ident("stream"))
-            supported = n.call(n.ident(f"K{position}", "is_supported"), n.ident("param"), at(4))
-            body += _kernel(group, run, position, n.Cond(supported, launch, zero))
-    params = [n.FuncParam(n.LRef(_OFSTREAM), "table"),
-              n.FuncParam(n.LRef(n.Const(profile.type("stream_config"))), "stream"),
-              n.FuncParam(_SIZE, "i"),
-              *(n.FuncParam(n.Ptr(n.Builtin("void")), x) for x in "abc")]
-    return n.FunctionDef(f"bench_{run.stem}", n.Builtin("void"), params, body)
-
-
-def _write_row() -> n.FunctionDef:
+def write_row() -> n.FunctionDef:
     """One table row: a time of 0 ms (refused, or not measured) is an invalid run."""
     table = n.ident("table")
     ms = n.ident("ms")
-    return n.FunctionDef("write_row", n.Builtin("void"), [
-        n.FuncParam(n.LRef(_OFSTREAM), "table"), n.FuncParam(_CHARS, "kernel"), n.FuncParam(_CHARS, "cells"),
+    return n.FunctionDef(ROW_WRITER, n.Builtin("void"), [
+        n.FuncParam(n.LRef(OFSTREAM), "table"), n.FuncParam(_CHARS, "kernel"), n.FuncParam(_CHARS, "cells"),
         n.FuncParam(n.Builtin("float"), "ms"), n.FuncParam(n.Builtin("double"), "flops"),
         n.FuncParam(_CHARS, "arch")], [
         n.ExprStmt(_shift(table, n.ident("kernel"), n.StrLit(","), n.ident("cells"), n.StrLit(","))),
@@ -165,6 +127,16 @@ def _write_row() -> n.FunctionDef:
              [n.ExprStmt(_shift(table, n.StrLit(",,false,")))]),
         n.ExprStmt(_shift(table, n.ident("arch"), n.StrLit("\n"))),
     ])
+
+
+def entry_point(chunk: Chunk, profile: Profile, body: list[n.Stmt] | None = None) -> n.FunctionDef:
+    """`void run_chunk_<index>(const Problem& problem, const stream_config& stream, std::ofstream* tables)`:
+    the chunk's kernels of the problem's group on the problem, a row each in `tables` (one per part, in plan
+    order); declared (`body` None) in the header, defined in the chunk's TU."""
+    return n.FunctionDef(chunk.entry, n.Builtin("void"), [
+        n.FuncParam(n.LRef(n.Const(PROBLEM)), "problem"),
+        n.FuncParam(n.LRef(n.Const(profile.type("stream_config"))), "stream"),
+        n.FuncParam(n.Ptr(OFSTREAM), "tables")], body)
 
 
 def _parse_count() -> n.FunctionDef:
@@ -207,7 +179,7 @@ def _parse_flags() -> list[n.Stmt]:
     ])]
 
 
-def _run_benchmark(plan: Plan, profile: Profile) -> n.FunctionDef:
+def _run_benchmark(plan: Plan, chunks: tuple[Chunk, ...], profile: Profile) -> n.FunctionDef:
     body: list[n.Stmt] = [
         n.VarDecl(n.Builtin("int"), "warmup", _i(DEFAULTS["--warmup"])),
         n.VarDecl(n.Builtin("int"), "repeat", _i(DEFAULTS["--repeat"])),
@@ -215,27 +187,31 @@ def _run_benchmark(plan: Plan, profile: Profile) -> n.FunctionDef:
         *_parse_flags(),
         n.VarDecl(n.Const(profile.type("stream_config")), "stream",
                   n.BraceInit(profile.type("stream_config"),
-                              [n.NullPtr(), n.BoolLit(True), _i(0), n.ident("warmup"), n.ident("repeat")])),
+                              [n.NullPtr(), n.BoolLit(True), n.IntLit(0), n.ident("warmup"), n.ident("repeat")])),
+        n.VarDecl(n.Array(OFSTREAM, sum(len(g.parts) for g in plan.groups)), "tables"),
     ]
-    for group in plan.groups:
-        for run in group.parts:
-            table = n.ident(f"table_{run.stem}")
-            path = f"/{run.stem}.csv"
-            body += [
-                n.VarDecl(_OFSTREAM, f"table_{run.stem}", n.BinOp("+", n.ident("dir"), n.StrLit(path)), brace=True),
-                n.If(n.UnOp("!", table), [_say(n.ident("dir"), n.StrLit(f"{path}: cannot write\n")), n.Return(_i(1))]),
-                n.ExprStmt(_shift(table, n.StrLit(",".join(("kernel", *group.columns, *TABLE_COLUMNS)) + "\n"))),
-            ]
-    for group in plan.groups:
+    runs = [(group, run) for group in plan.groups for run in group.parts]
+    for number, (group, run) in enumerate(runs):
+        table = n.Index(n.ident("tables"), _i(number))
+        path = f"/{run.stem}.csv"
+        body += [
+            n.ExprStmt(n.call(n.Member(table, "open"), n.BinOp("+", n.ident("dir"), n.StrLit(path)))),
+            n.If(n.UnOp("!", table), [_say(n.ident("dir"), n.StrLit(f"{path}: cannot write\n")), n.Return(_i(1))]),
+            n.ExprStmt(_shift(table, n.StrLit(",".join(("kernel", *group.columns, *TABLE_COLUMNS)) + "\n"))),
+        ]
+    for number, group in enumerate(plan.groups):
         i = n.ident("i")
         buffers = [n.VarDecl(profile.type("DeviceMem"), x, n.Index(n.ident(f"{group.stem}_bytes"),
                                                                    n.BinOp("+", n.BinOp("*", _i(3), i), _i(k))),
                              brace=True) for k, x in enumerate(("a", "b", "c"))]
-        calls = [n.ExprStmt(n.call(f"bench_{run.stem}", n.ident(f"table_{run.stem}"), n.ident("stream"), i,
-                                   *(n.call(n.Member(n.ident(x), "GetDeviceBuffer")) for x in "abc")))
-                 for run in group.parts]
+        problem = n.VarDecl(n.Const(PROBLEM), "problem", n.BraceInit(None, [
+            _i(number), i, n.BinOp("+", n.ident(f"{group.stem}_problems"), n.BinOp("*", _i(stride(group)), i)),
+            n.Index(n.ident(f"{group.stem}_cells"), i), n.Index(n.ident(f"{group.stem}_flops"), i),
+            *(n.call(n.Member(n.ident(x), "GetDeviceBuffer")) for x in "abc")]))
+        calls = [n.ExprStmt(n.call(chunk.entry, n.ident("problem"), n.ident("stream"), n.ident("tables")))
+                 for chunk in chunks if any(s.group == number for s in chunk.slices)]
         body.append(n.For(n.VarDecl(_SIZE, "i", _i(0)), n.BinOp("<", i, _i(len(group.problems))), n.UnOp("++", i),
-                          [*buffers, *calls]))
+                          [*buffers, problem, *calls]))
     body += [n.ExprStmt(_shift(n.ident("std", "cout"), n.StrLit(f"{len(plan.kernels)} kernels, "
                                                                   f"{sum(len(g.problems) for g in plan.groups)} problems -> "),
                                n.ident("dir"), n.StrLit("\n"))),
@@ -244,23 +220,37 @@ def _run_benchmark(plan: Plan, profile: Profile) -> n.FunctionDef:
                                                    n.FuncParam(n.Ptr(n.Const(_CHARS)), "argv")], body)
 
 
-def driver_file(plan: Plan) -> n.File:
-    """The driver TU: the problems as data, one function per part, run_benchmark and a guarded main."""
-    profile = load_profile(plan.library.configs[plan.library.index[plan.kernels[0]]]["ck_api"])
+def source_file(body: list[n.Decl], std: tuple[str, ...], more: list[n.Header], pragma_once: bool = False) -> n.File:
+    """A file of the driver: the standard headers `std`, the catalog headers `body` uses, then `more`."""
+    catalog = [h for h in n.required_headers(n.Namespace("x", body)) if not h.system]
+    return n.File(body, includes=[*(n.Header(h, system=True) for h in std), *catalog, *more],
+                  preamble=LICENSE.replace("a kernel config", "a library"), pragma_once=pragma_once)
+
+
+def header_file(plan: Plan, chunks: tuple[Chunk, ...], profile: Profile) -> n.File:
+    """`bench_chunks.hpp`: the Problem struct, the row writer's and every chunk's entry point's declarations."""
+    tables = ", ".join(f"{number} {run.stem}" for number, run in enumerate(r for g in plan.groups for r in g.parts))
+    body: list[n.Decl] = [n.Namespace(NAMESPACE, [
+        n.Comment(f"groups: {', '.join(f'{number} {g.stem}' for number, g in enumerate(plan.groups))}\n"
+                  f"tables: {tables}"),
+        _problem_struct(profile),
+        attrs.evolve(write_row(), body=None),
+        *(entry_point(chunk, profile) for chunk in chunks),
+    ])]
+    return source_file(body, ("cstddef", "fstream"), [], pragma_once=True)
+
+
+def driver_file(plan: Plan, chunks: tuple[Chunk, ...], profile: Profile) -> n.File:
+    """The main TU: the problems as data, the row writer, run_benchmark (which calls the chunks) and a
+    guarded main."""
     decls: list[n.Decl] = []
     for group in plan.groups:
-        decls += _group_data(group, profile, plan.layers)
-    decls += [_write_row(), _parse_count()]
-    decls += [_part_function(group, run, profile) for group in plan.groups for run in group.parts]
-    decls.append(_run_benchmark(plan, profile))
+        decls += _group_data(group, profile)
+    decls += [write_row(), _parse_count(), _run_benchmark(plan, chunks, profile)]
     body: list[n.Decl] = [
         n.Namespace(NAMESPACE, decls),
         n.IfDef(NO_MAIN, [n.FunctionDef("main", n.Builtin("int"), [
             n.FuncParam(n.Builtin("int"), "argc"), n.FuncParam(n.Ptr(n.Ptr(n.Builtin("char"))), "argv")],
             [n.Return(n.call(f"{NAMESPACE}::{ENTRY}", n.ident("argc"), n.ident("argv")))])], negate=True),
     ]
-    std = [n.Header(h, system=True) for h in ("cstddef", "fstream", "iostream", "string")]
-    catalog = [h for h in n.required_headers(n.Namespace("x", body)) if not h.system]
-    kernels = [n.Header(f"{name}.hpp") for name in plan.kernels]
-    return n.File(body, includes=[*std, *catalog, *kernels], preamble=LICENSE.replace("a kernel config", "a library"),
-                  pragma_once=False)
+    return source_file(body, ("cstddef", "fstream", "iostream", "string"), [n.Header(HEADER)])
