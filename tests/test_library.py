@@ -142,9 +142,9 @@ def test_a_rerun_is_up_to_date_until_an_input_ckast_or_a_file_changes(tmp_path, 
     original = header.read_bytes()
     header.write_bytes(original + b"// edited by hand\n")
     fixed = run("generate", *SMALL, "-o", str(tmp_path), "-j", "2")  # the rendering processes write
-    assert "1 files written, 137 unchanged" in fixed.output and header.read_bytes() == original
+    assert "1 file written, 137 unchanged" in fixed.output and header.read_bytes() == original
     header.unlink()
-    assert "1 files written" in run("generate", *SMALL, "-o", str(tmp_path)).output and header.exists()
+    assert "1 file written" in run("generate", *SMALL, "-o", str(tmp_path)).output and header.exists()
     assert "(up to date)" not in run("generate", *SMALL, "--chunk-size", "10", "-o", str(tmp_path)).output
     monkeypatch.setattr(stamp, "generator_digest", lambda: "another ckast")
     assert "(up to date)" not in run("generate", *SMALL, "--chunk-size", "10", "-o", str(tmp_path)).output
@@ -253,7 +253,7 @@ def test_config_files_are_a_library_source(tmp_path):
     assert f"  {cfg}:[1] gemm_fp16_rcr_standard_gfx942_compv3_cshuffle_intrawave_96x128x64" in listed.output
     out = tmp_path / "lib"
     generated = run("generate", "--config", str(cfg), "-o", str(out), "-j", "1")
-    assert generated.exit_code == 0 and "1 kernels (2 proposed, 1 refused, 0 merged)" in generated.output
+    assert generated.exit_code == 0 and "1 kernel (2 proposed, 1 refused, 0 merged)" in generated.output
     digest = hashlib.sha256(cfg.read_bytes()).hexdigest()  # the file by name and bytes, not by its path here
     assert json.loads((out / "manifest.json").read_text())["run"] == {
         "configs": [{"file": "two.json", "sha256": digest}], "ck_api": "ck-2025.11"}

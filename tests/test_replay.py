@@ -58,7 +58,7 @@ def test_an_emit_rerun_is_answered_and_a_changed_config_is_not(tmp_path, cache):
     kernels = json.loads(config.read_text())["kernels"]
     config.write_text(json.dumps({"kernels": kernels[:1]}))
     changed, replayed = ckast(*args, cache=cache, cwd=tmp_path)
-    assert not replayed and changed.startswith("1 kernels ->") and "removed" in changed
+    assert not replayed and changed.startswith("1 kernel ->") and "removed" in changed
 
 
 @pytest.mark.parametrize("change", ["file edited", "file removed", "staging tree", "environment", "directory",
@@ -104,23 +104,23 @@ def test_a_changed_ckast_file_or_input_ends_the_replay(tmp_path, monkeypatch, ca
     argv = ["emit", "--config", str(config), "-o", str(out)]
     monkeypatch.setattr(sys, "argv", ["ckast", *argv])
     write_stamp(out, "KEY", {"kernels": 1}, file_states(out, ["k.hpp"]))
-    replay.record("1 kernels -> out", False, "KEY", out, [config])
-    assert replay.replay(argv) and capsys.readouterr().out == "1 kernels -> out (up to date)\n"
+    replay.record("1 kernel -> out", False, "KEY", out, [config])
+    assert replay.replay(argv) and capsys.readouterr().out == "1 kernel -> out (up to date)\n"
     assert not replay.replay([*argv, "-j", "2"])
     (package / "sub" / "new.py").write_text("")  # a file added: its folder's time changes
     assert not replay.replay(argv)
-    replay.record("1 kernels -> out", False, "KEY", out, [config])
+    replay.record("1 kernel -> out", False, "KEY", out, [config])
     assert replay.replay(argv)
     (package / "sub" / "rules.toml").write_text("a = 2\n")
     assert not replay.replay(argv)
-    replay.record("1 kernels -> out", False, "KEY", out, [config])
+    replay.record("1 kernel -> out", False, "KEY", out, [config])
     stat = config.stat()
     config.write_text("[]")  # same size and time, other bytes: the CRC tells
     os.utime(config, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert not replay.replay(argv)
-    replay.record("1 kernels -> out", False, "KEY", out, [config])
+    replay.record("1 kernel -> out", False, "KEY", out, [config])
     write_stamp(out, "OTHER", {"kernels": 1}, file_states(out, ["k.hpp"]))  # another run made the tree
     assert not replay.replay(argv)
     monkeypatch.setattr(replay, "enabled", False)  # a CliRunner call records nothing
-    replay.record("1 kernels -> out", False, "OTHER", out, [config])
+    replay.record("1 kernel -> out", False, "OTHER", out, [config])
     assert not replay.replay(argv)

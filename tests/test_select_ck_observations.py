@@ -194,8 +194,8 @@ def test_eval_scores_what_the_dispatcher_runs_unless_kernel_only(sweep, tmp_path
     runner = CliRunner()
     both = runner.invoke(cli, ["select", "eval", "--data", str(table), "--library", str(sweep)])
     assert both.exit_code == 0, both.output
-    assert ("32 runs of 32 kernels on 1 problems; 32 runs of kernels not applicable to their problem set apart "
-            "(1 problems); predictor: analytic model; applicability: kernel and dispatcher checks") in both.output
+    assert ("32 runs of 32 kernels on 1 problem; 32 runs of kernels not applicable to their problem set apart "
+            "(1 problem); predictor: analytic model; applicability: kernel and dispatcher checks") in both.output
     assert "not applicable: M=257,N=1024,K=512: 32 runs of 32 kernels" in both.output
     direct = runner.invoke(cli, ["select", "eval", "--data", str(table), "--library", str(sweep), "--kernel-only",
                                  "--json"])

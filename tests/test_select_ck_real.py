@@ -236,14 +236,14 @@ def test_runs_of_kernels_not_applicable_are_set_apart(padded):
     assert result["all"]["all"]["problems"] == 5 and result["shape"]["small"] == pytest.approx(
         {"problems": 1, "mean": 1.0, "p10": 1.0, "p50": 1.0, "min": 1.0, "top1": 1.0, "top5": 1.0})
     code, out, _ = _invoke("eval", "--data", padded["data"], "--kernels", padded["kernels"], "--library", padded["lib"])
-    assert out.splitlines()[0].endswith("32 runs of kernels not applicable to their problem set apart (1 problems); "
+    assert out.splitlines()[0].endswith("32 runs of kernels not applicable to their problem set apart (1 problem); "
                                         "predictor: analytic model; applicability: kernel and dispatcher checks")
     assert out.splitlines()[1].startswith("not applicable: M=1024,N=1000,K=1024: 32 runs of 32 kernels (gemm_fp16_rcr_")
     pytest.importorskip("lightgbm")
     code, out, err = _invoke("train", "--data", padded["data"], "--kernels", padded["kernels"], "--library",
                              padded["lib"], "-o", padded["lib"].parent / "m", "--trees", "5", "--folds", "0", "-j", "1")
     assert code == 0, err
-    assert "32 runs of kernels not applicable to their problem set apart (1 problems)" in out.splitlines()[0]
+    assert "32 runs of kernels not applicable to their problem set apart (1 problem)" in out.splitlines()[0]
     assert json.loads((padded["lib"].parent / "m" / "cv_metrics.json").read_text())["rows"] == 4 * 32 + 1
 
 

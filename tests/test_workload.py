@@ -203,7 +203,7 @@ def test_options_without_for_and_unserved_workloads_are_refused(tmp_path):
     path.write_text("M,N,K\n64,64,64\n")
     code, _, err = _run(list_, "--config", CONV_CONFIG, "--for", path, "--budget", "2")
     assert code == 2 and len(err.splitlines()) == 1
-    assert err.startswith("no problem of the workload is served by any kernel of the selection (1 problems; the "
+    assert err.startswith("no problem of the workload is served by any kernel of the selection (1 problem; the "
                           "first: the selection: the library holds no GEMM kernel)")
     path.write_text("N,C,K,G,Hi,Wi,Y,X,weight\n1,64,64,1,8,8,3,3,heavy\n")
     code, _, err = _run(list_, "--config", CONV_CONFIG, "--for", path, "--budget", "2")
@@ -291,7 +291,7 @@ def test_a_workload_is_a_problems_file_for_select_and_the_bench_driver(tmp_path)
     code, out, err = _run(select, "--library", lib, "--problems", path, "-k", "1")
     assert code == 0 and out.count("row ") == 2, err
     code, out, err = _run(bench, "emit", "--library", lib, "--problems", path, "-o", tmp_path / "bench")
-    assert code == 0 and out.startswith("13 kernels, 2 problems"), err
+    assert code == 0 and out.startswith("13 kernels in 1 chunk, 2 problems, 1 timing table -> "), err
     path.write_text("N,C,K,G,Hi,Wi,Y,X,weight\n1,64,64,1,16,16,3,3,0\n")
     assert _run(select, "--library", lib, "--problems", path)[::2] == (2, f"{path}: row 1: weight: '0' is not a "
                                                                           f"positive number\n")

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ckast.bench.chunks import CHUNK_KERNELS
+from ckast.wording import quantity
 
 from .common import HELP, bad_input, fail, wait_message
 
@@ -68,6 +69,7 @@ def emit(library_dir, problems_file, out_dir, chunk_kernels, kernel_only):
     tables = sum(len(g.parts) for g in the_plan.groups)
     gemm = (f" (GEMM applicability: {describe_layers(the_plan.layers)})"
             if any(g.kind == "gemm" for g in the_plan.groups) else "")
-    click.echo(f"{len(the_plan.kernels)} kernels in {counts['chunks']} chunks, "
-               f"{sum(len(g.problems) for g in the_plan.groups)} problems, {tables} timing tables{gemm} -> {out_dir}: "
-               f"{counts['written']} files written, {counts['unchanged']} unchanged, {counts['removed']} removed")
+    problems = sum(len(g.problems) for g in the_plan.groups)
+    click.echo(f"{quantity(len(the_plan.kernels), 'kernel')} in {quantity(counts['chunks'], 'chunk')}, "
+               f"{quantity(problems, 'problem')}, {quantity(tables, 'timing table')}{gemm} -> {out_dir}: "
+               f"{quantity(counts['written'], 'file')} written, {counts['unchanged']} unchanged, {counts['removed']} removed")

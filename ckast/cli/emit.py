@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from ckast.wording import quantity
+
 from .common import HELP, CK_API_HELP, LazyChoice, bad_input, fail, profile_names, tree_profile, wait_message
 
 
@@ -81,7 +83,7 @@ def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str |
     except OutputError as exc:
         fail(exc)
     click.echo(
-        f"{len(result.kernels)} kernels -> {out_dir}: {result.written} files written, "
+        f"{quantity(len(result.kernels), 'kernel')} -> {out_dir}: {quantity(result.written, 'file')} written, "
         f"{result.unchanged} unchanged, {result.removed} removed"
     )
     if ck_include is None:
@@ -91,5 +93,6 @@ def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str |
 
 def _up_to_date_head(summary: dict, out_dir: Path) -> str:
     """The line of a rerun that finds the tree of the run with `summary` (its stamp's) up to date."""
-    return f"{summary['kernels']} kernels -> {out_dir}: 0 files written, {summary['files']} unchanged, 0 removed"
+    return (f"{quantity(summary['kernels'], 'kernel')} -> {out_dir}: 0 files written, {summary['files']} unchanged, "
+            "0 removed")
 

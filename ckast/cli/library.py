@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from ckast.wording import quantity
+
 from .common import (HELP, bad_input, counts_line, fail, jobs_option, load_library, make_selection, selection_options,
                      tree_profile, wait_message, workload_errors, workload_options, workload_request)
 
@@ -98,8 +100,8 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
         from ckast.select.workload import choice_lines
 
         click.echo("\n".join(choice_lines(result.workload)))
-    click.echo(f"{result.kernels} kernels ({counts_line(result.counts)}) -> {out_dir}: {result.written} files "
-               f"written, {result.unchanged} unchanged, {result.removed} removed in {time.perf_counter() - start:.1f} s")
+    click.echo(f"{quantity(result.kernels, 'kernel')} ({counts_line(result.counts)}) -> {out_dir}: "
+               f"{quantity(result.written, 'file')} written, {result.unchanged} unchanged, {result.removed} removed in {time.perf_counter() - start:.1f} s")
     if replayable:
         replay.record(_up_to_date_head(summary, out_dir, result.workload), True, result.run_key, out_dir, inputs)
 
@@ -107,7 +109,7 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
 def _up_to_date_head(summary: dict, out_dir: Path, workload: dict | None) -> str:
     """What a rerun that finds the tree of the run with `summary` (its stamp's) up to date prints before its
     time: the workload's choice, if any, and the counts line."""
-    head = (f"{summary['kernels']} kernels ({counts_line(summary)}) -> {out_dir}: 0 files written, "
+    head = (f"{quantity(summary['kernels'], 'kernel')} ({counts_line(summary)}) -> {out_dir}: 0 files written, "
             f"{summary['files']} unchanged, 0 removed")
     if workload is None:
         return head

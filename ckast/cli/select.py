@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from ckast.wording import quantity
+
 from .common import HELP, bad_input, fail, jobs_option
 
 _LIBRARY = click.option("--library", "library_dir", type=click.Path(path_type=Path),
@@ -197,11 +199,13 @@ def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_
         click.echo(json.dumps(evaluation.as_dict(), indent=2))
         return
     apart = evaluation.not_applicable
-    click.echo(f"{evaluation.runs} runs of {evaluation.kernels} kernels on {evaluation.problems} problems"
+    click.echo(f"{quantity(evaluation.runs, 'run')} of {quantity(evaluation.kernels, 'kernel')} on "
+               f"{quantity(evaluation.problems, 'problem')}"
                f"{_dropped(runs.timings)}; predictor: {evaluation.predictor}; applicability: "
                f"{describe_layers(evaluation.layers)}")
     for entry in apart[:_SHOWN_BAD]:
-        click.echo(f"not applicable: {entry['label']}: {entry['runs']} runs of {len(entry['kernels'])} kernels "
+        click.echo(f"not applicable: {entry['label']}: {quantity(entry['runs'], 'run')} of "
+                   f"{quantity(len(entry['kernels']), 'kernel')} "
                    f"({', '.join(entry['kernels'][:2])}{', ...' if len(entry['kernels']) > 2 else ''})")
     if len(apart) > _SHOWN_BAD:
         click.echo(f"not applicable: ... and {len(apart) - _SHOWN_BAD} more problems")
@@ -248,12 +252,12 @@ def _progress(folds: int, trees: int):
 
 
 def _dropped(timings) -> str:
-    parts = [f"{len(timings.bad)} bad rows skipped"] if timings.bad else []
+    parts = [f"{quantity(len(timings.bad), 'bad row')} skipped"] if timings.bad else []
     if timings.failed:
-        parts.append(f"{timings.failed} failed runs (is_valid false) dropped")
+        parts.append(f"{quantity(timings.failed, 'failed run')} (is_valid false) dropped")
     if timings.outside:
-        parts.append(f"{len(timings.outside)} runs of kernels not applicable to their problem set apart "
-                     f"({len({run.problem for run in timings.outside})} problems)")
+        parts.append(f"{quantity(len(timings.outside), 'run')} of kernels not applicable to their problem set apart "
+                     f"({quantity(len({run.problem for run in timings.outside}), 'problem')})")
     return f"; {', '.join(parts)}" if parts else ""
 
 
@@ -289,6 +293,6 @@ def emit(library_dir, model_dirs, out_dir, kernel_only):
         fail(exc)
     from ckast.select.applicability import describe_layers
 
-    click.echo(f"selector of {result.kernels} kernels in {result.parts} parts ({result.forests} with a "
-               f"LightGBM forest; applicability: {describe_layers(result.layers)}) -> {out_dir}: "
-               f"{result.written} files written, {result.unchanged} unchanged")
+    click.echo(f"selector of {quantity(result.kernels, 'kernel')} in {quantity(result.parts, 'part')} ({result.forests} "
+               f"with a LightGBM forest; applicability: {describe_layers(result.layers)}) -> {out_dir}: "
+               f"{quantity(result.written, 'file')} written, {result.unchanged} unchanged")

@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 from ckast.data_files import load_toml
+from ckast.wording import quantity
 
 COST_FILE = Path(__file__).parent / "data" / "compile_cost.toml"
 
@@ -38,9 +39,9 @@ class BuildCost:
 def cost_text(cost: Mapping[str, Any]) -> str:
     """A build cost (`BuildCost.as_json`) in words."""
     if not cost["peak_mib"]:
-        return f"not estimated (no compile figures for its {cost['unmeasured']} kernels' arch and variant)"
-    notes = [f"{cost['borrowed']} kernels by another arch's or variant's figures"] if cost["borrowed"] else []
-    notes += [f"{cost['unmeasured']} kernels without compile figures left out"] if cost["unmeasured"] else []
+        return f"not estimated (no compile figures for the arch and variant of its {quantity(cost['unmeasured'], 'kernel')})"
+    notes = [f"{quantity(cost['borrowed'], 'kernel')} by another arch's or variant's figures"] if cost["borrowed"] else []
+    notes += [f"{quantity(cost['unmeasured'], 'kernel')} without compile figures left out"] if cost["unmeasured"] else []
     more = f" ({'; '.join(notes)})" if notes else ""
     return f"{cost['cpu_hours']:.2f} CPU-hours, peak {cost['peak_mib']} MiB per TU{more}"
 

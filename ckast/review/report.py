@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ckast.wording import quantity
+
 from .compare import Group, LibraryDiff, unified_diff
 from .sides import Side
 
@@ -16,8 +18,8 @@ def summary(diff: LibraryDiff) -> list[str]:
     c = diff.counts()
     run = diff.run_files
     return [
-        f"old: {diff.old.label} ({_count(c['old'], 'kernel')}{_notes(diff.old)})",
-        f"new: {diff.new.label} ({_count(c['new'], 'kernel')}{_notes(diff.new)})",
+        f"old: {diff.old.label} ({quantity(c['old'], 'kernel')}{_notes(diff.old)})",
+        f"new: {diff.new.label} ({quantity(c['new'], 'kernel')}{_notes(diff.new)})",
         f"{c['unchanged']} unchanged, {c['changed']} changed, {c['renamed']} renamed (identical code), "
         f"{c['added']} added, {c['removed']} removed; run files: {len(run.changed)} changed, {len(run.added)} added, "
         f"{len(run.removed)} removed",
@@ -28,26 +30,26 @@ def stat_lines(diff: LibraryDiff) -> list[str]:
     lines = summary(diff)
     for title, groups in (("changed", diff.changed), ("renamed", diff.renamed)):
         for group in groups:
-            lines.append(f"{title} {group.count:>6}  {_knobs(group)}  ({_count(len(group.ways), 'way')})")
+            lines.append(f"{title} {group.count:>6}  {_knobs(group)}  ({quantity(len(group.ways), 'way')})")
     return lines
 
 
 def text_lines(diff: LibraryDiff) -> list[str]:
     lines = summary(diff)
     for group in diff.changed:
-        lines += ["", f"== changed: {_knobs(group)}: {_count(group.count, 'kernel')}, {_count(len(group.ways), 'way')}"]
+        lines += ["", f"== changed: {_knobs(group)}: {quantity(group.count, 'kernel')}, {quantity(len(group.ways), 'way')}"]
         for i, way in enumerate(group.ways, 1):
             old, new = way.pairs[0]
-            lines.append(f"-- way {i} of {len(group.ways)}: {_count(len(way.pairs), 'kernel')} changed as "
+            lines.append(f"-- way {i} of {len(group.ways)}: {quantity(len(way.pairs), 'kernel')} changed as "
                          f"{old}{'' if old == new else ' -> ' + new} did")
             lines += _others(way.pairs)
             lines += unified_diff(diff.old.kernels[old], diff.new.kernels[new])
     for group in diff.renamed:
-        lines += ["", f"== renamed, identical code: {_knobs(group)}: {_count(group.count, 'kernel')}"]
+        lines += ["", f"== renamed, identical code: {_knobs(group)}: {quantity(group.count, 'kernel')}"]
         lines += [f"   {old} -> {new}" for way in group.ways for old, new in way.pairs]
     for title, names in (("added", diff.added), ("removed", diff.removed)):
         if names:
-            lines += ["", f"== {title}: {_count(len(names), 'kernel')}"] + [f"   {name}" for name in names]
+            lines += ["", f"== {title}: {quantity(len(names), 'kernel')}"] + [f"   {name}" for name in names]
     run = diff.run_files
     if run:
         lines += ["", "== run files"] + [f"   {mark} {p}" for mark, paths in (("M", run.changed), ("A", run.added),
@@ -71,13 +73,9 @@ def as_json(diff: LibraryDiff) -> str:
     return json.dumps(data, indent=2, default=str)
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
 def _notes(side: Side) -> str:
     """The configs a selection side refused, and the workload a tree was generated for."""
-    refused = f", {_count(side.refused, 'config')} refused" if side.refused else ""
+    refused = f", {quantity(side.refused, 'config')} refused" if side.refused else ""
     return refused + (f"; {side.workload}" if side.workload else "")
 
 

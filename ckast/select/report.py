@@ -13,6 +13,8 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ckast.wording import quantity
+
 from .library import Library, LibraryError, Part, direction_of, load_library
 from .problem import (
     AXES,
@@ -266,7 +268,7 @@ def text(head: Mapping[str, Any], problem: Mapping[str, Any]) -> list[str]:
     p = head["predictor"]
     model = "analytic model" if p["name"] == "analytic" else f"LightGBM model {p['model']} ({p['trees']} trees)"
     lines = [f"{problem['problem']} ({_kind(problem['fields'])}, {problem['datatype']}, {problem['arch']}): "
-             f"{problem['applicable']} of {problem['kernels']} kernels applicable ({describe_layers(head['layers'])}); "
+             f"{problem['applicable']} of {quantity(problem['kernels'], 'kernel')} applicable ({describe_layers(head['layers'])}); "
              f"{model} (estimates)"]
     if not problem["applicable"]:
         refused = ", ".join(f"{name} {count}" for name, count in problem["refused"].items())

@@ -32,6 +32,7 @@ import attrs
 import numpy as np
 
 from ckast.errors import CkastError
+from ckast.wording import quantity
 
 from .evaluate import efficiency_figures
 from .library import Library, LibraryError
@@ -185,7 +186,7 @@ def choose(scores: Scores, weights: np.ndarray, *, within: float | None = None, 
     the best weighted mean efficiency (see the module docstring). WorkloadError when no problem is served."""
     if not scores.served.any():
         raise WorkloadError(f"no problem of the workload is served by any kernel of the selection "
-                            f"({len(scores.served)} problems; the first: {scores.reasons[0]})")
+                            f"({quantity(len(scores.served), 'problem')}; the first: {scores.reasons[0]})")
     eff = scores.efficiency[scores.served]
     w = np.asarray(weights, dtype=np.float64)[scores.served]
     order = _name_order(scores.names)
@@ -364,11 +365,11 @@ def choice_lines(doc: Mapping[str, Any]) -> list[str]:
     over = f"; {doc['over_budget']} more to keep an applicable kernel for every problem" if doc["over_budget"] else ""
     how = (f"within {value:g}% of each problem's best (greedy set cover)" if doc["mode"] == "within" else
            f"budget {int(value)} (greedy facility location, weighted mean efficiency{over})")
-    out = [f"workload {doc['workload']}: {len(problems)} problems, {s['problems']} served by the selection; "
-           f"scorer: {doc['scorer']}",
-           f"kept {len(doc['kept'])} of {doc['kernels']} kernels, {how}",
-           f"efficiency of the kept kernels against the whole selection's best, over {s['problems']} problems: "
-           f"mean {s['mean']:.1%}, P10 {s['p10']:.1%}, min {s['min']:.1%}, weighted mean {s['weighted_mean']:.1%}"]
+    out = [f"workload {doc['workload']}: {quantity(len(problems), 'problem')}, {s['problems']} served by the "
+           f"selection; scorer: {doc['scorer']}",
+           f"kept {len(doc['kept'])} of {quantity(doc['kernels'], 'kernel')}, {how}",
+           f"efficiency of the kept kernels against the whole selection's best, over "
+           f"{quantity(s['problems'], 'problem')}: mean {s['mean']:.1%}, P10 {s['p10']:.1%}, min {s['min']:.1%}, weighted mean {s['weighted_mean']:.1%}"]
     out += [f"  {name}" for name in doc["kept"]]
     served = sorted((p for p in problems if p["efficiency"] is not None), key=lambda p: p["efficiency"])
     lowest = [p for p in served[:LOWEST] if p["efficiency"] < 1 - _TOLERANCE]
