@@ -240,8 +240,8 @@ def _run_root(path: Path) -> Path:
 def profile_of(path: Path | str, include: Sequence[Path | str] = ()) -> str:
     """The API profile a file was emitted for: a `_<profile>.hpp` suffix, its manifest entry, the
     manifest's only profile, the only profile of the libraries in the folders `include` (when the file's
-    manifest lists no kernel, as a selector's does), or the default profile. RecordError when the file's
-    manifest or one of `include` is malformed."""
+    manifest lists no kernel, as a selector's or benchmark driver's does), or the default profile.
+    RecordError when the file's manifest or one of `include` is malformed."""
     path = Path(path)
     for name in profile_names():
         if path.stem.endswith(f"_{name}"):
@@ -262,8 +262,9 @@ def profile_of(path: Path | str, include: Sequence[Path | str] = ()) -> str:
 
 
 def recorded_includes(path: Path | str) -> tuple[Path, ...]:
-    """The include folders a file's run records: the library a selector was emitted for (its manifest's
-    `selector.library`), or none. RecordError when that record is malformed or its folder is gone."""
+    """The include folders a file's run records: the library a selector or benchmark driver was emitted for (its
+    manifest's `selector.library` or `bench.library`), or none. RecordError when that record is malformed or
+    its folder is gone."""
     from ckast.select.cxx.record import recorded_library
 
     library = recorded_library(_run_root(Path(path)))

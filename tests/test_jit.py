@@ -1,6 +1,7 @@
 """In-process JIT of emitted files (cppyy) against the host model of CK Tile: every golden compiles
 against its profile's model and derives its config's constants; launchers behave; registration
-fills the model's registries; the model declares its catalog; errors surface with their text."""
+fills the model's registries, whose GEMM dispatcher asks each kernel's `supports()` as CK's does; the model
+declares its catalog; errors surface with their text."""
 
 from __future__ import annotations
 
@@ -383,6 +384,71 @@ def test_gemm_run_registers_every_kernel_once_under_its_key(tmp_path):
     run()
     launch, = events_of(testing.log(), "launch")
     assert (launch["kernel"], launch["ds"]) == ("GemmKernelMultiD", "null")
+
+
+def gemm_dispatcher(run: Path):
+    """A run's GEMM registration JIT-ed: `register()` fills the model's registry with the run's kernels and returns
+    them in registry order; `problem(M, N, K)` is the dispatcher's Problem; `select(problem)` a FirstFit
+    dispatcher's choice (its name, "" for none)."""
+    u = testing.jit_header(run / "dispatcher_wrappers" / "register_all_kernels.hpp")
+    registry = n.Call(dispatcher("Registry", "instance"), [])
+    problem_t = n.type_of("ck_tile", "dispatcher", "Problem")
+    vector = n.Signature("vector", ("std", "vector"), "struct", [n.Param("T", "type")])
+    register = u.function(n.type_of(vector(T=n.type_of("ck_tile", "dispatcher", "KernelInstancePtr"))), [], [
+        n.ExprStmt(n.call(n.Member(registry, "clear"))),
+        n.ExprStmt(n.call("ckast::register_all_tile_gemm_kernels", n.StrLit("gfx942"))),
+        n.Return(n.call(n.Member(registry, "get_all")))])
+    sizes = [n.FuncParam(n.type_of("std", "int64_t"), x) for x in ("m", "nn", "k")]
+    problem = u.function(problem_t, sizes, [n.Return(n.BraceInit(problem_t, [n.ident(x.name) for x in sizes]))])
+    select = u.function(load_profile(NEW).type("string"), [n.FuncParam(n.LRef(n.Const(problem_t)), "problem")], [
+        n.VarDecl(n.type_of("ck_tile", "dispatcher", "Dispatcher"), "dispatcher", n.UnOp("&", registry), brace=True),
+        n.VarDecl(n.Const(n.Builtin("auto")), "kernel",
+                  n.call(n.Member(n.ident("dispatcher"), "select_kernel"), n.ident("problem"))),
+        n.Return(n.Cond(n.BinOp("==", n.ident("kernel"), n.NullPtr()), n.StrLit(""),
+                        n.call(n.Member(n.ident("kernel"), "get_name", arrow=True))))])
+    return register, problem, select
+
+
+def test_gemm_dispatcher_asks_each_kernel_s_supports_as_the_dispatcher_layer_does(tmp_path):
+    """Kernels of CK's parity sweep and the standard example (an unpadded rcr kernel, an rrr one padding M, N and
+    K), registered under the host model: every instance's `supports()` answers as `ckast select`'s dispatcher layer
+    does, and a FirstFit dispatcher takes the first registered kernel that supports the problem: none of the
+    sweep's for M=257, N=1024, K=512 (CK's observation), one for M=N=K=1024. The sweep's 32 kernels share the
+    fields `supports()` reads (64x64x64 tiles, no padding), so four of them (JIT time) answer for all 32."""
+    from ckast.select.applicability import DISPATCHER, applicable
+    from ckast.select.library import load_library
+    from ckast.select.problem import gemm_problem
+
+    shapes = [(257, 1024, 512), (1024, 1024, 1024), (1024, 1024, 100), (100, 256, 256), (256, 1000, 512)]
+    chosen: dict[tuple, str] = {}
+    verdicts: dict[tuple, dict[str, bool]] = {}
+    sweep = json.loads((ROOT / "examples" / "ck-real" / "gemm_fp16_rcr_gfx942_sweep.json").read_text())["kernels"]
+    read = ("tile_m", "tile_n", "tile_k", "pad_m", "pad_n", "pad_k")
+    assert len(sweep) == 32 and len({tuple(c[f] for f in read) for c in sweep}) == 1
+    standard = json.loads((ROOT / "examples" / "gemm_standard.json").read_text())["kernels"]
+    for run, configs in (("sweep", sweep[::8]), ("standard", standard)):
+        emit_run([dict(c, ck_api=NEW) for c in configs], tmp_path / run)
+        library = load_library(tmp_path / run)
+        register, problem, select = gemm_dispatcher(tmp_path / run)
+        kernels = register()
+        order = [str(k.get_name()) for k in kernels]
+        assert sorted(order) == sorted(library.names)
+        for shape in shapes:
+            instance = problem(*shape)
+            supports = {str(k.get_name()): bool(k.supports(instance)) for k in kernels}
+            layer = {name: bool(ok) for _, part in library.parts() for name, ok in
+                     zip(part.names, applicable(gemm_problem(dict(zip("MNK", shape))), part.table, (DISPATCHER,)))}
+            assert supports == layer, (run, shape)
+            verdicts[run, *shape] = supports
+            chosen[run, *shape] = str(select(instance))
+            assert chosen[run, *shape] == next((name for name in order if supports[name]), ""), (run, shape)
+        assert str(select(problem(0, 64, 64))) == ""  # an invalid problem: none
+    assert len(verdicts["sweep", 257, 1024, 512]) == 4 and not any(verdicts["sweep", 257, 1024, 512].values())
+    assert chosen["sweep", 257, 1024, 512] == "" and all(verdicts["sweep", 1024, 1024, 1024].values())
+    unpadded, padded = sorted(load_library(tmp_path / "standard").names)  # rcr, rrr
+    assert [verdicts["standard", *shape][unpadded] for shape in shapes] == [False, True, False, False, False]
+    assert all(verdicts["standard", *shape][padded] for shape in shapes)
+    assert chosen["standard", 100, 256, 256] == padded
 
 
 @pytest.mark.parametrize("profile", [OLD, NEW])

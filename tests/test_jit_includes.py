@@ -45,7 +45,7 @@ def test_an_include_found_nowhere_names_itself_its_file_and_line_and_the_folders
                                f"{tmp_path / 'a'}, {tmp_path / 'b'}) nor a header of the {PROFILE} host model")
 
 
-def test_bad_folders_files_and_selector_records_are_refused_before_anything_is_compiled(tmp_path):
+def test_bad_folders_files_and_selector_and_driver_records_are_refused_before_anything_is_compiled(tmp_path):
     header = _write(tmp_path / "sel" / "ckast_selector.hpp", "#pragma once\n")
     program = _write(tmp_path / "driver.cpp", "#pragma once\n\ninline int main(int argc, char** argv) { return 0; }\n")
     not_cpp = _write(tmp_path / "notes.txt")
@@ -61,6 +61,9 @@ def test_bad_folders_files_and_selector_records_are_refused_before_anything_is_c
     for record, error in (
         ({"selector": {"library": "../lib"}}, f"{manifest}: selector.library: {tmp_path / 'lib'} is not a folder"),
         ({"selector": {"parts": []}}, f"{manifest}: selector.library: missing (required) [rule manifest.required]"),
+        ({"bench": {"library": "../lib"}},
+         f"{manifest}: bench.library: {tmp_path / 'lib'} is not a folder (the library the driver was emitted for"),
+        ({"bench": {"library": ""}}, f"{manifest}: bench.library: \"\" is not a folder's path"),
         ("{", f"{manifest}: <root>: not valid JSON"),
     ):
         manifest.write_text(record if isinstance(record, str) else json.dumps(record))

@@ -14,35 +14,38 @@ from pathlib import Path
 from ckast import nodes as n
 
 from .chunks import CHUNK_KERNELS, Chunk, chunks
-from .cmake import CMAKE, DRIVER, driver_cmake
+from .cmake import CMAKE, DRIVER, driver_cmake, library_path
 from .driver import HEADER, driver_file, driver_profile, header_file
 from .launch import applicability, chunk_file
 from .plan import Plan
 
 
-def driver_files(plan: Plan, library_dir: Path, out_dir: Path, cut: tuple[Chunk, ...]) -> list[tuple[str, str]]:
-    """(name, text) of every file of the driver for `plan` (of the library at `library_dir`) written into
-    `out_dir`, in the chunks `cut`: the main TU, the header, the chunk TUs in order, the CMake file.
-    ValueError when the library's path cannot be written into the CMake file."""
+def driver_files(plan: Plan, library: str, cut: tuple[Chunk, ...]) -> list[tuple[str, str]]:
+    """(name, text) of every file of the driver for `plan` (of the library at `library`, relative to the output
+    directory: `library_path`), in the chunks `cut`: the main TU, the header, the chunk TUs in order, the CMake
+    file."""
     profile = driver_profile(plan)
     applicable = applicability(plan)
     return [
         (DRIVER, n.to_source(driver_file(plan, cut, profile))),
         (HEADER, n.to_source(header_file(plan, cut, profile))),
         *((chunk.file, n.to_source(chunk_file(plan, chunk, profile, applicable))) for chunk in cut),
-        (CMAKE, driver_cmake(library_dir, out_dir, [DRIVER, *(chunk.file for chunk in cut)])),
+        (CMAKE, driver_cmake(library, [DRIVER, *(chunk.file for chunk in cut)])),
     ]
 
 
 def write_driver(plan: Plan, library_dir: Path, out_dir: Path, chunk_kernels: int = CHUNK_KERNELS,
                  on_wait: Callable[[str], None] | None = None) -> dict[str, int]:
-    """Write `driver_files` into `out_dir`; the counts of files written, unchanged and removed (`write_tree`'s)
-    and of chunks. ValueError (bad input) before anything is written; OutputError when the directory cannot
-    take the files."""
+    """Write `driver_files` into `out_dir`, with a manifest recording the library (`bench.library`, relative to
+    `out_dir`: what `ckast.testing` and `ckast jit` take the driver's include folder and API profile from); the
+    counts of files written, unchanged and removed (`write_tree`'s) and of chunks. ValueError (bad input) before
+    anything is written; OutputError when the directory cannot take the files."""
     from ckast.output import Transaction, write_tree
 
     cut = chunks(plan, chunk_kernels)
-    files = driver_files(plan, library_dir, out_dir, cut)
+    library = library_path(library_dir, out_dir)
+    files = driver_files(plan, library, cut)
+    manifest = {"run": {"command": "bench emit", "chunk_kernels": chunk_kernels}, "bench": {"library": library}}
     with Transaction(out_dir, on_wait) as tx:
-        counts = write_tree(files, {"run": {"command": "bench emit", "chunk_kernels": chunk_kernels}}, tx)
+        counts = write_tree(files, manifest, tx)
     return {**counts, "chunks": len(cut)}

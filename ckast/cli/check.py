@@ -86,15 +86,15 @@ def check(headers: tuple[Path, ...], more: tuple[Path, ...], ck_include: Path | 
                    "the library in the include folders, or ck-2025.11).")
 @click.option("-I", "--include", "include_dirs", multiple=True, type=click.Path(path_type=Path), metavar="DIR",
               help="Folder searched for quoted includes after the including file's own and before the host "
-                   "model's headers (repeatable; default: the library a selector was emitted for, from its "
-                   "manifest).")
+                   "model's headers (repeatable; default: the library a selector or benchmark driver was emitted "
+                   "for, from its manifest).")
 def jit(paths: tuple[Path, ...], ck_api: str | None, include_dirs: tuple[Path, ...]) -> None:
     """JIT-compile emitted headers and sources in-process (cppyy: pip install 'ckast[jit]') against ckast's host
     model of CK Tile, each file a unit of its own.
 
     One line per file (PASS with the time, or FAIL followed by the compiler's diagnostics); exit status 1
     if any failed. Refused before any compile (exit 2): a file that is not C++ or defines main, an -I
-    folder that does not exist, a selector whose manifest does not record an existing library.
+    folder that does not exist, a selector or driver whose manifest does not record an existing library.
 
     \b
     Example:

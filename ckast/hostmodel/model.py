@@ -1,7 +1,8 @@
 """The generated half of the host model: one profile's catalog as C++ declarations, built as nodes.
 
 For a profile the model file holds, in order: the catalog's enums; `behaviour/core.hpp`; the
-model's support declarations (`ckast_model::feature`, one tag per template key, one `params`
+model's support declarations (`ckast_model::feature`, `ckast_model::dispatcher_rules` (the name of the
+rule set CK's dispatcher checks, per op kind), one tag per template key, one `params`
 struct per template naming each argument by its catalog parameter name, `enum_name` overloads);
 an empty struct for every catalog type nobody writes by hand; every catalog template, declared
 with exactly the catalog's parameters, kinds and defaults; the hand-written behaviour files.
@@ -197,6 +198,10 @@ def model_file(p: Profile) -> n.File:
         n.Namespace("feature", [
             n.VarDecl(n.Builtin("bool"), name, n.BoolLit(value), inline=True, constexpr=True)
             for name, value in p.features.items()
+        ]),
+        n.Namespace("dispatcher_rules", [
+            n.VarDecl(c_str, kind, n.StrLit(p.dispatcher_supports(kind).rules), inline=True, constexpr=True)
+            for kind in sorted(p.dispatcher)
         ]),
         n.Namespace("tag", [
             n.Struct(key, [n.VarDecl(c_str, "name", n.StrLit(key), static=True, constexpr=True)])

@@ -11,7 +11,9 @@ manifest, the JSON path and the rule. Every key is optional unless marked requir
   `entry_points` (objects of a launcher `function` and its `args` type, each a qualified C++ name);
 - `run`: how the run was made (an object);
 - `selector`: what `ckast select emit` records: `library` (required; the library's folder, relative to the
-  selector's), `applicability` (layer names) and `parts` (objects).
+  selector's), `applicability` (layer names) and `parts` (objects);
+- `bench`: what `ckast bench emit` records: `library` (required; the library's folder, relative to the
+  driver's).
 
 A listed path is relative to the manifest's folder, normalised (no empty, `.` or `..` component) and listed
 once per list; `Manifest.read` reads a listed file only where it stays inside that folder once symbolic links
@@ -64,6 +66,7 @@ class Manifest:
     files: tuple[str, ...] | None
     run: Mapping[str, Any] | None
     selector: Mapping[str, Any] | None
+    bench: Mapping[str, Any] | None
     _where: Mapping[str, str] = attrs.field(repr=False)
     """Each listed path -> the JSON path that lists it (a kernel's list before the tree's)."""
 
@@ -128,7 +131,8 @@ class _Reader:
             self.owned(kernels, files)
         run = self.typed(top["run"], "run", dict, "an object") if "run" in top else None
         selector = self.selector(top["selector"]) if "selector" in top else None
-        return Manifest(self.path, kernels, files, run, selector, self.where)
+        bench = self.bench(top["bench"]) if "bench" in top else None
+        return Manifest(self.path, kernels, files, run, selector, bench, self.where)
 
     def fields(self, data: Any, at: str, known: frozenset[str], required: tuple[str, ...]) -> dict[str, Any]:
         """`data` as an object holding no key but `known`, and every key of `required`."""
@@ -217,11 +221,15 @@ class _Reader:
                 if owner.setdefault(rel, kernel.name) != kernel.name:
                     raise self.fail(at, f"{shown(rel)} is also kernel {owner[rel]}'s file", "manifest.files")
 
+    def library(self, obj: Mapping[str, Any], at: str) -> None:
+        """`obj["library"]` (of the record `at`) is a folder's path: a non-empty string without NUL."""
+        library = self.typed(obj["library"], f"{at}.library", str, "a path (a string)")
+        if not library or "\0" in library:
+            raise self.fail(f"{at}.library", f"{shown(library)} is not a folder's path")
+
     def selector(self, data: Any) -> Mapping[str, Any]:
         obj = self.fields(data, "selector", _SELECTOR, ("library",))
-        library = self.typed(obj["library"], "selector.library", str, "a path (a string)")
-        if not library or "\0" in library:
-            raise self.fail("selector.library", f"{shown(library)} is not a folder's path")
+        self.library(obj, "selector")
         if "applicability" in obj:
             layers = self.typed(obj["applicability"], "selector.applicability", list, "a list of layer names")
             for i, layer in enumerate(layers):
@@ -234,6 +242,11 @@ class _Reader:
                     accepts, what = _PART[key]
                     if not accepts(value):
                         raise self.fail(key_path(at, key), f"{shown(value)} is not {what}")
+        return obj
+
+    def bench(self, data: Any) -> Mapping[str, Any]:
+        obj = self.fields(data, "bench", _BENCH, ("library",))
+        self.library(obj, "bench")
         return obj
 
 
@@ -253,10 +266,11 @@ def _path_problem(rel: str) -> str | None:
     return None
 
 
-_TOP = frozenset({"files", "kernels", "run", "selector"})
+_TOP = frozenset({"files", "kernels", "run", "selector", "bench"})
 _KERNEL = frozenset({"name", "config", "header", "files", "entry_points"})
 _ENTRY_POINT = frozenset({"function", "args"})
 _SELECTOR = frozenset({"library", "applicability", "parts"})
+_BENCH = frozenset({"library"})
 
 
 def _text(value: Any) -> bool:

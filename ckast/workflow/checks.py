@@ -45,7 +45,8 @@ def jit_check(paths: PathLike | Iterable[PathLike], *, ck_api: str | None = None
         ck_api: the CK API profile; default: each file's manifest entry, a `_<profile>.hpp` suffix, the
             profile of the library in the `include` folders, or ckast's default profile.
         include: folders searched for quoted includes after the including file's own and before the host
-            model's headers; default: the library a selector was emitted for, from its manifest.
+            model's headers; default: the library a selector or benchmark driver was emitted for, from its
+            manifest.
         on_result: called with each file's result as soon as it is known.
 
     Returns:
@@ -54,7 +55,7 @@ def jit_check(paths: PathLike | Iterable[PathLike], *, ck_api: str | None = None
     Raises:
         SourceError: a file is not C++ or defines `main`, or an `include` folder does not exist (all are
             listed, one line each, before anything is compiled).
-        RecordError: a selector's manifest does not record an existing library.
+        RecordError: a selector's or driver's manifest does not record an existing library.
         JitUnavailable: cppyy does not load.
     """
     from ckast.hostmodel.jit import JitError, JitUnavailable

@@ -85,22 +85,6 @@ std::string KernelKey::encode() const {
         .str();
 }
 
-/// A registered GEMM kernel; `run` calls the generated launcher's plain-arguments `launch`.
-class KernelInstance {
-public:
-    KernelInstance(KernelKey key, std::string name) : key_(std::move(key)), name_(std::move(name)) {}
-    virtual ~KernelInstance() = default;
-    const KernelKey& get_key() const { return key_; }
-    const std::string& get_name() const { return name_; }
-    virtual float run(const ck_tile::GemmHostArgs& args, const ck_tile::stream_config& stream) const = 0;
-
-private:
-    KernelKey key_;
-    std::string name_;
-};
-
-using KernelInstancePtr = std::shared_ptr<KernelInstance>;
-
 /// The GEMM problem a dispatcher selects for (problem.hpp: the fields selection reads).
 struct Problem {
     std::int64_t M = 0;
@@ -110,7 +94,28 @@ struct Problem {
     std::int32_t smem_budget = 0;
     bool prefer_persistent = false;
     bool enable_validation = false;
+
+    /// CK's: positive sizes and k_batch (the dispatcher selects nothing for another problem).
+    bool is_valid() const { return M > 0 && N > 0 && K > 0 && k_batch > 0; }
 };
+
+/// A registered GEMM kernel; `supports` is the backend's check of a problem, `run` calls the generated
+/// launcher's plain-arguments `launch`.
+class KernelInstance {
+public:
+    KernelInstance(KernelKey key, std::string name) : key_(std::move(key)), name_(std::move(name)) {}
+    virtual ~KernelInstance() = default;
+    const KernelKey& get_key() const { return key_; }
+    const std::string& get_name() const { return name_; }
+    virtual bool supports(const Problem& problem) const = 0;
+    virtual float run(const ck_tile::GemmHostArgs& args, const ck_tile::stream_config& stream) const = 0;
+
+private:
+    KernelKey key_;
+    std::string name_;
+};
+
+using KernelInstancePtr = std::shared_ptr<KernelInstance>;
 
 /// The selection hook: a problem -> kernel identifiers, best first.
 using HeuristicFunction = std::function<std::vector<std::string>(const Problem&)>;
@@ -157,30 +162,46 @@ Registry& Registry::instance() {
     return registry;
 }
 
-/// Selects a registered GEMM kernel for a problem: with the Heuristic strategy, the first of the heuristic's
-/// identifiers that the registry holds (none: null); with FirstFit, the first registered kernel.
+/// Selects a registered GEMM kernel for a problem, as CK's does (dispatcher.cpp): none for an invalid
+/// problem; with FirstFit, the first registered kernel (registry order) whose `supports(problem)` holds;
+/// with Heuristic, the first of the heuristic's identifiers that the registry holds and whose kernel
+/// supports the problem, else (or with no heuristic set) FirstFit's choice. Setting a heuristic sets the
+/// Heuristic strategy.
 class Dispatcher {
 public:
     enum class SelectionStrategy { FirstFit, Heuristic };
 
     explicit Dispatcher(Registry* registry = nullptr) : registry_(registry ? registry : &Registry::instance()) {}
-    void set_heuristic(HeuristicFunction heuristic) { heuristic_ = std::move(heuristic); }
+    void set_heuristic(HeuristicFunction heuristic) {
+        heuristic_ = std::move(heuristic);
+        if (heuristic_) {
+            strategy_ = SelectionStrategy::Heuristic;
+        }
+    }
     void set_strategy(SelectionStrategy strategy) { strategy_ = strategy; }
 
     KernelInstancePtr select_kernel(const Problem& problem) const {
-        if (strategy_ == SelectionStrategy::Heuristic && heuristic_) {
-            for (const auto& identifier : heuristic_(problem)) {
-                if (auto kernel = registry_->lookup(identifier)) {
-                    return kernel;
-                }
-            }
-            return nullptr;
-        }
-        const auto all = registry_->get_all();
-        return all.empty() ? nullptr : all.front();
+        return problem.is_valid() ? choose(problem) : nullptr;
     }
 
 private:
+    KernelInstancePtr choose(const Problem& problem) const {
+        if (strategy_ == SelectionStrategy::Heuristic && heuristic_) {
+            for (const auto& identifier : heuristic_(problem)) {
+                const auto kernel = registry_->lookup(identifier);
+                if (kernel && kernel->supports(problem)) {
+                    return kernel;
+                }
+            }
+        }
+        for (const auto& kernel : registry_->get_all()) {
+            if (kernel->supports(problem)) {
+                return kernel;
+            }
+        }
+        return nullptr;
+    }
+
     Registry* registry_;
     HeuristicFunction heuristic_;
     SelectionStrategy strategy_ = SelectionStrategy::FirstFit;
@@ -361,10 +382,23 @@ void register_all_grouped_conv_bwd_weight_kernels(const std::string& arch);
 
 namespace ckast_model {
 
+/// CK's GeneratedKernelInstance: `supports` applies the rule set the profile's catalog names for GEMM
+/// (`[dispatcher.gemm]`): `whole_tiles`, each size the launcher does not pad must be whole tiles (whatever
+/// the layout and k_batch; a launcher padding M, N and K takes any size); `kernel`, no check of its own
+/// (the launcher's checks run at launch).
 template <class P>
 struct behaviour<tag::GeneratedKernelInstance, P> : P, ck_tile::dispatcher::KernelInstance {
     behaviour(ck_tile::dispatcher::KernelKey key, std::string name)
         : ck_tile::dispatcher::KernelInstance(std::move(key), std::move(name)) {}
+
+    bool supports(const ck_tile::dispatcher::Problem& problem) const override {
+        using L = typename P::SelectedKernelType;
+        if (std::string(dispatcher_rules::gemm) != "whole_tiles") {
+            return true;
+        }
+        return (L::kPadM || problem.M % L::TileM == 0) && (L::kPadN || problem.N % L::TileN == 0) &&
+               (L::kPadK || problem.K % L::TileK == 0);
+    }
 
     float run(const ck_tile::GemmHostArgs& args, const ck_tile::stream_config& stream) const override {
         return P::SelectedKernelType::launch(args, stream);

@@ -1,7 +1,9 @@
-"""The library a selector was emitted for, as its manifest records it (`selector.library`), and the API
-profiles of a library's kernels: what `ckast jit` reads to check a selector against its library.
+"""The library a selector or benchmark driver was emitted for, as its manifest records it (`selector.library`,
+`bench.library`), and the API profiles of a library's kernels: what `ckast jit` reads to check a selector or
+driver against its library (its include folder and its API profile).
 
-`ckast select emit` records the library's folder relative to the selector's, so the two can move together.
+`ckast select emit` and `ckast bench emit` record the library's folder relative to their own, so the two can
+move together.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ class RecordError(CkastError, ValueError):
     """A manifest that is unreadable or malformed, or records a library that is gone (bad input, exit 2)."""
 
 
-def library_record(library_dir: Path, selector_dir: Path) -> str:
-    """`library_dir` as the selector's manifest records it: relative to `selector_dir`."""
-    return Path(os.path.relpath(library_dir, selector_dir)).as_posix()
+def library_record(library_dir: Path, out_dir: Path) -> str:
+    """`library_dir` as a selector's or driver's manifest records it: relative to their folder `out_dir`."""
+    return Path(os.path.relpath(library_dir, out_dir)).as_posix()
 
 
 def run_manifest(folder: Path) -> Manifest | None:
@@ -33,16 +35,19 @@ def run_manifest(folder: Path) -> Manifest | None:
 
 
 def recorded_library(folder: Path) -> Path | None:
-    """The library folder the selector in `folder` was emitted for; None when `folder` holds no selector (no
-    manifest, or the manifest of another run)."""
+    """The library folder the selector or benchmark driver in `folder` was emitted for; None when `folder` holds
+    neither (no manifest, or the manifest of another run)."""
     manifest = run_manifest(folder)
-    if manifest is None or manifest.selector is None:
+    if manifest is None:
         return None
-    library = Path(os.path.normpath(manifest.root / manifest.selector["library"]))
-    if not library.is_dir():
-        raise RecordError(f"{manifest.path}: selector.library: {library} is not a folder (the library the selector "
-                          "was emitted for: emit it again, or give its folder with -I)")
-    return library
+    for key, record, what in (("selector", manifest.selector, "selector"), ("bench", manifest.bench, "driver")):
+        if record is not None:
+            library = Path(os.path.normpath(manifest.root / record["library"]))
+            if not library.is_dir():
+                raise RecordError(f"{manifest.path}: {key}.library: {library} is not a folder (the library the "
+                                  f"{what} was emitted for: emit it again, or give its folder with -I)")
+            return library
+    return None
 
 
 def kernel_profile(manifest: Manifest, i: int) -> str:
