@@ -360,6 +360,24 @@ def test_leaves_whose_sum_overflows_are_refused_at_prediction(trained, lib, tmp_
                              "M=1024,N=512,K=256; a model's predictions are finite\n")
 
 
+def test_leaves_whose_sum_overflows_are_refused_for_the_same_problem_in_a_batch(trained, lib, tmp_path):
+    """`predict_many` names the problem `predict_tflops` of the problems one by one stops at: the first with a
+    kernel scored (the first problem here has none)."""
+    text = trained["text"]
+    for number in range(2):
+        text = _field(text, number, "leaf_value", lambda v: ["1e308"] * len(v))
+    predictor = load_model(_mutated(trained, tmp_path, _resized(text)))
+    problems = [gemm_problem({"M": 64, "N": 64, "K": 64}), gemm_problem({"M": 1000, "N": 512, "K": 256})]
+    part = load_library(lib).part(problems[0])
+    mask = np.ones((2, len(part)), dtype=bool)
+    mask[0] = False
+    with pytest.raises(ModelError) as alone:
+        predictor.predict_tflops(problems[1], part, None, np.arange(len(part)))
+    with pytest.raises(ModelError) as together:
+        predictor.predict_many(problems, part, None, mask)
+    assert str(together.value) == str(alone.value) and "for M=1000,N=512,K=256;" in str(alone.value)
+
+
 def test_rows_walked_in_chunks_add_up_the_same(trained, monkeypatch):
     rng = np.random.default_rng(3)
     x = rng.normal(size=(50, 72)) * 100

@@ -23,7 +23,7 @@ from ckast.select.applicability import LAYERS
 from ckast.select.batch import BATCH_ENTRIES
 from ckast.select.csv_table import CsvError, read_csv
 from ckast.select.library import load_library
-from ckast.select.problem import ProblemError
+from ckast.select.problem import ProblemError, gemm_problem
 from ckast.select.report import json_chunks, selection
 from ckast.select.timings import TimingError, read_timings
 
@@ -190,6 +190,29 @@ def test_select_ranks_a_problems_file_batch_by_batch(lib, tmp_path, monkeypatch,
         next(problems)
     code, out, err = cli("select", "--library", lib, "--problems", path)
     assert code == 2 and err == f"{path}: row 4: M: 0 is out of range [1, 2147483647]\n"
+    assert [line.split(" (")[0] for line in out.splitlines() if not line.startswith(" ")] == [
+        f"{path}: row {n}" for n in (1, 2, 3)]
+
+
+@pytest.mark.parametrize("entries", [BATCH_ENTRIES, 12])
+@pytest.mark.parametrize("variant", ["", "preshuffle"])  # preshuffle: the library holds no kernel for it either
+def test_a_row_breaking_a_rule_is_refused_once_the_rows_before_it_are_out(lib, tmp_path, monkeypatch, entries, variant):
+    """A batch's rows are checked together: the rows before the first that breaks a rule the reader does not
+    decide (here C = M x N beyond index_t) are ranked and printed, then it is refused as reading it alone refuses
+    it, before the library's refusal of a problem it holds no kernel for."""
+    monkeypatch.setattr(batch, "BATCH_ENTRIES", entries)
+    path = tmp_path / "p.csv"
+    path.write_text(f"M,N,K,variant\n256,256,256,\n512,512,512,\n64,64,64,\n65536,65536,64,{variant}\n64,64,64,\n")
+    with pytest.raises(ProblemError) as alone:
+        gemm_problem({"M": "65536", "N": "65536", "K": "64"}, f"{path}: row 4")
+    assert "the C tensor (M x N, as each D tensor) must have at most" in str(alone.value)
+    _, problems = _select(lib, path)
+    assert [next(problems)["problem"] for _ in range(3)] == [f"{path}: row {n}" for n in (1, 2, 3)]
+    with pytest.raises(ProblemError) as streamed:
+        next(problems)
+    assert str(streamed.value) == str(alone.value)
+    code, out, err = cli("select", "--library", lib, "--problems", path)
+    assert code == 2 and err == f"{alone.value}\n"
     assert [line.split(" (")[0] for line in out.splitlines() if not line.startswith(" ")] == [
         f"{path}: row {n}" for n in (1, 2, 3)]
 

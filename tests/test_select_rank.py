@@ -12,15 +12,16 @@ from click.testing import CliRunner
 from ckast.arch.hardware import hardware
 from ckast.cli.select import select
 from ckast.select.analytic import AnalyticPredictor, gemm_view
-from ckast.select.applicability import LAYERS
+from ckast.select.applicability import LAYERS, checked_many
 from ckast.select.batch import rank_many
 from ckast.select.features import feature_set
 from ckast.select.model_features import model_features
 from ckast.select.library import LibraryError, load_library
+from ckast.select.lightgbm_model import load_model
 from ckast.select.problem import ProblemError, conv_problem, gemm_problem, parse_pairs
 from ckast.select.rank import rank
 
-from .select_helpers import conv_entries, gemm_entries, write_library
+from .select_helpers import conv_entries, gemm_entries, synth_module, write_library
 
 CONV = "G=1,N=32,C=64,K=64,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1"
 DEPTHWISE = "G=64,N=8,C=64,K=64,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1"
@@ -103,6 +104,50 @@ def test_problems_ranked_together_rank_as_each_alone(libs, predictor):
         assert np.array_equal(many.tflops, alone.tflops, equal_nan=True) and np.array_equal(many.order, alone.order)
         assert dict(many.refused) == dict(alone.refused)
     assert len(rankings) == len(MANY) and {bool(r.applicable.any()) for r in rankings} == {True, False}
+
+
+@pytest.fixture(scope="module")
+def models(libs, tmp_path_factory):
+    """12-tree LightGBM models on synthetic timings of the GEMM library and of the conv library's forward part."""
+    pytest.importorskip("lightgbm")
+    root, synth, out = tmp_path_factory.mktemp("models"), synth_module(), {}
+    for kind, direction in (("gemm", "gemm"), ("conv", "forward")):
+        data = root / f"{kind}.csv"
+        synth.write(synth.synthesize(libs[kind], direction, 20, 40, 1, 0.02, 0.08), data)
+        result = CliRunner().invoke(select, ["train", "--data", str(data), "--library", str(libs[kind]), "-o",
+                                             str(root / kind), "--trees", "12", "--folds", "0"])
+        assert result.exit_code == 0, result.output
+        out[kind] = load_model(root / kind)
+    return out
+
+
+@pytest.mark.parametrize("kind", ["gemm", "conv"])
+def test_a_lightgbm_model_ranks_problems_together_as_each_alone(libs, models, kind):
+    """The model's `predict_many`: every problem's feature rows (those of its applicable kernels) are the ones
+    it has alone, and its ranking is the one `rank` gives it, bit for bit."""
+    library, predictor, hw = load_library(libs[kind]), models[kind], hardware("gfx942")
+    texts = [t for t in MANY if t.startswith("M=") == (kind == "gemm") and "bwd" not in t]
+    problems = [(gemm_problem if kind == "gemm" else conv_problem)(parse_pairs(text)) for text in texts]
+    part = library.part(problems[0])
+    assert {id(library.part(p)) for p in problems} == {id(part)}
+    mask = checked_many(problems, part.table, LAYERS)[0]
+    assert mask.any(axis=1).any() and not mask.all()
+    features = model_features(predictor.kind)
+    alone = np.concatenate([features.matrix(p, part.table, predictor.hw)[mask[i]] for i, p in enumerate(problems)])
+    many = features.matrix_many(problems, part.table, predictor.hw, mask)
+    assert many.shape == alone.shape and np.array_equal(many, alone, equal_nan=True)
+    predicted = predictor.predict_many(problems, part, hw, mask)
+    assert np.isnan(predicted[~mask]).all()
+    for i, problem in enumerate(problems):
+        one = predictor.predict_tflops(problem, part, hw, np.flatnonzero(mask[i]))
+        assert predicted[i, mask[i]].view(np.int64).tolist() == one.view(np.int64).tolist()
+    rankings = rank_many(problems, part, predictor, hw, LAYERS)
+    for ranking, problem in zip(rankings, problems, strict=True):
+        one = rank(problem, part, predictor, hw, LAYERS)
+        assert ranking.tflops.view(np.int64).tolist() == one.tflops.view(np.int64).tolist()
+        assert np.array_equal(ranking.order, one.order) and np.array_equal(ranking.applicable, one.applicable)
+    scored = np.concatenate([r.tflops[r.applicable] for r in rankings])
+    assert len(np.unique(scored)) > 2  # the model tells kernels apart
 
 
 def test_ranking_is_deterministic_and_best_first(libs):

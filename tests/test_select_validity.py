@@ -1,6 +1,6 @@
 """`validity`: the rules a problem meets are the reader's: a problem the reader accepts meets every rule's tree,
-one it refuses breaks a rule (the same one, for GEMM), and the emitted selector's struct view of a read problem
-(`values`) is the one the rules read."""
+one it refuses breaks a rule (the same one, for GEMM), the emitted selector's struct view of a read problem
+(`values`) is the one the rules read, and many problems checked at once are refused as each alone."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from ckast.select.cxx.problem_struct import problem_struct
 from ckast.select.expr import Field, walk
 from ckast.select.problem import INT_MAX, ProblemError, bounds, conv_problem, gemm_problem
-from ckast.select.validity import broken, rules, values
+from ckast.select.validity import broken, check, first_broken, refusal, rules, values
 
 SETTINGS = settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 SIZES = st.one_of(st.integers(1, 4096), st.sampled_from((0, -1, 46341, 65536, 2**20, INT_MAX, INT_MAX + 1, -2**63)),
@@ -75,3 +75,50 @@ def test_bounds_are_index_t_pads_from_zero_and_three_spatial_axes():
     assert bounds("M") == bounds("stride_h") == (1, INT_MAX)
     assert bounds("pad_w") == bounds("left_pad_d") == bounds("right_pad_h") == (0, INT_MAX)
     assert bounds("ndim") == (1, 3)
+
+
+READ_SIZES = st.integers(0, 11).flatmap(lambda i: st.integers(1, 256) if i else
+                                        st.sampled_from((46341, 2**20, INT_MAX)))
+"""Sizes the reader accepts, one in twelve large enough for a tensor beyond index_t."""
+
+
+@st.composite
+def read_conv_fields(draw) -> dict:
+    """A conv problem's fields the reader accepts (C and K over all groups, within index_t)."""
+    ndim, groups = draw(st.integers(1, 3)), draw(st.sampled_from((1, 1, 2, 8)))
+    fields = {"G": groups, **{f: draw(READ_SIZES) for f in ("N", "k_batch")}}
+    for f in ("C", "K"):
+        per_group = draw(READ_SIZES)
+        fields[f] = groups * per_group if groups * per_group <= INT_MAX else groups
+    for a, i, f in zip("dhw"[3 - ndim:], ("Di", "Hi", "Wi")[3 - ndim:], ("Z", "Y", "X")[3 - ndim:]):
+        fields.update({i: draw(READ_SIZES), f: draw(st.sampled_from((1, 3, 7))),
+                       f"stride_{a}": draw(st.sampled_from((1, 2))),
+                       f"dilation_{a}": draw(st.sampled_from((1, 2) * 5 + (INT_MAX,))),
+                       f"pad_{a}": draw(st.sampled_from((0, 1) * 5 + (INT_MAX,)))})
+    return fields
+
+
+GEMM_FIELDS = st.fixed_dictionaries({"M": READ_SIZES, "N": READ_SIZES, "K": READ_SIZES, "k_batch": READ_SIZES})
+
+
+@SETTINGS
+@given(rows=st.one_of(st.lists(GEMM_FIELDS, min_size=1, max_size=8),
+                     st.lists(read_conv_fields(), min_size=1, max_size=8)))
+def test_problems_checked_at_once_are_refused_as_each_alone(rows):
+    """`first_broken` names the first problem `check` refuses and the rule `check` names, with its message."""
+    read = gemm_problem if "M" in rows[0] else conv_problem
+    problems = [read(fields, checked=False) for fields in rows]
+    refused = []
+    for problem in problems:
+        try:
+            check(problem, "row")
+        except ProblemError as exc:
+            refused.append(str(exc))
+        else:
+            refused.append(None)
+    found = first_broken(problems)
+    if found is None:
+        assert refused == [None] * len(problems)
+    else:
+        row, rule = found
+        assert refused[:row] == [None] * row and str(refusal(problems[row], rule, "row")) == refused[row] is not None

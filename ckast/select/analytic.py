@@ -369,8 +369,8 @@ def _depthwise_seconds(t: KernelTerms, peak: Expr, hbm: Expr, size: int, launch:
 
 class AnalyticPredictor:
     """The analytic model as a predictor (`predict_tflops(problem, part, hw)`, and `predict_many` for many
-    problems): `analytic_tree` evaluated over the part's kernel table, with the arch's calibration or the one
-    given (`cal`)."""
+    problems, as `batch.rank_many` calls it): `analytic_tree` evaluated over the part's kernel table, with the
+    arch's calibration or the one given (`cal`)."""
 
     name = "analytic"
 
@@ -383,13 +383,14 @@ class AnalyticPredictor:
             tflops = scope.value(self._tree(problem, part, hw))
         return tflops if rows is None else tflops[rows]
 
-    def predict_many(self, problems: Sequence[Problem], part, hw) -> np.ndarray:
-        """`predict_tflops` of problems of one part at once: problems x kernels, each entry the one
-        `predict_tflops` gives."""
+    def predict_many(self, problems: Sequence[Problem], part, hw, mask: np.ndarray) -> np.ndarray:
+        """`predict_tflops` of problems of one part at once, of the kernels where `mask` (problems x kernels)
+        holds: problems x kernels, each of those entries the one `predict_tflops` gives, NaN elsewhere (every
+        entry is computed: the trees cost as much for some kernels as for all)."""
         scope = ProblemsScope(part.table, problems_values([problem_columns(p) for p in problems]), hw_columns(hw))
         with np.errstate(all="ignore"):
             tflops = scope.value(self._tree(problems[0], part, hw))
-        return np.broadcast_to(tflops, (len(problems), len(part)))
+        return np.where(mask, tflops, np.nan)
 
     def _tree(self, problem: Problem, part, hw) -> Expr:
         if part.datatype not in hw.peak_tflops or hw.hbm_gbps is None:

@@ -1,9 +1,11 @@
 """Ranking many problems of one part together: `ckast select` of a problems file.
 
 Applicability (`applicability.checked_many`) and, where the predictor offers `predict_many` (the analytic
-model does), the predictions are evaluated once for a batch of problems, over numpy arrays of problems x
-kernels, so a problem costs its share of each array operation instead of a pass over the trees. Each ranking
-is the one `rank.rank` gives its problem, entry for entry.
+model and a LightGBM model do), the predictions are evaluated once for a batch of problems, over numpy arrays
+of problems x kernels, so a problem costs its share of each array operation instead of a pass over the trees
+(a LightGBM model: its feature rows go through the forest in one call). `predict_many(problems, part, hw,
+mask)` gives problems x kernels, where `mask` (the applicable kernels) holds the entry `predict_tflops` gives.
+Each ranking is the one `rank.rank` gives its problem, entry for entry.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def rank_many(problems: Sequence[Problem], part: Part, predictor: Predictor, hw,
     layers = tuple(layers)
     mask, refused = checked_many(problems, part.table, layers)
     many = getattr(predictor, "predict_many", None)
-    predicted = many(problems, part, hw) if many is not None and mask.any() else None
+    predicted = many(problems, part, hw, mask) if many is not None and mask.any() else None
     rankings = []
     for i, problem in enumerate(problems):
         candidates = np.flatnonzero(mask[i])

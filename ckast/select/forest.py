@@ -121,8 +121,9 @@ class Tree:
         return len(self.leaf_value)
 
 
-_PAIRS = 1 << 21
-"""(row, tree) pairs walked at a time."""
+_PAIRS = 1 << 17
+"""(row, tree) pairs walked at a time: a walk's arrays of 1 MiB each stay in the CPU's caches (measured on a
+batch of `select --problems`: 2**21 pairs at a time walked 30-40% slower, 2**16 to 2**18 alike)."""
 
 
 @attrs.frozen(eq=False)

@@ -14,7 +14,7 @@ file and the field.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,18 +95,43 @@ class LightGBMPredictor:
         """Predicted TFLOPS of the part's kernels (`hw`, the target's profile, is not used: see `self.hw`)."""
         from .model_features import model_features
 
-        if ("lightgbm", id(self)) not in part.memo:
-            self.check(part)
-            part.memo["lightgbm", id(self)] = True
+        self._bound(part)
         x = model_features(self.kind).matrix(problem, part.table, self.hw)
         x = x[:, self.columns] if rows is None else x[np.ix_(rows, self.columns)]
         tflops = self.transform(self.forest.predict(x))
-        if not np.isfinite(tflops).all():  # finite leaves whose sum overflows
+        self._finite(tflops, lambda _: problem)
+        return tflops
+
+    def predict_many(self, problems: Sequence[Problem], part, hw, mask: np.ndarray) -> np.ndarray:
+        """`predict_tflops` of problems of one part at once, of the kernels where `mask` (problems x kernels)
+        holds: problems x kernels, each of those entries the one `predict_tflops` gives, NaN elsewhere. Their
+        feature rows go through the forest together; a sum that overflows is refused for the first problem
+        whose kernels hold one, as `predict_tflops` of the problems one by one refuses it."""
+        from .model_features import model_features
+
+        self._bound(part)
+        x = model_features(self.kind).matrix_many(problems, part.table, self.hw, mask)[:, self.columns]
+        tflops = self.transform(self.forest.predict(x))
+        self._finite(tflops, lambda row: problems[np.nonzero(mask)[0][row]])
+        out = np.full(mask.shape, np.nan)
+        out[mask] = tflops
+        return out
+
+    def _bound(self, part) -> None:
+        """`check` the part, once."""
+        if ("lightgbm", id(self)) not in part.memo:
+            self.check(part)
+            part.memo["lightgbm", id(self)] = True
+
+    def _finite(self, tflops: np.ndarray, problem_of: Callable[[int], Problem]) -> None:
+        """ModelError naming the first prediction that is not finite (finite leaves whose sum overflows) and its
+        problem (`problem_of(i)`: the problem of `tflops[i]`)."""
+        bad = np.flatnonzero(~np.isfinite(tflops))
+        if len(bad):
             from .report import problem_label
 
-            raise ModelError(f"{self.file}: leaf_value: the trees' leaves add up to {tflops[~np.isfinite(tflops)][0]} "
-                             f"TFLOPS for {problem_label(problem)}; a model's predictions are finite")
-        return tflops
+            raise ModelError(f"{self.file}: leaf_value: the trees' leaves add up to {tflops[bad[0]]} TFLOPS for "
+                             f"{problem_label(problem_of(int(bad[0])))}; a model's predictions are finite")
 
     def transform(self, raw: np.ndarray) -> np.ndarray:
         """The model's output as TFLOPS (CK trains on log1p(TFLOPS) where `log_targets` names it)."""

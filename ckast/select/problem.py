@@ -136,9 +136,10 @@ class ConvProblem:
 Problem = GemmProblem | ConvProblem
 
 
-def gemm_problem(fields: Mapping[str, Any], where: str = "") -> GemmProblem:
+def gemm_problem(fields: Mapping[str, Any], where: str = "", checked: bool = True) -> GemmProblem:
     """A GEMM problem from `M, N, K` (or CK's `m, n, k`), optionally `k_batch` (alias `split_k`), `variant`
-    and a multi_d problem's D fields (see the module docstring)."""
+    and a multi_d problem's D fields (see the module docstring). `checked` false: the rules the reader does not
+    decide are left to the caller, who checks many problems at once (`validity.first_broken`)."""
     from ckast.config.knobs import GEMM, KNOBS, VARIANTS
 
     from .validity import check
@@ -157,12 +158,13 @@ def gemm_problem(fields: Mapping[str, Any], where: str = "") -> GemmProblem:
     elif given := [f for f in D_FIELDS if f in fields]:
         raise ProblemError(given[0], f"only a multi_d problem has D tensors (this one is {variant})", where)
     problem = GemmProblem(**size, k_batch=_int(fields, "k_batch", where, default=1), variant=variant, **d_fields)
-    check(problem, where)
+    if checked:
+        check(problem, where)
     return problem
 
 
-def conv_problem(fields: Mapping[str, Any], where: str = "") -> ConvProblem:
-    """A grouped-conv problem from CK's spellings (see the module docstring)."""
+def conv_problem(fields: Mapping[str, Any], where: str = "", checked: bool = True) -> ConvProblem:
+    """A grouped-conv problem from CK's spellings (see the module docstring); `checked` as `gemm_problem`'s."""
     from .validity import check
 
     fields = dict(fields)
@@ -192,7 +194,8 @@ def conv_problem(fields: Mapping[str, Any], where: str = "") -> ConvProblem:
         filter=tuple(_int(fields, _FILTER[a], where) for a in axes),
         stride=spatial("stride_{}", 1), dilation=spatial("dilation_{}", 1),
         left_pad=pad("left"), right_pad=pad("right"), k_batch=_int(fields, "k_batch", where, 1))
-    check(problem, where)
+    if checked:
+        check(problem, where)
     return problem
 
 

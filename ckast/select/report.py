@@ -70,14 +70,14 @@ WEIGHT = "weight"
 """A problem's share of a workload (`ckast list --for`); a problems file may carry it wherever problems are read."""
 
 
-def parse_problem(fields: Mapping[str, Any], kinds: Sequence[str], where: str) -> Problem:
-    """A GEMM problem when the fields name M (or the library holds only GEMM kernels), else a conv one. A
-    `weight` field is checked (`problem_weight`) and is no part of the problem."""
+def parse_problem(fields: Mapping[str, Any], kinds: Sequence[str], where: str, checked: bool = True) -> Problem:
+    """A GEMM problem when the fields name M (or the library holds only GEMM kernels), else a conv one (`checked`:
+    as `gemm_problem`'s). A `weight` field is checked (`problem_weight`) and is no part of the problem."""
     if WEIGHT in fields:
         problem_weight(fields, where)
         fields = {k: v for k, v in fields.items() if k != WEIGHT}
     gemm = "M" in fields or "m" in fields or kinds == ("gemm",)
-    return gemm_problem(fields, where) if gemm else conv_problem(fields, where)
+    return gemm_problem(fields, where, checked) if gemm else conv_problem(fields, where, checked)
 
 
 def problem_weight(fields: Mapping[str, Any], where: str) -> float:
@@ -133,35 +133,52 @@ def selection(library_dir: Path, texts: Sequence[str], problems_file: Path | Non
     """What `ckast select` prints under the applicability `layers`: the run's description (library, predictor,
     layers) and the problems' rankings, each a JSON-ready dict, ranked as the iterator is advanced. The library,
     the model, the `--problem` texts and the problems file's table are read here (LibraryError, ProblemError,
-    ModelError); a bad row of the file is refused when the iterator reaches it."""
+    ModelError); a bad row of the file is refused when the iterator reaches it (the rules a row's reader does not
+    decide are checked a batch at a time, `_rankings`)."""
+    from .validity import check
+
     library = load_library(library_dir)
     for name in why_not:
         library.config(name)  # an unknown name is refused before any work
     predictor = load_predictor(model_dir)
 
-    def resolved(label: str, fields: Mapping[str, Any], where: str) -> tuple[str, Problem, Part]:
-        problem = parse_problem(fields, library.kinds, where)
-        return label, problem, library.part(problem, datatype, layout)
+    def resolved(label: str, fields: Mapping[str, Any], where: str, checked: bool) -> tuple[str, Problem, Part]:
+        problem = parse_problem(fields, library.kinds, where, checked)
+        try:
+            return label, problem, library.part(problem, datatype, layout)
+        except LibraryError:
+            check(problem, where)  # a problem that breaks a rule is refused for it, as when it is read checked
+            raise
 
-    given = [resolved(text, fields, "--problem") for text, fields in read_problems(texts, None)]
+    given = [resolved(text, fields, "--problem", True) for text, fields in read_problems(texts, None)]
     rows = () if problems_file is None else read_problems((), problems_file)
-    parts = itertools.chain(given, (resolved(label, fields, label) for label, fields in rows))
+    parts = itertools.chain(given, (resolved(label, fields, label, False) for label, fields in rows))
     head = {"library": str(library_dir), "predictor": describe(predictor), "layers": list(layers)}
     return head, _rankings(parts, library, predictor, top, with_features, why_not, tuple(layers))
 
 
 def _rankings(parts: Iterator[tuple[str, Problem, Part]], library: Library, predictor: Predictor, top: int,
               with_features: bool, why_not: Sequence[str], layers: Sequence[str]) -> Iterator[dict[str, Any]]:
-    """The entries of `selection`, in order, ranked in batches of consecutive problems of one part."""
+    """The entries of `selection`, in order, ranked in batches of consecutive problems of one part. A batch's
+    problems are checked together (`validity.first_broken`): the problems before the first that breaks a rule
+    are ranked and yielded, then it is refused as `validity.check` refuses it (a file row's label is where it was
+    read; the `--problem` texts are checked as they are read)."""
     from ckast.arch.hardware import hardware
 
     from .batch import rank_many
+    from .validity import first_broken, refusal
 
     for batch in _batches(parts):
         part = batch[0][2]
         hw = hardware(part.arch)
-        for (label, _, _), ranking in zip(batch, rank_many([p for _, p, _ in batch], part, predictor, hw, layers)):
-            yield _ranked(label, ranking, library, hw, top, with_features, why_not)
+        problems = [p for _, p, _ in batch]
+        broken = first_broken(problems)
+        served = len(batch) if broken is None else broken[0]
+        if served:
+            for (label, _, _), ranking in zip(batch, rank_many(problems[:served], part, predictor, hw, layers)):
+                yield _ranked(label, ranking, library, hw, top, with_features, why_not)
+        if broken is not None:
+            raise refusal(problems[served], broken[1], batch[served][0])
 
 
 def _batches(parts: Iterator[tuple[str, Problem, Part]]) -> Iterator[list[tuple[str, Problem, Part]]]:

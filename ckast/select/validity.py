@@ -12,23 +12,25 @@ bool tree of the selection language (`select.expr`) over the fields the C++ sele
   the exact one, and no product can overflow in the C++.
 
 Python decides the rules of one field as it reads that field (`problem._int`, `_choice`: the rules are
-made of the same bounds, `problem.bounds`, and choices), the others (`read` false) through their trees
-(`check`); the C++ selector's `invalid` evaluates every rule's tree, in order, so a later rule sees fields
-the earlier ones bounded.
+made of the same bounds, `problem.bounds`, and choices), the others (`read` false) through their trees: for
+one problem (`check`) or for many read problems at once (`first_broken`, each tree evaluated over numpy
+columns of their fields: what `select --problems` checks a batch with); the C++ selector's `invalid` evaluates
+every rule's tree, in order, so a later rule sees fields the earlier ones bounded.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
+import numpy as np
 
 from ckast.config.knobs import GEMM, KNOBS, VARIANTS
 
 from .analytic import problem_columns
-from .expr import Expr, Field, Scope, where
+from .expr import Expr, Field, ProblemsScope, Scope, problems_values, walk, where
 from .problem import (
     _FILTER,
     _INPUT,
@@ -98,7 +100,35 @@ def check(problem: Problem, where: str = "") -> None:
     fields = values(problem)
     rule = _broken_unread(problem.kind, tuple(fields.items()))
     if rule is not None:
-        raise ProblemError(rule.field, rule.message(Scope(None, fields).value(rule.shown)), where)
+        raise refusal(problem, rule, where)
+
+
+def refusal(problem: Problem, rule: Rule, where: str = "") -> ProblemError:
+    """The error refusing `problem` for breaking `rule` (the value shown: `rule.shown` of the problem alone)."""
+    return ProblemError(rule.field, rule.message(Scope(None, values(problem)).value(rule.shown)), where)
+
+
+def first_broken(problems: Sequence[Problem]) -> tuple[int, Rule] | None:
+    """The first of read `problems` (of one kind) that breaks a rule the reader does not decide and the first
+    such rule it breaks (what `check` refuses it for), or None: each rule's tree is evaluated once for all the
+    problems (`ProblemsScope`), every entry as `check` computes it (the fields of read problems are within
+    index_t, so no int64 operation of the trees wraps)."""
+    unread, names = _unread(problems[0].kind)
+    scope = ProblemsScope(None, problems_values([{name: v[name] for name in names} for v in map(values, problems)]))
+    holds = np.column_stack([np.broadcast_to(scope.value(rule.holds), (len(problems), 1))[:, 0] for rule in unread])
+    bad = np.flatnonzero(~holds.all(axis=1))
+    if not len(bad):
+        return None
+    row = int(bad[0])
+    return row, unread[int(np.argmin(holds[row]))]
+
+
+@functools.cache
+def _unread(kind: str) -> tuple[tuple[Rule, ...], tuple[str, ...]]:
+    """The rules of `kind` the reader does not decide, in order, and the fields their trees read."""
+    unread = tuple(rule for rule in rules(kind) if not rule.read)
+    names = (node.name for rule in unread for node in walk(rule.holds) if isinstance(node, Field))
+    return unread, tuple(dict.fromkeys(names))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -1,4 +1,5 @@
-"""Feature sets: ordered, named feature expressions, evaluated for one problem over a kernel table.
+"""Feature sets: ordered, named feature expressions, evaluated for one problem over a kernel table (or for
+many problems of one kind at once, `FeatureSet.matrix_many`).
 
 A feature is a float tree of the selection language (`select.expr`; a bool tree reads 1.0 / 0.0). The
 columns a feature may read, each as a float (`problem`, `kernel`, `Hw`):
@@ -13,7 +14,7 @@ columns a feature may read, each as a float (`problem`, `kernel`, `Hw`):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -22,7 +23,7 @@ import numpy as np
 from ckast.arch.hardware import Hardware
 from ckast.select.problem import AXES, ConvProblem, GemmProblem
 
-from ckast.select.expr import Col, Expr, Field, Hw, Scope, lookup, walk
+from ckast.select.expr import Col, Expr, Field, Hw, ProblemsScope, Scope, lookup, problems_values, walk
 
 from .table import KernelTable
 
@@ -136,6 +137,20 @@ class FeatureSet:
         with np.errstate(all="ignore"):  # CK's guards are where(...) over both branches, as numpy computes them
             for j, f in enumerate(self.features):
                 out[:, j] = scope.value(f.expr)
+        return out
+
+    def matrix_many(self, problems: Sequence[GemmProblem | ConvProblem], kernels: KernelTable, hw: Hardware,
+                    mask: np.ndarray) -> np.ndarray:
+        """The rows of `matrix` of problems (of this kind) at once, of the kernels where `mask` (problems x kernels)
+        holds, problem by problem: float64 (mask.sum(), len(names)), each row the one `matrix` gives its problem
+        and kernel (each tree evaluated once for all the problems, `ProblemsScope`)."""
+        if problems[0].kind != self.kind:
+            raise ValueError(f"a {problems[0].kind} problem given to the {self.kind} feature set")
+        scope = ProblemsScope(kernels, problems_values([problem_columns(p) for p in problems]), hw_columns(hw))
+        out = np.empty((int(np.count_nonzero(mask)), len(self.features)), dtype=np.float64)
+        with np.errstate(all="ignore"):
+            for j, f in enumerate(self.features):
+                out[:, j] = np.broadcast_to(scope.value(f.expr), mask.shape)[mask]
         return out
 
     def vector(self, problem: GemmProblem | ConvProblem, config: Mapping[str, Any], hw: Hardware) -> np.ndarray:
