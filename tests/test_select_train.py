@@ -141,7 +141,7 @@ def test_skip_bad_counts_and_lists(libs, tmp_path):
     code, out, err = _invoke("train", "--data", str(path), "--library", str(libs["gemm"]), "-o", str(tmp_path / "m"),
                              "--skip-bad", "--trees", "5", "--folds", "2")
     assert code == 0, err
-    assert err.startswith("skipped: ") and "1 bad rows skipped" in out
+    assert err.startswith("skipped: ") and "1 bad row skipped" in out
     with pytest.raises(TimingError):
         read_timings([path], library)
 
