@@ -288,6 +288,7 @@ def test_knob_reference_covers_the_tables() -> None:
         assert marker in pages, f"no page shows {marker}"
 
 
+@pytest.mark.slow  # .ci/run builds the site too; this run also checks the generated knob reference
 def test_site_builds_strictly(tmp_path: Path) -> None:
     pytest.importorskip("mkdocs", reason="mkdocs is not installed (pip install -e '.[docs]')")
     pytest.importorskip("mkdocstrings", reason="mkdocstrings is not installed (pip install -e '.[docs]')")

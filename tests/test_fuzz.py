@@ -129,7 +129,7 @@ def fuzz_and_jit(examples: int, jits: int, tmp_path: Path) -> None:
 
 
 def test_drawn_configs_are_refused_by_name_or_emit_clean_files_that_jit(tmp_path):
-    fuzz_and_jit(examples=1500, jits=15, tmp_path=tmp_path)
+    fuzz_and_jit(examples=800, jits=8, tmp_path=tmp_path)
 
 
 @pytest.mark.slow
