@@ -72,4 +72,5 @@ def emit(library_dir, problems_file, out_dir, chunk_kernels, kernel_only):
     problems = sum(len(g.problems) for g in the_plan.groups)
     click.echo(f"{quantity(len(the_plan.kernels), 'kernel')} in {quantity(counts['chunks'], 'chunk')}, "
                f"{quantity(problems, 'problem')}, {quantity(tables, 'timing table')}{gemm} -> {out_dir}: "
-               f"{quantity(counts['written'], 'file')} written, {counts['unchanged']} unchanged, {counts['removed']} removed")
+               f"{quantity(counts['written'], 'file')} written, {counts['unchanged']} unchanged, "
+               f"{counts['removed']} removed")

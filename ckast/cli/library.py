@@ -101,7 +101,8 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
 
         click.echo("\n".join(choice_lines(result.workload)))
     click.echo(f"{quantity(result.kernels, 'kernel')} ({counts_line(result.counts)}) -> {out_dir}: "
-               f"{quantity(result.written, 'file')} written, {result.unchanged} unchanged, {result.removed} removed in {time.perf_counter() - start:.1f} s")
+               f"{quantity(result.written, 'file')} written, {result.unchanged} unchanged, {result.removed} removed in "
+               f"{time.perf_counter() - start:.1f} s")
     if replayable:
         replay.record(_up_to_date_head(summary, out_dir, result.workload), True, result.run_key, out_dir, inputs)
 
@@ -134,7 +135,8 @@ def _print_rule_sets(ctx: click.Context, _param: click.Parameter, value: bool) -
 @selection_options
 @click.option("--names", is_flag=True, help="Print the accepted kernel names, one per line.")
 @click.option("--rejected", is_flag=True, help="Print every refused config with its rule ids, grouped by rule.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (counts, and names or rejected when asked; with --for, the choice: kept kernels, "
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON (counts, and names or rejected when asked; with --for, the choice: kept kernels, "
                    "every problem's efficiency and best kept kernel, build estimates).")
 @workload_options
 def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, names, rejected, as_json, workload,

@@ -35,8 +35,8 @@ _SHOWN_BAD = 20
                    '("G=1,N=32,C=64,K=64,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1[,direction=bwd_data]"; repeatable).')
 @click.option("--problems", "problems_file", type=click.Path(path_type=Path), default=None,
               help="Many problems, each printed as it is ranked: a CSV with a header row and one problem per row, or "
-                   "JSON (a list of objects or {\"problems\": [...]}). A workload's `weight` column is allowed and does "
-                   "not change a ranking.")
+                   "JSON (a list of objects or {\"problems\": [...]}). A workload's `weight` column is allowed and "
+                   "does not change a ranking.")
 @_MODEL
 @click.option("-k", "--top", "top", type=click.IntRange(min=1), default=5, show_default=True,
               help="Kernels shown per problem.")
@@ -293,6 +293,6 @@ def emit(library_dir, model_dirs, out_dir, kernel_only):
         fail(exc)
     from ckast.select.applicability import describe_layers
 
-    click.echo(f"selector of {quantity(result.kernels, 'kernel')} in {quantity(result.parts, 'part')} ({result.forests} "
-               f"with a LightGBM forest; applicability: {describe_layers(result.layers)}) -> {out_dir}: "
-               f"{quantity(result.written, 'file')} written, {result.unchanged} unchanged")
+    click.echo(f"selector of {quantity(result.kernels, 'kernel')} in {quantity(result.parts, 'part')} "
+               f"({result.forests} with a LightGBM forest; applicability: {describe_layers(result.layers)}) -> "
+               f"{out_dir}: {quantity(result.written, 'file')} written, {result.unchanged} unchanged")

@@ -39,9 +39,13 @@ class BuildCost:
 def cost_text(cost: Mapping[str, Any]) -> str:
     """A build cost (`BuildCost.as_json`) in words."""
     if not cost["peak_mib"]:
-        return f"not estimated (no compile figures for the arch and variant of its {quantity(cost['unmeasured'], 'kernel')})"
-    notes = [f"{quantity(cost['borrowed'], 'kernel')} by another arch's or variant's figures"] if cost["borrowed"] else []
-    notes += [f"{quantity(cost['unmeasured'], 'kernel')} without compile figures left out"] if cost["unmeasured"] else []
+        return (f"not estimated (no compile figures for the arch and variant of its "
+                f"{quantity(cost['unmeasured'], 'kernel')})")
+    notes = []
+    if cost["borrowed"]:
+        notes.append(f"{quantity(cost['borrowed'], 'kernel')} by another arch's or variant's figures")
+    if cost["unmeasured"]:
+        notes.append(f"{quantity(cost['unmeasured'], 'kernel')} without compile figures left out")
     more = f" ({'; '.join(notes)})" if notes else ""
     return f"{cost['cpu_hours']:.2f} CPU-hours, peak {cost['peak_mib']} MiB per TU{more}"
 

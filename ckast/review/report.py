@@ -37,7 +37,8 @@ def stat_lines(diff: LibraryDiff) -> list[str]:
 def text_lines(diff: LibraryDiff) -> list[str]:
     lines = summary(diff)
     for group in diff.changed:
-        lines += ["", f"== changed: {_knobs(group)}: {quantity(group.count, 'kernel')}, {quantity(len(group.ways), 'way')}"]
+        lines += ["", f"== changed: {_knobs(group)}: {quantity(group.count, 'kernel')}, "
+                      f"{quantity(len(group.ways), 'way')}"]
         for i, way in enumerate(group.ways, 1):
             old, new = way.pairs[0]
             lines.append(f"-- way {i} of {len(group.ways)}: {quantity(len(way.pairs), 'kernel')} changed as "

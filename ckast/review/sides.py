@@ -105,18 +105,11 @@ def read_tree(root: Path) -> Side:
 
 
 def _workload(run: Mapping[str, Any]) -> str:
-    """The workload a run's kernels were chosen for, as its manifest records it (`Request.as_dict`), in words;
-    "" for a run of no workload (or a record of another shape)."""
+    """What a run's kernels were chosen for, if it chose them for a workload (`Request.described`), else ""."""
+    from ckast.select.workload import Request
+
     request = run.get("workload")
-    if not isinstance(request, dict) or not isinstance(request.get("file"), dict):
-        return ""
-    file, digest = request["file"].get("file"), request["file"].get("sha256")
-    mode = (f"within {request['within']:g}%" if isinstance(request.get("within"), (int, float))
-            else f"budget {request['budget']}" if isinstance(request.get("budget"), int) else "")
-    if not isinstance(file, str) or not mode:
-        return ""
-    scorer = ("timings" if "timings" in request else "model" if "model" in request else "analytic model")
-    return f"for {file}{f' (sha256 {digest[:12]})' if isinstance(digest, str) else ''}, {mode}, {scorer}"
+    return Request.described(request) if isinstance(request, dict) else ""
 
 
 def render_selection(request: Request, label: str) -> Side:

@@ -285,8 +285,8 @@ def text(head: Mapping[str, Any], problem: Mapping[str, Any]) -> list[str]:
     p = head["predictor"]
     model = "analytic model" if p["name"] == "analytic" else f"LightGBM model {p['model']} ({p['trees']} trees)"
     lines = [f"{problem['problem']} ({_kind(problem['fields'])}, {problem['datatype']}, {problem['arch']}): "
-             f"{problem['applicable']} of {quantity(problem['kernels'], 'kernel')} applicable ({describe_layers(head['layers'])}); "
-             f"{model} (estimates)"]
+             f"{problem['applicable']} of {quantity(problem['kernels'], 'kernel')} applicable "
+             f"({describe_layers(head['layers'])}); {model} (estimates)"]
     if not problem["applicable"]:
         refused = ", ".join(f"{name} {count}" for name, count in problem["refused"].items())
         lines.append(f"  no kernel applicable; kernels refused, by the first condition refusing each: {refused}")

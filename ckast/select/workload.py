@@ -37,7 +37,7 @@ from ckast.wording import quantity
 from .evaluate import efficiency_figures
 from .library import Library, LibraryError
 from .problem import Problem, ProblemError
-from .report import parse_problem, problem_label, problem_weight, read_problems
+from .report import WEIGHT, parse_problem, problem_label, problem_weight, read_problems
 
 PART_FIELDS = ("datatype", "layout")
 """The fields of a workload row that choose the part of a library of several datatypes or layouts."""
@@ -67,6 +67,7 @@ def read_workload(path: Path, kinds: Sequence[str]) -> Workload:
         for label, fields in read_problems((), Path(path)):
             fields = dict(fields)
             weights.append(problem_weight(fields, label))
+            fields.pop(WEIGHT, None)  # checked: no part of the problem
             parts.append(tuple(None if fields.get(f) is None else str(fields.pop(f)) for f in PART_FIELDS))
             problems.append(parse_problem(fields, tuple(kinds), label))
             labels.append(label)
@@ -297,6 +298,20 @@ class Request:
                       "kernel_table": None if self.kernel_table is None else file_record(self.kernel_table)}
         return {"file": file_record(self.workload), **mode, **scorer}
 
+    @staticmethod
+    def described(record: Mapping[str, Any]) -> str:
+        """A request as a manifest records it (`as_dict`), in words: `for FILE (sha256 ...), within P%, SCORER`;
+        "" for a record of another shape (a manifest's `run` is the run's own, not checked field by field)."""
+        file = record.get("file")
+        name, digest = (file.get("file"), file.get("sha256")) if isinstance(file, dict) else (None, None)
+        within, budget = record.get("within"), record.get("budget")
+        mode = (f"within {within:g}%" if isinstance(within, (int, float)) and not isinstance(within, bool) else
+                f"budget {budget}" if isinstance(budget, int) and not isinstance(budget, bool) else "")
+        if not isinstance(name, str) or not mode:
+            return ""
+        scorer = "timings" if "timings" in record else "model" if "model" in record else "analytic model"
+        return f"for {name}{f' (sha256 {digest[:12]})' if isinstance(digest, str) else ''}, {mode}, {scorer}"
+
     def input_files(self) -> tuple[Path, ...]:
         """The files the choice reads, for the run key."""
         table = () if self.kernel_table is None else (self.kernel_table,)
@@ -369,7 +384,8 @@ def choice_lines(doc: Mapping[str, Any]) -> list[str]:
            f"selection; scorer: {doc['scorer']}",
            f"kept {len(doc['kept'])} of {quantity(doc['kernels'], 'kernel')}, {how}",
            f"efficiency of the kept kernels against the whole selection's best, over "
-           f"{quantity(s['problems'], 'problem')}: mean {s['mean']:.1%}, P10 {s['p10']:.1%}, min {s['min']:.1%}, weighted mean {s['weighted_mean']:.1%}"]
+           f"{quantity(s['problems'], 'problem')}: mean {s['mean']:.1%}, P10 {s['p10']:.1%}, min {s['min']:.1%}, "
+           f"weighted mean {s['weighted_mean']:.1%}"]
     out += [f"  {name}" for name in doc["kept"]]
     served = sorted((p for p in problems if p["efficiency"] is not None), key=lambda p: p["efficiency"])
     lowest = [p for p in served[:LOWEST] if p["efficiency"] < 1 - _TOLERANCE]
