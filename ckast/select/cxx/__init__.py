@@ -1,1 +1,1 @@
-"""The selector as C++: features, applicability and predictors lowered to ckast nodes (issue 22)."""
+"""The selector as C++: features, applicability and predictors lowered to ckast nodes."""

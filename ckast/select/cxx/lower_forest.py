@@ -1,5 +1,5 @@
 """A LightGBM forest as C++: static constant arrays and an evaluator with LightGBM's exact decisions, partially
-evaluated per kernel (issue 22).
+evaluated per kernel.
 
 Partial evaluation. Some features are known at emit time for a kernel (`known`/`known_mask`: kernel- and
 hardware-only features). In each tree every split on a known feature is decided in Python with the reference
