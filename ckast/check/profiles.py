@@ -53,7 +53,7 @@ def mismatch_lines(headers: Iterable[Path], ck_include: Path) -> list[str]:
     groups = header_profiles(headers)
     if not groups:
         return []
-    from ckast.api import detect
+    from ckast.api.tree import detect
 
     reports = {r.profile: r for r in detect(ck_include)}
     matched = [name for name, r in reports.items() if not r.rows]
@@ -66,8 +66,9 @@ def mismatch_lines(headers: Iterable[Path], ck_include: Path) -> list[str]:
             lines.append(f"{head} matches {matched[0]}: emit again with --ck-api {matched[0]} (or --ck-include "
                          f"{ck_include}), or pass --ck-include a CK tree of {profile}")
         else:
-            closest = next(iter(reports.values()))
+            closest = next(iter(reports))
             lines.append(f"{head} matches no CK API profile ({len(reports[profile].rows)} mismatches with {profile}, "
-                         f"listed by `ckast api check --ck-include {ck_include} --ck-api {profile}`; closest: "
-                         f"{closest.profile}): pass --ck-include a CK tree of {profile}")
+                         f"listed by `ckast api check --ck-include {ck_include} --ck-api {profile}`"
+                         f"{'' if closest == profile else f'; the closest is {closest}'}): pass --ck-include a CK "
+                         f"tree of {profile}")
     return lines
