@@ -8,8 +8,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 
-from .entries import TABLES, TREE_PREFIX
-from .model import DISPATCHER
+from .parts import TABLES, part
 
 
 @functools.cache
@@ -21,7 +20,7 @@ def tile_headers(profile: str) -> frozenset[str]:
     tables = profile_tables(profile)
     named = {raw.get(key, "") for table in TABLES for raw in tables.get(table, {}).values()
              for key in ("source", "include")}
-    return frozenset(h for h in named if h.startswith(TREE_PREFIX) and not h.startswith(f"{DISPATCHER}/"))
+    return frozenset(h for h in named if part(h) == "tile")
 
 
 def marker_headers(profiles: Iterable[str]) -> tuple[str, ...]:
