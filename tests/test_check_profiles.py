@@ -117,3 +117,25 @@ def test_the_profile_of_a_header_is_its_manifests_or_its_suffix(tmp_path):
     assert found == {(str(tmp_path / "new"), "ck-2026.06"): headers[:2], (str(tmp_path / "old"), "ck-2025.11"): headers[2:],
                      (str(loose), "ck-2025.11"): [loose / "standard_ck-2025.11.hpp"]}
     assert mismatch_lines([loose / "kernel.hpp"], tmp_path / "no-tree") == []  # nothing to compare: no parse
+
+
+@pytest.mark.ck_compile
+def test_the_readme_gemm_against_the_downloaded_ck_is_one_line_about_the_profile(tmp_path, monkeypatch):
+    """The README's gemm/ (ck-2026.06) against the wheel's CK (ck-2025.11): the profile line, not clang's errors
+    (nothing compiles); emitted with --ck-include that tree, the same config fits it."""
+    from ckast.check.toolchain import find_ck_include
+
+    ck = find_ck_include()
+    monkeypatch.chdir(tmp_path)
+    result = ckast(tmp_path, "check", "--compile", "gemm/" + emit(tmp_path / "gemm", "ck-2026.06")[0].name,
+                   CK_TILE_INCLUDE=str(ck))
+    assert (result.returncode, result.stdout) == (2, ""), result
+    assert result.stderr.splitlines() == [
+        f"gemm/ was written for CK API ck-2026.06, but {ck} matches ck-2025.11: emit again with --ck-api ck-2025.11 "
+        f"(or --ck-include {ck}), or pass --ck-include a CK tree of ck-2026.06; --allow-api-mismatch compiles them "
+        "anyway"]
+    run = CliRunner().invoke(main, ["emit", "--config", str(GEMM), "--ck-include", str(ck), "-o", str(tmp_path / "fit")])
+    assert run.exit_code == 0 and run.stderr == f"ckast: {ck} matches CK API ck-2025.11\n"
+    fits = ckast(tmp_path, "check", "--compile", *map(str, sorted((tmp_path / "fit").glob("*.hpp"))), "--ninja",
+                 str(tmp_path / "checks.ninja"), CK_TILE_INCLUDE=str(ck))  # written, not compiled
+    assert fits.returncode == 0 and fits.stderr == "", fits

@@ -116,3 +116,12 @@ def test_configure_stops_at_a_ck_tree_of_another_profile(tmp_path):
     allowed = configure(tmp_path, new, ck_old, "-DCKAST_ALLOW_API_MISMATCH=ON")
     assert "Configuring done" in allowed.stdout and "CMake Warning" in allowed.stderr
     assert "written for CK API ck-2026.06" in allowed.stderr
+
+
+def test_a_generated_library_records_its_profile(tmp_path):
+    """Rendering processes send each kernel's ck_api back for the CMake input (it was a KeyError)."""
+    run = CliRunner().invoke(main, ["generate", "--rule-set", "tiny", "--arch", "gfx942", "--datatype", "fp16",
+                                    "--ndim", "2", "--ck-api", "ck-2026.06", "-j", "2", "-o", str(tmp_path / "lib")])
+    assert run.exit_code == 0, run.output
+    text = (tmp_path / "lib" / "ckast_kernels.cmake").read_text()
+    assert 'set(CKAST_CK_API "ck-2026.06")' in text and '    "ck_tile/ops/epilogue/tdm_epilogue.hpp"' in text
