@@ -114,7 +114,8 @@ def test_the_profile_of_a_header_is_its_manifests_or_its_suffix(tmp_path):
     shutil.copy(headers[0], loose / "kernel.hpp")  # no manifest: not compared
     shutil.copy(GOLDEN / "gemm" / "standard_ck-2025.11.hpp", loose)
     found = header_profiles([*headers, loose / "kernel.hpp", loose / "standard_ck-2025.11.hpp"])
-    assert found == {(str(tmp_path / "new"), "ck-2026.06"): headers[:2], (str(tmp_path / "old"), "ck-2025.11"): headers[2:],
+    assert found == {(str(tmp_path / "new"), "ck-2026.06"): headers[:2],
+                     (str(tmp_path / "old"), "ck-2025.11"): headers[2:],
                      (str(loose), "ck-2025.11"): [loose / "standard_ck-2025.11.hpp"]}
     assert mismatch_lines([loose / "kernel.hpp"], tmp_path / "no-tree") == []  # nothing to compare: no parse
 
@@ -134,7 +135,8 @@ def test_the_readme_gemm_against_the_downloaded_ck_is_one_line_about_the_profile
         f"gemm/ was written for CK API ck-2026.06, but {ck} matches ck-2025.11: emit again with --ck-api ck-2025.11 "
         f"(or --ck-include {ck}), or pass --ck-include a CK tree of ck-2026.06; --allow-api-mismatch compiles them "
         "anyway"]
-    run = CliRunner().invoke(main, ["emit", "--config", str(GEMM), "--ck-include", str(ck), "-o", str(tmp_path / "fit")])
+    run = CliRunner().invoke(main, ["emit", "--config", str(GEMM), "--ck-include", str(ck), "-o",
+                                    str(tmp_path / "fit")])
     assert run.exit_code == 0 and run.stderr == f"ckast: {ck} matches CK API ck-2025.11\n"
     fits = ckast(tmp_path, "check", "--compile", *map(str, sorted((tmp_path / "fit").glob("*.hpp"))), "--ninja",
                  str(tmp_path / "checks.ninja"), CK_TILE_INCLUDE=str(ck))  # written, not compiled
