@@ -145,7 +145,7 @@ def tree_files(kernels: Sequence[EmittedKernel], chunk_size: int = CHUNK_SIZE,
     paths = [path for k in kernels for path, _ in k.files] + [path for path, _ in per_run]
     cmake = kernels_cmake([p for k in kernels for p, _ in k.files if p.endswith(".cpp")],
                           [p for p, _ in per_run if p.endswith(".cpp")], [p for p in paths if p.endswith(".hpp")],
-                          [k.arch for k in kernels])
+                          [k.arch for k in kernels], [k.config["ck_api"] for k in kernels])
     return per_run + [(CMAKE_FILE, cmake)]
 
 

@@ -199,7 +199,9 @@ def test_emit_refuses_a_tree_no_profile_matches(demo, tmp_path):
     assert "ck_tile::GemmKernel" in run.stderr and not (tmp_path / "out").exists()
     run = CliRunner().invoke(main, ["generate", "--config", str(ROOT / "examples" / "gemm_standard.json"), "-o",
                                     str(tmp_path / "out"), "--ck-api", "ck-2026.06", "--ck-include", str(demo / "include")])
-    assert run.exit_code == 2 and run.stderr.startswith(f"ck-2026.06 against {demo / 'include'}: ")
+    assert run.exit_code == 2 and run.stderr.splitlines()[0] == (f"no CK API profile matches {demo / 'include'}; "
+                                                                 "the mismatches of --ck-api ck-2026.06:")
+    assert run.stderr.splitlines()[1].startswith(f"ck-2026.06 against {demo / 'include'}: ")
 
 
 @pytest.fixture
@@ -216,6 +218,23 @@ def demo_packaged(demo, tmp_path, monkeypatch) -> Path:
     yield demo
     for cached in caches:
         cached.cache_clear()
+
+
+@needs_parser
+def test_ck_include_names_the_profile_the_tree_matches(demo_packaged, tmp_path):
+    include = demo_packaged / "include"
+    config = str(ROOT / "examples" / "gemm_standard.json")
+    run = CliRunner().invoke(main, ["generate", "--config", config, "-o", str(tmp_path / "out"), "--ck-api",
+                                    "ck-2026.06", "--ck-include", str(include)])
+    assert run.exit_code == 2 and not (tmp_path / "out").exists()
+    assert run.stderr.splitlines()[:2] == [
+        f"--ck-api ck-2026.06 does not match {include}, which matches ck-demo: leave out --ck-api (--ck-include picks "
+        "ck-demo) or pass --ck-api ck-demo; ck-2026.06's mismatches:",
+        f"ck-2026.06 against {include}: 123 entries checked (123 CK Tile, 0 dispatcher; 15 not from a CK tree: "
+        "standard library, HIP; 30 dispatcher entries not checked (no ck_tile/dispatcher/)), 123 mismatches"]
+    run = CliRunner().invoke(main, ["emit", "--config", config, "-o", str(tmp_path / "out"), "--ck-include",
+                                    str(include)])
+    assert run.stderr.splitlines()[0] == f"ckast: {include} matches CK API ck-demo"  # the default ck_api it takes
 
 
 @needs_parser

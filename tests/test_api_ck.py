@@ -48,15 +48,21 @@ def test_detect_and_emit_pick_ck_2025_11(ck, tmp_path):
     for out, extra in (("plain", []), ("tree", ["--ck-include", str(ck)])):
         run = CliRunner().invoke(main, ["emit", "--config", config, "-o", str(tmp_path / out), *extra])
         assert run.exit_code == 0, run.output
+        assert run.stderr == (f"ckast: {ck} matches CK API ck-2025.11\n" if extra else "")
     assert {p.name: p.read_bytes() for p in (tmp_path / "plain").rglob("*.hpp")} == \
         {p.name: p.read_bytes() for p in (tmp_path / "tree").rglob("*.hpp")}
     run = CliRunner().invoke(main, ["emit", "--config", config, "-o", str(tmp_path / "new"), "--ck-api", "ck-2026.06",
                                     "--ck-include", str(ck)])
-    assert run.exit_code == 2 and run.stderr.startswith(f"ck-2026.06 against {ck}: 123 entries checked")
+    assert run.exit_code == 2 and run.stderr.splitlines()[:2] == [
+        f"--ck-api ck-2026.06 does not match {ck}, which matches ck-2025.11: leave out --ck-api (--ck-include picks "
+        "ck-2025.11) or pass --ck-api ck-2025.11; ck-2026.06's mismatches:",
+        f"ck-2026.06 against {ck}: 123 entries checked (123 CK Tile, 0 dispatcher; 15 not from a CK tree: standard "
+        "library, HIP; 30 dispatcher entries not checked (no ck_tile/dispatcher/)), 55 mismatches"]
     run = CliRunner().invoke(main, ["emit", "--config", str(ROOT / "examples" / "conv_ck2026.json"), "-o",
                                     str(tmp_path / "new"), "--ck-include", str(ck)])
     assert run.exit_code == 2
-    assert run.stderr.splitlines()[0].endswith(f"kernels[0].ck_api: ck-2026.06 is not the API profile of --ck-include "
+    assert run.stderr.splitlines()[0] == f"ckast: {ck} matches CK API ck-2025.11"
+    assert run.stderr.splitlines()[1].endswith(f"kernels[0].ck_api: ck-2026.06 is not the API profile of --ck-include "
                                                f"{ck} (ck-2025.11)")
     run = CliRunner().invoke(main, ["generate", "--rule-set", "tiny", "--arch", "gfx942", "--datatype", "fp16",
                                     "--ndim", "2", "-o", str(tmp_path / "lib"), "--ck-include", str(ck)])

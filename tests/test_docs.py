@@ -11,7 +11,8 @@ Every ```console, ```sh and ```python block of README.md and docs/*.md runs:
 
 Each command must exit 0, except the last of a block preceded by `<!-- status: N -->`, which must exit N.
 `<!-- not run: REASON -->` before a block leaves it out (it needs an AMD GPU, a long compile, an install);
-`<!-- slow -->` runs it only with `-m slow`. The blocks of one page run in order, in one new directory
+`<!-- slow -->` runs it only with `-m slow`; `<!-- needs: TOOL... -->` runs it only where each TOOL is on PATH (a
+compiler, cmake). The blocks of one page run in order, in one new directory
 holding a copy of `examples/` (a git repository when the page uses git, as a checkout is) and a link to
 `tools/`, with `ckast` and `python` running this checkout.
 
@@ -37,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 RUN = ("console", "sh", "python")
 FENCE = re.compile(r"^(\s*)```(\S*)\s*$")
-MARKER = re.compile(r"^\s*<!--\s*(not run|slow|status)\b:?\s*(.*?)\s*-->\s*$")
+MARKER = re.compile(r"^\s*<!--\s*(not run|slow|status|needs)\b:?\s*(.*?)\s*-->\s*$")
 DURATION = re.compile(r"\b\d+(?:\.\d+)? ?(?:s|ms|us)\b")
 STATUS = "@@ckast-docs-status"
 REGEN = os.environ.get("CKAST_DOCS_REGEN") == "1"
@@ -74,6 +75,11 @@ class Block:
     @property
     def slow(self) -> bool:
         return "slow" in self.markers
+
+    @property
+    def missing(self) -> list[str]:
+        """The tools of `<!-- needs: ... -->` that are not on PATH."""
+        return [tool for tool in self.markers.get("needs", "").split() if shutil.which(tool) is None]
 
     def commands(self) -> list[Command]:
         """The block's shell commands with the output shown for each (console) or none (sh)."""
@@ -214,7 +220,7 @@ def run_block(block: Block, work: Path, env: dict[str, str], regen: dict[tuple[i
 
 def run_page(page: Path, tmp_path: Path, env: dict[str, str], slow: bool) -> None:
     """Run the page's blocks (the slow ones too when `slow`) in order, in one new checkout-like directory."""
-    chosen = [b for b in blocks(page) if b.runs and (slow or not b.slow)]
+    chosen = [b for b in blocks(page) if b.runs and (slow or not b.slow) and not b.missing]
     checkout(tmp_path, env, git=any("git " in line for b in chosen for line in b.body))
     regen: dict[tuple[int, int], list[str]] = {}
     try:
@@ -298,3 +304,10 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     knobs_html = (tmp_path / "site" / "knobs" / "index.html").read_text(encoding="utf-8")
     assert 'id="lds_policy"' in knobs_html and "ckast:knobs" not in knobs_html
+
+
+def test_a_block_that_needs_a_missing_tool_is_left_out(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("<!-- slow -->\n<!-- needs: sh ckast-no-such-tool -->\n```sh\ntrue\n```\n", encoding="utf-8")
+    [block] = blocks(page)
+    assert block.slow and block.runs and block.missing == ["ckast-no-such-tool"]

@@ -224,6 +224,8 @@ def configure(project: str, tmp_path, *defines: str, **env: str) -> subprocess.C
 
 @needs_cmake
 def test_ckast_add_kernels_checks_the_ck_include_it_is_given(tmp_path):
+    from ckast.api.markers import marker_headers
+
     assert run("emit", "--config", GEMM, "-o", tmp_path / "lib").exit_code == 0
     (tmp_path / "ck" / "ck_tile").mkdir(parents=True)
     project = ("cmake_minimum_required(VERSION 3.21)\nproject(p LANGUAGES NONE)\n"
@@ -234,6 +236,9 @@ def test_ckast_add_kernels_checks_the_ck_include_it_is_given(tmp_path):
     assert bad.returncode != 0 and "holds no ck_tile/core.hpp" in " ".join(bad.stderr.split())
     assert "`ckast check --print-ck-include` prints it" in " ".join(bad.stderr.split())
     (tmp_path / "ck" / "ck_tile" / "core.hpp").write_text("")
+    for header in marker_headers(["ck-2025.11"]):  # a tree of the kernels' CK API (see test_output_cmake.py)
+        (tmp_path / "ck" / header).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "ck" / header).write_text("")
     good = configure(project, tmp_path, f"-DARGS=LANGUAGE;CXX;CK_INCLUDE;{tmp_path / 'ck'}")
     assert f"-- dirs {tmp_path / 'lib'};{tmp_path / 'ck'}" in good.stdout  # configured (generating needs CXX)
     if not os.path.isfile("/opt/rocm/include/ck_tile/core.hpp"):  # HIP without CK_INCLUDE: ROCm's is searched

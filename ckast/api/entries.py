@@ -18,7 +18,6 @@ from ckast.catalog import CatalogError, load_profile, load_profile_file, profile
 from ckast.catalog.members import Call, Members
 
 from .model import (
-    DISPATCHER,
     CallInfo,
     EnumInfo,
     Info,
@@ -29,12 +28,7 @@ from .model import (
     Where,
     normalize,
 )
-
-TABLES = ("templates", "enums", "types", "functions")
-TREE_PREFIX = "ck_tile/"
-"""Entries whose `source` lies under this path are checked against an include tree: CK Tile's, and CK's
-dispatcher's (under `model.DISPATCHER`) when the tree has it; the others (the standard library, HIP)
-are not."""
+from .parts import TABLES, TREE_PREFIX, part
 
 
 @attrs.frozen
@@ -58,9 +52,7 @@ class Entry:
     @property
     def part(self) -> str:
         """`tile` or `dispatcher` for entries a tree declares, else empty."""
-        if not self.in_tree:
-            return ""
-        return "dispatcher" if self.source.startswith(DISPATCHER) else "tile"
+        return part(self.source)
 
 
 @attrs.frozen

@@ -11,11 +11,10 @@ import re
 
 import attrs
 
+from .parts import DISPATCHER  # noqa: F401  (the modules that compare take it from here)
+
 _SPACE = re.compile(r"\s+")
 _LOOSE = re.compile(r" (?!\w)|(?<!\w) ")
-DISPATCHER = "ck_tile/dispatcher"
-"""Files (and catalog sources) under this path are CK's dispatcher: their records' members and their
-functions' signatures are read too. A tree has them when its include root holds `ck_tile/dispatcher/`."""
 
 
 def normalize(text: str) -> str:

@@ -100,12 +100,18 @@ def detect(ck_include: Path) -> list[Report]:
 
 def profile_for_tree(ck_include: Path, requested: str | None = None) -> str:
     """The profile to emit for the tree: `requested` if it matches, else the first that does; raise
-    ProfileMismatch with the mismatch table when none (or not `requested`) matches."""
+    ProfileMismatch with the mismatch table when none (or not `requested`) matches, after a line naming the
+    profile the tree does match."""
     if requested is not None:
         catalog = load_catalog(requested)
         found = report(catalog, declarations(ck_include, [catalog]).declarations)
         if found.rows:
-            raise ProfileMismatch("\n".join(found.lines(ck_include)))
+            matching = [r.profile for r in detect(ck_include) if not r.rows]  # the same (cached) parse
+            head = (f"--ck-api {requested} does not match {ck_include}, which matches {matching[0]}: leave out "
+                    f"--ck-api (--ck-include picks {matching[0]}) or pass --ck-api {matching[0]}; {requested}'s "
+                    "mismatches:" if matching else
+                    f"no CK API profile matches {ck_include}; the mismatches of --ck-api {requested}:")
+            raise ProfileMismatch("\n".join([head, *found.lines(ck_include)]))
         return requested
     reports = detect(ck_include)
     if reports[0].rows:

@@ -38,16 +38,29 @@ def _print_ck_include(ctx: click.Context, _param: click.Parameter, value: bool) 
 @click.option("--ninja", "ninja_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the checks as a Ninja build file (run it with ninja -f FILE) instead of compiling.")
 @click.option("--launcher", default="", help="With --ninja: command each compile runs through (e.g. ccache).")
+@click.option("--allow-api-mismatch", is_flag=True,
+              help="Compile headers whose CK API profile the CK tree does not match (a warning each) instead of "
+                   "refusing them.")
 def check(headers: tuple[Path, ...], more: tuple[Path, ...], ck_include: Path | None, arch: str,
-          codegen: bool, jobs: int | None, ninja_file: Path | None, launcher: str) -> None:
+          codegen: bool, jobs: int | None, ninja_file: Path | None, launcher: str, allow_api_mismatch: bool) -> None:
     """Compile emitted HEADERs (--compile HEADER, then any more) device-only against real CK Tile; print
-    PASS/FAIL, time, peak memory."""
+    PASS/FAIL, time, peak memory.
+
+    Before compiling, the CK API profile each header was written for (its manifest's ck_api) is compared
+    with the profile the CK tree matches (`ckast api detect`): a mismatch is one line per folder naming the
+    tree's profile and the fix, exit status 2, nothing compiled (--allow-api-mismatch: a warning, then the
+    compiles).
+    """
     from ckast.check import Toolchain, ToolchainError
+    from ckast.check.profiles import ALLOW_FLAG, ApiMismatch
     from ckast.cores import default_jobs
 
     jobs = jobs or default_jobs()
     from ckast.output import ManifestError, entry_points_of
-    from ckast.workflow.checks import compile_check
+    from ckast.workflow.checks import api_fit, compile_check
+
+    def warn(line: str) -> None:
+        click.echo(f"ckast: warning: {line}", err=True)
 
     def report(result) -> None:
         click.echo(result.line())
@@ -57,12 +70,15 @@ def check(headers: tuple[Path, ...], more: tuple[Path, ...], ck_include: Path | 
     try:
         if ninja_file is None:
             results = compile_check([*headers, *more], ck_include=ck_include, arch=arch, codegen=codegen, jobs=jobs,
-                                    on_result=report)
+                                    on_result=report, allow_api_mismatch=allow_api_mismatch, on_warning=warn)
         else:
             points = entry_points_of([*headers, *more])  # a header's entry points, from the manifest beside it
             toolchain = Toolchain.discover(ck_include=ck_include, arch=arch)
+            api_fit([*headers, *more], toolchain.ck_include, allow_api_mismatch=allow_api_mismatch, on_warning=warn)
     except ManifestError as exc:
         bad_input([str(exc)])
+    except ApiMismatch as exc:
+        bad_input([f"{line}; {ALLOW_FLAG} compiles them anyway" for line in exc.lines()])
     except ToolchainError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)

@@ -66,14 +66,16 @@ def default_profile() -> str:
 
 
 def tree_profile(ck_include: Path, requested: str | None) -> str:
-    """The API profile of the CK tree (`requested` must match it). None matching is bad input (exit 2, the
-    mismatch table on stderr); a missing clang, HIP or libclang exits 1."""
+    """The API profile of the CK tree (`requested` must match it), named on stderr. None matching is bad input
+    (exit 2, the mismatch table on stderr); a missing clang, HIP or libclang exits 1."""
     from ckast.api import ProfileMismatch, profile_for_tree
 
     try:
-        return api_run(lambda: profile_for_tree(ck_include, requested))
+        profile = api_run(lambda: profile_for_tree(ck_include, requested))
     except ProfileMismatch as exc:
         bad_input(str(exc).splitlines())
+    click.echo(f"ckast: {ck_include} matches CK API {profile}", err=True)
+    return profile
 
 
 def wait_message(message: str) -> None:

@@ -21,8 +21,8 @@ from . import workers
 
 CHUNKS_PER_JOB = 8
 """Work units per process: small enough to balance, large enough to amortize pickling."""
-SENT_BACK = ("kind", "variant")
-"""The knobs of a staged kernel the parent reads (`emit.run_files`); the rest are in its manifest entry."""
+SENT_BACK = ("kind", "variant", "ck_api")
+"""The knobs of a staged kernel the parent reads (`emit.tree_files`); the rest are in its manifest entry."""
 
 
 def render_all(kernels: Sequence[LoadedKernel], jobs: int = 1,

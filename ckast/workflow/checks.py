@@ -89,11 +89,39 @@ def jit_check(paths: PathLike | Iterable[PathLike], *, ck_api: str | None = None
     return results
 
 
+def api_fit(headers: Iterable[Path], ck_include: Path, *, allow_api_mismatch: bool = False,
+            on_warning: Callable[[str], None] | None = None) -> None:
+    """Compare the headers' CK API profiles (from their manifests) with the profile the CK tree matches, before
+    they are compiled against it (`ckast.check.profiles`).
+
+    Raises:
+        ApiMismatch: the tree does not match a header's profile (one line per folder and profile, naming the
+            profile the tree matches and the fix), unless `allow_api_mismatch`: then each line goes to
+            `on_warning`, as does why the comparison could not be made (no libclang).
+        ManifestError: a header's manifest cannot be read.
+    """
+    from ckast.api import ApiUnavailable
+    from ckast.check.profiles import ApiMismatch, mismatch_lines
+
+    warn = on_warning or (lambda line: None)
+    try:
+        lines = mismatch_lines(headers, ck_include)
+    except ApiUnavailable as exc:
+        warn(f"the CK API profile of {ck_include} is not compared with the headers': {exc}")
+        return
+    if lines and not allow_api_mismatch:
+        raise ApiMismatch("\n".join(lines))
+    for line in lines:
+        warn(line)
+
+
 def compile_check(headers: PathLike | Iterable[PathLike], *, ck_include: PathLike | None = None,
                   arch: str = "gfx942", codegen: bool = False, jobs: int | None = None,
-                  on_result: Callable[[CompileResult], None] | None = None) -> list[CompileResult]:
+                  on_result: Callable[[CompileResult], None] | None = None, allow_api_mismatch: bool = False,
+                  on_warning: Callable[[str], None] | None = None) -> list[CompileResult]:
     """Compile emitted headers device-only against real CK Tile with clang, each inside a translation unit
-    that calls its entry points (read from the manifest beside it).
+    that calls its entry points (read from the manifest beside it), once their CK API profiles are found to
+    match the CK tree (`api_fit`).
 
     Args:
         headers: the emitted headers.
@@ -103,11 +131,14 @@ def compile_check(headers: PathLike | Iterable[PathLike], *, ck_include: PathLik
         codegen: run the full backend (`-O3 -S`) instead of `-fsyntax-only`.
         jobs: compiles at a time (default: the cores ckast may run on).
         on_result: called with each header's result as soon as it is known.
+        allow_api_mismatch: compile headers whose profile the tree does not match (see `api_fit`).
+        on_warning: called with each line `api_fit` warns with.
 
     Returns:
         One result per header, in order (`passed`, `seconds`, `peak_rss_mib`, `errors`, `log`, `line()`).
 
     Raises:
+        ApiMismatch: the tree does not match a header's profile (unless `allow_api_mismatch`); nothing compiled.
         ManifestError: a header's manifest cannot be read or does not list it.
         ToolchainError: clang, HIP or the CK tree is missing or unusable.
     """
@@ -118,5 +149,6 @@ def compile_check(headers: PathLike | Iterable[PathLike], *, ck_include: PathLik
     files = path_list(headers)
     points = entry_points_of(files)
     toolchain = Toolchain.discover(ck_include=None if ck_include is None else Path(ck_include), arch=arch)
+    api_fit(files, toolchain.ck_include, allow_api_mismatch=allow_api_mismatch, on_warning=on_warning)
     return check_headers(files, toolchain, lambda header: points[Path(header).resolve()],
                          mode="codegen" if codegen else "syntax", parallel=jobs or default_jobs(), on_result=on_result)
