@@ -111,6 +111,12 @@ def test_a_library_whose_every_kernel_refuses_the_problem_ranks_nothing(tmp_path
     accepted = attrs.evolve(refused, C=16)
     expected = [k for k, _ in python_ranking(library, accepted, AnalyticPredictor())]
     assert [c.kernel for c in ns.rank(_struct(ns, accepted))] == expected != []
+    import cppyy
+
+    with pytest.raises(cppyy.gbl.std.invalid_argument, match=r"datatype bf16 is not among the library's grouped_conv "
+                                                              r"forward 2-D kernels' datatypes \(fp16\)"):
+        ns.rank(_struct(ns, accepted), "bf16")
+    assert ns.invalid(ns.ConvProblem()) == ""  # null: a default-initialized problem is valid
 
 
 def test_gemm_parts_by_datatype_and_the_name_it_needs(tmp_path):
@@ -126,8 +132,37 @@ def test_gemm_parts_by_datatype_and_the_name_it_needs(tmp_path):
             assert bits(got) == bits(expected)
     import cppyy
 
-    with pytest.raises(cppyy.gbl.std.invalid_argument, match="datatypes bf16, fp16; name one"):
+    with pytest.raises(cppyy.gbl.std.invalid_argument, match="the library's gemm kernels have datatypes bf16, fp16; "
+                                                              "name one"):
         ns.rank(_struct(ns, GemmProblem(M=64, N=64, K=64)))
+    # a datatype or layout the library does not hold is refused as a missing one is, not answered with nothing
+    with pytest.raises(cppyy.gbl.std.invalid_argument, match=r"datatype fp8 is not among the library's gemm "
+                                                              r"kernels' datatypes \(bf16, fp16\)"):
+        ns.rank(_struct(ns, GemmProblem(M=64, N=64, K=64)), "fp8")
+    with pytest.raises(cppyy.gbl.std.invalid_argument, match=r"layout ccr is not among .* layouts \(rcr\)"):
+        ns.rank(_struct(ns, GemmProblem(M=64, N=64, K=64)), "fp16", "ccr")
+    # a problem that sets only its sizes: every other field defaults to a valid value (k_batch 1, standard)
+    assert ns.invalid(ns.GemmProblem()) == ""  # null: valid
+    problem = ns.GemmProblem()
+    problem.M, problem.N, problem.K = 500, 1000, 4096
+    assert ns.invalid(problem) == ""
+    expected = python_ranking(library, GemmProblem(M=500, N=1000, K=4096), AnalyticPredictor(), "bf16")
+    assert [str(c.kernel) for c in ns.rank(problem, "bf16")] == [name for name, _ in expected] != []
+
+
+def test_problem_structs_default_to_a_valid_problem():
+    """A default-initialized struct is the problem of sizes 1, k_batch 1, stride and dilation 1, pads 0: a standard
+    GEMM, a 2-D forward convolution; each is valid, so a struct that sets only the sizes it needs ranks."""
+    from ckast.select.validity import check
+
+    gemm = GemmProblem(M=1, N=1, K=1)
+    conv = ConvProblem(direction="forward", G=1, N=1, C=1, K=1, input=(1, 1), filter=(1, 1), stride=(1, 1),
+                       dilation=(1, 1), left_pad=(0, 0), right_pad=(0, 0))
+    for problem in (gemm, conv):
+        struct = problem_struct(problem.kind)
+        check(problem, "default")
+        assert tuple(struct.defaults[f] for f in struct.fields) == struct.values(problem)
+        assert "std::int64_t k_batch = 1;" in n.to_source(n.File([struct.decl()]))
 
 
 def test_gemm_selector_applies_ck_s_dispatcher_and_the_problem_s_variant(tmp_path):

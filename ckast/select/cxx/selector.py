@@ -179,7 +179,8 @@ def _header(plans: list[PartPlan], kinds: list[str]) -> n.File:
             n.Comment(f"The library's applicable kernels for `problem` ({describe_layers(plans[0].layers)}), best "
                       f"predicted first (ties by name); none for a problem `invalid` refuses. `datatype`"
                       f"{' and `layout`' if kind == 'gemm' else ''} choose the part when the library holds several "
-                      f"({held}); std::invalid_argument when they are needed and not given."),
+                      f"({held}); std::invalid_argument when they are needed and not given, or name no kernels of the\n"
+                      "problem's kind, direction and rank."),
             n.FunctionDef("rank", CHOICES, params, None),
             n.Comment("The names of `rank`'s kernels, best first (empty: no kernel of the library accepts the\n"
                       "problem, or it is invalid)."),
@@ -329,8 +330,8 @@ def _matches(field: str, value: str | None) -> n.Expr:
 
 def _dispatch(kind: str, plans: list[PartPlan]) -> n.FunctionDef:
     """`rank(problem, datatype[, layout])`: nothing for an invalid problem, else the part of the problem's direction
-    and rank that `datatype` (and `layout`) name, ranked and sorted; with a null name and several parts to choose
-    from, invalid_argument."""
+    and rank that `datatype` (and `layout`) name, ranked and sorted; invalid_argument for a null name with several
+    parts to choose from, and for a name (or names together) no part of the problem's direction and rank has."""
     problem, out = n.ident("problem"), n.ident("out")
     body: list[n.Stmt] = [n.VarDecl(CHOICES, "out"),
                           n.If(n.BinOp("!=", n.call("invalid", problem), n.NullPtr()), [n.Return(out)])]
@@ -338,25 +339,43 @@ def _dispatch(kind: str, plans: list[PartPlan]) -> n.FunctionDef:
     for p in plans:
         groups.setdefault((p.direction, p.ndim), []).append(p)
     codes = problem_struct(kind).codes.get("direction", {})
-    for (direction, ndim), group in groups.items():
+    for number, ((direction, ndim), group) in enumerate(groups.items()):
         where = ([n.BinOp("==", n.Member(problem, "direction"), n.IntLit(codes[direction])),
                   n.BinOp("==", n.Member(problem, "ndim"), n.IntLit(ndim))] if kind == "grouped_conv" else [])
         names = ["datatype"] + (["layout"] if kind == "gemm" else [])
+        what = kind if kind == "gemm" else f"{kind} {direction} {ndim}-D"
         for field in names:
             held = sorted({getattr(p, field) for p in group})
             if len(held) > 1:
                 test = _all([*where, n.BinOp("==", n.ident(field), n.NullPtr())])
-                what = f"{kind} {direction}{f' {ndim}-D' if ndim else ''}"
-                body.append(n.If(test, [n.Throw(n.call("std::invalid_argument", n.StrLit(
-                    f"ckast_selector::rank: the library's {what} kernels have {field}s {', '.join(held)}; name one")))]))
+                body.append(n.If(test, [_refuse(n.StrLit(
+                    f"ckast_selector::rank: the library's {what} kernels have {field}s {', '.join(held)}; name one"))]))
+            unknown = _all([*where, n.BinOp("!=", n.ident(field), n.NullPtr()),
+                            *(n.UnOp("!", _matches(field, value)) for value in held)])
+            body.append(n.If(unknown, [_refuse(n.BinOp("+", n.BinOp("+", n.call("std::string", n.StrLit(
+                f"ckast_selector::rank: {field} ")), n.ident(field)), n.StrLit(
+                f" is not among the library's {what} kernels' {field}s ({', '.join(held)})")))]))
+        served = n.ident(f"served{number}")
+        body.append(n.VarDecl(BOOL, f"served{number}", n.BoolLit(False)))
         for p in group:
             test = _all([*where, *(_matches(f, getattr(p, f)) for f in names)])
-            body.append(n.If(test, [n.ExprStmt(n.call(f"{p.namespace}::rank", problem, out))]))
+            body.append(n.If(test, [n.ExprStmt(n.call(f"{p.namespace}::rank", problem, out)),
+                                    n.ExprStmt(n.BinOp("=", served, n.BoolLit(True)))]))
+        if len(names) > 1:  # each name held, but not together
+            held = ", ".join(sorted(" ".join(getattr(p, f) for f in names) for p in group))
+            body.append(n.If(_all([*where, n.UnOp("!", served)]), [_refuse(n.StrLit(
+                f"ckast_selector::rank: the library has no {what} kernels of the {' and '.join(names)} named "
+                f"(it has {held})"))]))
     body += [
         n.ExprStmt(n.call("std::sort", n.call(n.Member(out, "begin")), n.call(n.Member(out, "end")), n.ident("better"))),
         n.Return(out),
     ]
     return n.FunctionDef("rank", CHOICES, _without_defaults(_selector_params(kind)), body)
+
+
+def _refuse(message: n.Expr) -> n.Stmt:
+    """`throw std::invalid_argument(message);`."""
+    return n.Throw(n.call("std::invalid_argument", message))
 
 
 def _select(kind: str) -> n.FunctionDef:
