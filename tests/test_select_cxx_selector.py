@@ -337,9 +337,9 @@ def test_emit_command_writes_once_and_refuses_bad_input(tmp_path):
     lib = write_library(tmp_path / "lib", gemm_entries(tmp_path))
     runner = CliRunner()
     first = runner.invoke(cli, ["select", "emit", "--library", str(lib), "-o", str(tmp_path / "sel")])
-    assert first.exit_code == 0 and "4 files written" in first.output
+    assert first.exit_code == 0 and "5 files written" in first.output
     again = runner.invoke(cli, ["select", "emit", "--library", str(lib), "-o", str(tmp_path / "sel")])
-    assert again.exit_code == 0 and "0 files written, 4 unchanged" in again.output
+    assert again.exit_code == 0 and "0 files written, 5 unchanged" in again.output
     for args, message in (
         (["--library", str(lib), "-o", str(lib)], "the library's own directory"),
         (["--library", str(tmp_path / "nowhere"), "-o", str(tmp_path / "x")], "manifest"),
@@ -390,3 +390,38 @@ def test_selector_and_its_ck_adapters_compile_against_ck_tile(tmp_path):
     result = compile_one(tu, Toolchain.discover(), include_dirs=[tmp_path / "selector"])
     print(result.line())
     assert result.passed, result.log
+
+
+@pytest.mark.skipif(CLANG is None or shutil.which("cmake") is None, reason="needs clang++-19 and cmake")
+def test_a_program_linking_the_cmake_target_ranks(tmp_path):
+    """`include(ckast_selector.cmake)` and `ckast_add_selector(<target>)`: a program linking the target ranks a
+    problem that sets only its sizes (the other fields' defaults are valid), as `ckast select` does."""
+    lib = write_library(tmp_path / "lib", gemm_entries(tmp_path))
+    write_selector(lib, [], tmp_path / "sel")
+    names, i = n.ident("names"), n.ident("i")
+    problem = n.ident("problem")
+    body = [
+        n.VarDecl(n.TypeName(n.Name(("ckast_selector", "GemmProblem"))), "problem"),
+        *(n.ExprStmt(n.BinOp("=", n.Member(problem, f), n.IntLit(v))) for f, v in (("M", 500), ("N", 1000), ("K", 4096))),
+        n.VarDecl(n.Const(n.Builtin("auto")), "names", n.call("ckast_selector::select", problem, n.StrLit("fp16"))),
+        n.For(n.VarDecl(n.TypeName(n.Name(("std", "size_t"))), "i", n.IntLit(0)),
+              n.BinOp("<", i, n.call(n.Member(names, "size"))), n.UnOp("++", i), [
+            n.ExprStmt(n.call("std::printf", n.StrLit("%s\n"), n.call(n.Member(n.Index(names, i), "c_str"))))]),
+        n.Return(n.IntLit(0)),
+    ]
+    program = n.File([n.FunctionDef("main", n.Builtin("int"), [], body)],
+                     includes=[n.Header("cstdio", system=True), n.Header("ckast_selector.hpp")], pragma_once=False)
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "app.cpp").write_text(n.to_source(program))
+    (app / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.21)\nproject(app LANGUAGES CXX)\n"
+        f'include("{tmp_path / "sel" / "ckast_selector.cmake"}")\nckast_add_selector(selector)\n'
+        "add_executable(app app.cpp)\ntarget_link_libraries(app PRIVATE selector)\n")
+    build = tmp_path / "build"
+    subprocess.run(["cmake", "-S", str(app), "-B", str(build), f"-DCMAKE_CXX_COMPILER={CLANG}",
+                    *(["-G", "Ninja"] if shutil.which("ninja") else [])], check=True, capture_output=True)
+    subprocess.run(["cmake", "--build", str(build)], check=True, capture_output=True)
+    ranked = subprocess.run([str(build / "app")], check=True, capture_output=True, text=True).stdout.split()
+    expected = python_ranking(load_library(lib), GemmProblem(M=500, N=1000, K=4096), AnalyticPredictor())
+    assert ranked == [name for name, _ in expected] != []

@@ -1,6 +1,6 @@
 """A library's kernel selector as C++ (`ckast select emit`): dependency-free ranking, and its dispatcher hook.
 
-Three files, through ckast's nodes and printer only:
+The C++ files through ckast's nodes and printer only, and the CMake file that builds them:
 
 - `ckast_selector.hpp`: namespace `ckast_selector` with the problem structs (`problem_struct`), `Choice`
   (a kernel name and its predicted TFLOPS) and, per op kind of the library, `invalid(problem)` (null, or
@@ -23,6 +23,7 @@ Three files, through ckast's nodes and printer only:
   `register_library` registers the library's kernels through its generated registration and
   `use_selector` installs the selector, so a built library picks its kernels with no Python and no
   LightGBM at run time.
+- `ckast_selector.cmake`: `ckast_add_selector(<target>)`, the selector as a static library to link (`cmake`).
 
 A part without a model uses the analytic model; `--model` directories are matched to parts by their
 spec (op type, datatype, arch, conv direction). A GEMM part holds every variant; the problem struct's
@@ -121,12 +122,15 @@ def plan(library: Library, models: Sequence[object] = (), layers: Sequence[str] 
 
 def selector_files(library: Library, models: Sequence[object] = (),
                    layers: Sequence[str] = LAYERS) -> tuple[list[tuple[str, str]], list[PartPlan]]:
-    """The selector's files (path, text) and the plan they implement (applicability of `layers`)."""
+    """The selector's files (path, text), its CMake file last, and the plan they implement (applicability of
+    `layers`)."""
     plans = plan(library, models, layers)
     kinds = sorted({p.kind for p in plans})
+    from .cmake import CMAKE_FILE, selector_cmake
+
     files = [(HEADER, _header(plans, kinds)), (SOURCE, _source(plans, kinds)), (ADAPTERS, _adapters(kinds)),
              (GLUE, _glue(kinds))]
-    return [(path, n.to_source(f)) for path, f in files], plans
+    return [*((path, n.to_source(f)) for path, f in files), (CMAKE_FILE, selector_cmake(SOURCE))], plans
 
 
 # ----- the header: structs, Choice, rank and select ------------------------------------------------------------
