@@ -123,14 +123,16 @@ def resolve_kernel(obj: Any, path: str, defaults: Mapping[str, Any] | None = Non
 
     Problems are reported in knob-table order, after unknown keys; a bad kind or variant ends the check.
     An object the knob table refuses as written is read again in ckast's spellings if it holds CK's
-    (`ck_spellings`); its refused CK spellings (kept as written) come first and replace the other problems
-    of their fields.
+    (`ck_spellings`, CK's dispatcher KernelConfig fields among them); its refused CK spellings (kept as
+    written) come first and replace the other problems of their fields. A refused kernel whose `warp_*` hold
+    more waves than any arch runs gets a line saying what ckast's `warp_*` and `warp_tile_*` are.
     """
     if not isinstance(obj, dict):
         return Resolved(None, (ConfigIssue(path, "a kernel must be a JSON object"),))
     resolved = _resolve_object(obj, path, defaults or {})
     if resolved.config is not None:
-        return resolved
+        hint = ck_spellings.wave_hint(obj, path) if resolved.issues else []
+        return attrs.evolve(resolved, issues=(*resolved.issues, *hint)) if hint else resolved
     spelled = ck_spellings.translate(obj, path)
     if spelled is None:
         return resolved
