@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from ckast.arguments import checked
+
 from .paths import PathLike, path_list
 
 if TYPE_CHECKING:
@@ -35,6 +37,7 @@ class JitResult:
         return [f"FAIL {self.path} [{self.profile}]", *(f"    {line}" for line in self.diagnostics.splitlines())]
 
 
+@checked(paths="paths", ck_api="optional name", include="paths", on_result="optional callable")
 def jit_check(paths: PathLike | Iterable[PathLike], *, ck_api: str | None = None, include: Iterable[PathLike] = (),
               on_result: Callable[[JitResult], None] | None = None) -> list[JitResult]:
     """JIT-compile emitted headers and sources in-process (cppyy) against ckast's host model of CK Tile, each
@@ -89,6 +92,8 @@ def jit_check(paths: PathLike | Iterable[PathLike], *, ck_api: str | None = None
     return results
 
 
+@checked(headers="paths", ck_include="optional path", arch="name", codegen="flag", jobs="optional count",
+         on_result="optional callable")
 def compile_check(headers: PathLike | Iterable[PathLike], *, ck_include: PathLike | None = None,
                   arch: str = "gfx942", codegen: bool = False, jobs: int | None = None,
                   on_result: Callable[[CompileResult], None] | None = None) -> list[CompileResult]:

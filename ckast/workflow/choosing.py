@@ -11,6 +11,8 @@ from typing import Any
 
 import attrs
 
+from ckast.arguments import checked
+
 from .paths import PathLike, path_list
 
 
@@ -104,10 +106,12 @@ class Choices:
         return {"library": str(self.library), "predictor": dict(self.predictor), "layers": list(self.layers)}
 
 
+@checked(library="path", problems="problems", problems_file="optional path", model="optional path", top="count",
+         datatype="optional name", layout="optional name", features="flag", why_not="names", kernel_only="flag")
 def select_kernels(library: PathLike, problems: str | Mapping[str, Any] | Iterable[str | Mapping[str, Any]] = (), *,
                    problems_file: PathLike | None = None, model: PathLike | None = None, top: int = 5,
                    datatype: str | None = None, layout: str | None = None, features: bool = False,
-                   why_not: Sequence[str] = (), kernel_only: bool = False) -> Choices:
+                   why_not: str | Sequence[str] = (), kernel_only: bool = False) -> Choices:
     """Rank a generated library's applicable kernels for problems, best predicted first.
 
     Predictions come from the analytic model or, with `model`, from a LightGBM model directory (CK's
@@ -121,7 +125,7 @@ def select_kernels(library: PathLike, problems: str | Mapping[str, Any] | Iterab
         problems_file: more problems: a CSV with a header row, or JSON (a list of objects or
             `{"problems": [...]}`); its rows are read as the iteration reaches them.
         model: a LightGBM model directory; default: the analytic model.
-        top: kernels kept per problem.
+        top: kernels kept per problem (at least 1).
         datatype: the kernels' datatype, when the library holds several.
         layout: the GEMM kernels' layout, when the library holds several.
         features: add each kept kernel's named feature vector.
@@ -139,6 +143,7 @@ def select_kernels(library: PathLike, problems: str | Mapping[str, Any] | Iterab
     from ckast.select.report import selection
 
     given = [problems] if isinstance(problems, (str, Mapping)) else list(problems)
+    why_not = (why_not,) if isinstance(why_not, str) else tuple(why_not)
     texts = [p if isinstance(p, str) else ",".join(f"{k}={v}" for k, v in p.items()) for p in given]
     if not texts and problems_file is None:
         raise ProblemError("problems", "none given (give problems or a problems_file)")
@@ -162,6 +167,7 @@ class TimingRuns:
     """The applicability layers the runs were checked under."""
 
 
+@checked(data="paths", library="path", kernels="optional path", skip_bad="flag", kernel_only="flag")
 def read_timings(data: PathLike | Iterable[PathLike], library: PathLike, *, kernels: PathLike | None = None,
                  skip_bad: bool = False, kernel_only: bool = False) -> TimingRuns:
     """The runs of timing tables of a library's kernels.
@@ -210,6 +216,8 @@ class TrainResult:
     """The cross-validation metrics (`cv_metrics.json`): `folds` (0: none), `rmse_log1p`, `efficiency`."""
 
 
+@checked(timings="ckast.workflow.choosing:TimingRuns", output="path", trees="count", folds="natural", seed="natural",
+         jobs="optional count", progress="optional callable")
 def train_model(timings: TimingRuns, output: PathLike, *, trees: int = 400, folds: int = 5, seed: int = 0,
                 jobs: int | None = None, progress: Callable[[int, int], None] | None = None) -> TrainResult:
     """Train a LightGBM model (log1p TFLOPS) on measured runs and write it into the directory `output`.
@@ -272,6 +280,7 @@ class Evaluation:
                 **self.report}
 
 
+@checked(timings="ckast.workflow.choosing:TimingRuns", model="optional path")
 def evaluate_model(timings: TimingRuns, *, model: PathLike | None = None) -> Evaluation:
     """Selection quality of a predictor (the analytic model, or the LightGBM model directory `model`) on
     measured runs, as CK's compare_ml_vs_oracle.py gives it.
@@ -305,6 +314,7 @@ class SelectorResult:
     unchanged: int
 
 
+@checked(library="path", output="path", models="paths", kernel_only="flag")
 def emit_selector(library: PathLike, output: PathLike, *, models: Iterable[PathLike] = (),
                   kernel_only: bool = False) -> SelectorResult:
     """Write a library's kernel selector as dependency-free C++ into the directory `output` (not the
