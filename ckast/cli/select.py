@@ -84,7 +84,7 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
         choices = select_kernels(library_dir, problem_texts, problems_file=problems_file, model=model_dir, top=top,
                                  datatype=datatype, layout=layout, features=with_features, why_not=why_not_names,
                                  kernel_only=kernel_only)
-        head, problems = choices.head(), (choice.as_dict() for choice in choices)
+        head, problems = choices.head(), (choice.as_dict() for choice in choices.stream())
         chunks = iter(json_chunks(head, problems) if as_json else ("\n".join(text(head, p)) + "\n" for p in problems))
         # Nothing is printed before the first problem is ranked: a model or problem refused there leaves no output.
         sys.stdout.write(next(chunks, "") + (next(chunks, "") if as_json else ""))

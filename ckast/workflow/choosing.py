@@ -89,7 +89,7 @@ class ProblemChoice:
 @attrs.frozen
 class Choices:
     """What `select_kernels` returns: the run's predictor and applicability layers, and per problem a
-    `ProblemChoice`, ranked as the iteration reaches it (iterate once; `list(choices)` keeps them)."""
+    `ProblemChoice`, ranked when an iteration first reaches it and kept, so every iteration gives them all."""
 
     library: Path
     predictor: Mapping[str, Any]
@@ -97,8 +97,24 @@ class Choices:
     layers: tuple[str, ...]
     """The applicability layers checked: the kernel's own (`kernel`), and CK's dispatcher's (`dispatcher`)."""
     _problems: Iterator[ProblemChoice] = attrs.field(repr=False, eq=False)
+    _ranked: list[ProblemChoice] = attrs.field(factory=list, init=False, repr=False, eq=False)
 
     def __iter__(self) -> Iterator[ProblemChoice]:
+        index = 0  # by index: another iteration may rank more problems between two steps of this one
+        while True:
+            if index < len(self._ranked):
+                yield self._ranked[index]
+            else:
+                choice = next(self._problems, None)
+                if choice is None:
+                    return
+                self._ranked.append(choice)
+                yield choice
+            index += 1
+
+    def stream(self) -> Iterator[ProblemChoice]:
+        """The problems no iteration has reached yet, each ranked and not kept: one pass over a problems file
+        too large to hold its answers (what `ckast select` prints from)."""
         return self._problems
 
     def head(self) -> dict[str, Any]:

@@ -193,7 +193,7 @@ class GenerateResult:
 @checked(output="path", rule_set="optional name", arch="optional name", datatypes="names", ndims="counts",
          variants="names", ck_api="optional name", builder_conf="optional path", configs="paths",
          jobs="optional count", chunk_size="optional count", progress="optional callable",
-         on_wait="optional callable")
+         on_wait="optional callable", workload="optional ckast.select.workload:Request")
 def generate_library(output: PathLike, rule_set: str | None = None, arch: str | None = None, *,
                      datatypes: str | Iterable[str] = (), ndims: int | Iterable[int] = (),
                      variants: str | Iterable[str] = (), ck_api: str | None = None,
