@@ -272,7 +272,8 @@ def _dropped(timings) -> str:
 def emit(library_dir, model_dirs, out_dir, kernel_only):
     """Write the library's kernel selector as dependency-free C++: ckast_selector.hpp/.cpp (problem structs,
     features, applicability, the analytic model or the LightGBM forests as constant arrays, rank and
-    select) and ckast_selector_dispatcher.hpp (CK's dispatcher hook and the library's registration).
+    select), ckast_selector_dispatcher.hpp (CK's dispatcher hook and the library's registration) and
+    ckast_selector.cmake (include() it, then ckast_add_selector(<target>): a static library to link).
 
     \b
     Example:

@@ -335,8 +335,9 @@ def emit_selector(library: PathLike, output: PathLike, *, models: Iterable[PathL
                   kernel_only: bool = False) -> SelectorResult:
     """Write a library's kernel selector as dependency-free C++ into the directory `output` (not the
     library's): `ckast_selector.hpp/.cpp` (problem structs, features, applicability, the analytic model or
-    the LightGBM forests as constant arrays, rank and select) and `ckast_selector_dispatcher.hpp` (CK's
-    dispatcher hook and the library's registration).
+    the LightGBM forests as constant arrays, rank and select), `ckast_selector_dispatcher.hpp` (CK's
+    dispatcher hook and the library's registration) and `ckast_selector.cmake` (`ckast_add_selector(<target>)`:
+    the selector as a static library to link).
 
     Args:
         library: the generated library.
