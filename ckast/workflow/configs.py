@@ -29,7 +29,7 @@ def kernel(**knobs: Any) -> KernelConfig:
         ConfigError: a knob is unknown, of the wrong type or not allowed, or an arch rule refuses the
             kernel; one line per problem, naming the knob.
     """
-    resolved = resolve_kernel(knobs, "")
+    resolved = resolve_kernel(knobs, "", hint=True)
     if not resolved.ok:
         raise ConfigError(resolved.issues)
     return resolved.config
