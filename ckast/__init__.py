@@ -31,6 +31,7 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ckast.arguments import ArgumentError
     from ckast.check.runner import CompileResult
     from ckast.check.toolchain import ToolchainError
     from ckast.config.errors import ConfigError, ConfigIssue
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
     from ckast.workflow.libraries import (EmptyLibrary, GenerateResult, build_library, choose_for_workload,
                                           diff_libraries, generate_library, workload_request)
 
-__all__ = ["Choices", "CkastError", "CompileResult", "ConfigError", "ConfigIssue", "EmitResult", "EmptyLibrary",
+__all__ = ["ArgumentError", "Choices", "CkastError", "CompileResult", "ConfigError", "ConfigIssue", "EmitResult", "EmptyLibrary",
            "Evaluation", "GenerateResult", "InputFileError", "JitResult", "JitUnavailable", "KernelConfig", "Library",
            "LibraryDiff", "LibraryError", "LoadedKernel", "ManifestError", "MissingPackage", "ModelError",
            "OutputError", "ProblemChoice", "ProblemError", "RankedKernel", "RecordError", "SelectionError",
@@ -83,7 +84,7 @@ _SOURCES = {
                     "ckast.workflow.choosing"),
     **dict.fromkeys(("JitResult", "compile_check", "jit_check"), "ckast.workflow.checks"),
     # the errors, each a CkastError
-    "CkastError": "ckast.errors", "ConfigError": "ckast.config.errors", "ConfigIssue": "ckast.config.errors",
+    "CkastError": "ckast.errors", "ArgumentError": "ckast.arguments", "ConfigError": "ckast.config.errors", "ConfigIssue": "ckast.config.errors",
     "WorkloadError": "ckast.select.workload", "InputFileError": "ckast.input_file",
     "SelectionError": "ckast.library.selection", "OutputError": "ckast.output.transaction",
     "ManifestError": "ckast.output.manifest", "SideError": "ckast.review.sides", "LibraryError": "ckast.select.library",

@@ -166,3 +166,20 @@ def test_input_errors_are_value_errors_and_environment_errors_are_not():
     assert len(errors) > 15 and all(issubclass(e, ckast.CkastError) for e in errors)
     for error in errors:
         assert issubclass(error, ValueError) == (error.__name__ not in {*ENVIRONMENT, "CkastError"}), error
+
+
+def test_checks_and_timings_refuse_what_they_cannot_work_on(tmp_path):
+    """A header that is not a file, an unknown arch, no timing table: refused up front (a header used to be
+    compiled and fail in clang, an arch to fail per header in clang, no table to say `: no usable run`)."""
+    from ckast.cli import main
+
+    header = tmp_path / "h.hpp"
+    header.write_text("")
+    with pytest.raises(ckast.InputFileError, match=rf"^{re.escape(str(tmp_path / 'no.hpp'))}: not a file"):
+        ckast.compile_check([header, tmp_path / "no.hpp"])
+    with pytest.raises(ckast.ArgumentError, match=r"^arch: unknown arch 'gfx000'; known: gfx908, "):
+        ckast.compile_check(header, arch="gfx000")
+    with pytest.raises(ckast.ArgumentError, match=r"^data: no timing table given$"):
+        ckast.read_timings([], P)
+    cli = CliRunner().invoke(main, ["check", "--compile", str(tmp_path)])
+    assert (cli.exit_code, cli.stderr) == (2, f"{tmp_path}: not a file; give an emitted header\n")

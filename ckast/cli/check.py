@@ -44,6 +44,7 @@ def check(headers: tuple[Path, ...], more: tuple[Path, ...], ck_include: Path | 
     PASS/FAIL, time, peak memory."""
     from ckast.check import Toolchain, ToolchainError
     from ckast.cores import default_jobs
+    from ckast.input_file import InputFileError
 
     jobs = jobs or default_jobs()
     from ckast.output import ManifestError, entry_points_of
@@ -61,7 +62,7 @@ def check(headers: tuple[Path, ...], more: tuple[Path, ...], ck_include: Path | 
         else:
             points = entry_points_of([*headers, *more])  # a header's entry points, from the manifest beside it
             toolchain = Toolchain.discover(ck_include=ck_include, arch=arch)
-    except ManifestError as exc:
+    except (ManifestError, InputFileError) as exc:
         bad_input([str(exc)])
     except ToolchainError as exc:
         click.echo(f"error: {exc}", err=True)

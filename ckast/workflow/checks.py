@@ -113,14 +113,25 @@ def compile_check(headers: PathLike | Iterable[PathLike], *, ck_include: PathLik
         One result per header, in order (`passed`, `seconds`, `peak_rss_mib`, `errors`, `log`, `line()`).
 
     Raises:
+        InputFileError: a header is not a file.
+        ArgumentError: an unknown arch (or an argument of the wrong type).
         ManifestError: a header's manifest cannot be read or does not list it.
         ToolchainError: clang, HIP or the CK tree is missing or unusable.
     """
+    from ckast.arch import ARCH_NAMES
+    from ckast.arguments import ArgumentError
     from ckast.check import Toolchain, check_headers
     from ckast.cores import default_jobs
     from ckast.output import entry_points_of
 
     files = path_list(headers)
+    missing = [p for p in files if not p.is_file()]
+    if missing:
+        from ckast.input_file import InputFileError
+
+        raise InputFileError(missing[0], "not a file; give an emitted header")
+    if arch not in ARCH_NAMES:
+        raise ArgumentError("arch", f"unknown arch {arch!r}; known: {', '.join(ARCH_NAMES)}")
     points = entry_points_of(files)
     toolchain = Toolchain.discover(ck_include=None if ck_include is None else Path(ck_include), arch=arch)
     return check_headers(files, toolchain, lambda header: points[Path(header).resolve()],

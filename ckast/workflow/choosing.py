@@ -210,6 +210,10 @@ def read_timings(data: PathLike | Iterable[PathLike], library: PathLike, *, kern
     from ckast.select.timings import read_timings as read
 
     paths = path_list(data)
+    if not paths:
+        from ckast.arguments import ArgumentError
+
+        raise ArgumentError("data", "no timing table given")
     layers = _layers(kernel_only)
     loaded = load_library(Path(library))
     table = None if kernels is None else read_kernel_table(Path(kernels), loaded)
