@@ -63,18 +63,19 @@ if TYPE_CHECKING:
     from ckast.workflow.libraries import (EmptyLibrary, GenerateResult, build_library, choose_for_workload,
                                           diff_libraries, generate_library, workload_request)
 
-__all__ = ["ArgumentError", "Choices", "CkastError", "CompileResult", "ConfigError", "ConfigIssue", "EmitResult", "EmptyLibrary",
-           "Evaluation", "GenerateResult", "InputFileError", "JitResult", "JitUnavailable", "KernelConfig", "Library",
-           "LibraryDiff", "LibraryError", "LoadedKernel", "ManifestError", "MissingPackage", "ModelError",
-           "OutputError", "ProblemChoice", "ProblemError", "RankedKernel", "RecordError", "SelectionError",
-           "SelectorResult", "SideError", "SourceError", "TimingError", "TimingRuns", "ToolchainError", "TrainError",
-           "TrainResult", "WorkloadError", "build_library", "choose_for_workload", "compile_check", "diff_libraries",
-           "emit_kernels", "emit_selector", "evaluate_model", "generate_library", "jit_check", "kernel",
-           "load_configs", "parse_configs", "read_timings", "select_kernels", "train_model", "workload_request"]
+__all__ = ["ArgumentError", "Choices", "CkastError", "CompileResult", "ConfigError", "ConfigIssue", "EmitResult",
+           "EmptyLibrary", "Evaluation", "GenerateResult", "InputFileError", "JitResult", "JitUnavailable",
+           "KernelConfig", "Library", "LibraryDiff", "LibraryError", "LoadedKernel", "ManifestError", "MissingPackage",
+           "ModelError", "OutputError", "ProblemChoice", "ProblemError", "RankedKernel", "RecordError",
+           "SelectionError", "SelectorResult", "SideError", "SourceError", "TimingError", "TimingRuns",
+           "ToolchainError", "TrainError", "TrainResult", "WorkloadError", "build_library", "choose_for_workload",
+           "compile_check", "diff_libraries", "emit_kernels", "emit_selector", "evaluate_model", "generate_library",
+           "jit_check", "kernel", "load_configs", "parse_configs", "read_timings", "select_kernels", "train_model",
+           "workload_request"]
 
 _SOURCES = {
-    "KernelConfig": "ckast.config.kernel", "LoadedKernel": "ckast.config.load", "Library": "ckast.library.build", "LibraryDiff": "ckast.review.compare",
-    "CompileResult": "ckast.check.runner",
+    "KernelConfig": "ckast.config.kernel", "LoadedKernel": "ckast.config.load", "Library": "ckast.library.build",
+    "LibraryDiff": "ckast.review.compare", "CompileResult": "ckast.check.runner",
     **dict.fromkeys(("EmitResult", "emit_kernels", "kernel", "load_configs", "parse_configs"),
                     "ckast.workflow.configs"),
     **dict.fromkeys(("EmptyLibrary", "GenerateResult", "build_library", "choose_for_workload", "diff_libraries",
@@ -84,7 +85,8 @@ _SOURCES = {
                     "ckast.workflow.choosing"),
     **dict.fromkeys(("JitResult", "compile_check", "jit_check"), "ckast.workflow.checks"),
     # the errors, each a CkastError
-    "CkastError": "ckast.errors", "ArgumentError": "ckast.arguments", "ConfigError": "ckast.config.errors", "ConfigIssue": "ckast.config.errors",
+    "CkastError": "ckast.errors", "ArgumentError": "ckast.arguments", "ConfigError": "ckast.config.errors",
+    "ConfigIssue": "ckast.config.errors",
     "WorkloadError": "ckast.select.workload", "InputFileError": "ckast.input_file",
     "SelectionError": "ckast.library.selection", "OutputError": "ckast.output.transaction",
     "ManifestError": "ckast.output.manifest", "SideError": "ckast.review.sides", "LibraryError": "ckast.select.library",

@@ -5,9 +5,9 @@ A message about an argument names it as its caller does (`argument`): the Python
 command line runs. Modules raising such an error name the Python argument and let `argument` say it.
 
 `checked(name=KIND, ...)` checks the arguments of an API function before it runs, by kind (`KINDS`): a path, a
-name, a positive count, ... or one or several of them, or an instance of one of ckast's classes. A wrong one is an `ArgumentError` naming the argument,
-what it takes and what it was given, so no wrong-typed call reaches ckast's work (and fails there with a bare
-TypeError or AttributeError).
+name, a positive count, ... or one or several of them, or an instance of one of ckast's classes. A wrong one is
+an `ArgumentError` naming the argument, what it takes and what it was given, so no wrong-typed call reaches
+ckast's work (and fails there with a bare TypeError or AttributeError).
 """
 
 from __future__ import annotations
@@ -163,4 +163,5 @@ def _shown(value: Any) -> str:
     from ckast.config.errors import shorten
 
     text = shorten(repr(value))
-    return text if value is None or isinstance(value, (bool, int, float, str)) else f"{text} ({type(value).__name__})"
+    plain = value is None or isinstance(value, (bool, int, float, str))
+    return text if plain else f"{text} ({type(value).__name__})"

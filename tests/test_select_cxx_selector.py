@@ -402,7 +402,8 @@ def test_a_program_linking_the_cmake_target_ranks(tmp_path):
     problem = n.ident("problem")
     body = [
         n.VarDecl(n.TypeName(n.Name(("ckast_selector", "GemmProblem"))), "problem"),
-        *(n.ExprStmt(n.BinOp("=", n.Member(problem, f), n.IntLit(v))) for f, v in (("M", 500), ("N", 1000), ("K", 4096))),
+        *(n.ExprStmt(n.BinOp("=", n.Member(problem, f), n.IntLit(v)))
+          for f, v in (("M", 500), ("N", 1000), ("K", 4096))),
         n.VarDecl(n.Const(n.Builtin("auto")), "names", n.call("ckast_selector::select", problem, n.StrLit("fp16"))),
         n.For(n.VarDecl(n.TypeName(n.Name(("std", "size_t"))), "i", n.IntLit(0)),
               n.BinOp("<", i, n.call(n.Member(names, "size"))), n.UnOp("++", i), [

@@ -218,9 +218,9 @@ _LAYOUT_LETTERS = {"row": "r", "col": "c"}
 def wave_hint(obj: Mapping[str, Any], path: str) -> list[ConfigIssue]:
     """For a ckast kernel object whose `warp_m/n/k` hold more waves than any arch runs along a dimension (4): what
     ckast's `warp_*` are, and the knob CK's KernelConfig `warp_*` (the warp tile) is in ckast."""
-    return [ConfigIssue(key_path(path, f"warp_{d}"), f"ckast's warp_{d} counts waves per block (CK's KernelConfig "
-                                                      f"wave_{d}); a warp tile of {obj[f'warp_{d}']} (CK's KernelConfig "
-                                                      f"warp_{d}) is ckast's warp_tile_{d}", RULE)
+    said = ("ckast's warp_{d} counts waves per block (CK's KernelConfig wave_{d}); a warp tile of {value} (CK's "
+            "KernelConfig warp_{d}) is ckast's warp_tile_{d}")
+    return [ConfigIssue(key_path(path, f"warp_{d}"), said.format(d=d, value=obj[f"warp_{d}"]), RULE)
             for d in "mnk" if type(obj.get(f"warp_{d}")) is int and obj[f"warp_{d}"] > 4]
 
 
@@ -290,8 +290,8 @@ class _Translation:
                                                  "datatype, layout_a/b/c layout, gfx_arch arch)", RULE))
             return False
         if obj.get("kind", GEMM) != GEMM:
-            self.issues.append(ConfigIssue(key_path(path, "kind"), f"{shown(obj['kind'])}: CK's KernelConfig fields "
-                                                                   f"({', '.join(marks)}) describe a GEMM kernel", RULE))
+            said = f"{shown(obj['kind'])}: CK's KernelConfig fields ({', '.join(marks)}) describe a GEMM kernel"
+            self.issues.append(ConfigIssue(key_path(path, "kind"), said, RULE))
             return False
         self.obj = {"kind": GEMM, **obj}
         for key, spelling in KERNEL_CONFIG.items():

@@ -278,8 +278,8 @@ class Request:
         if self.model is not None and self.timings:
             raise WorkloadError(f"{argument('workload')}: give {argument('model')} or {argument('timings')}, not both")
         if self.kernel_table is not None and not self.timings:
-            raise WorkloadError(f"{argument('kernels')}: names the kernels of timing tables; give {argument('timings')} "
-                                "too")
+            raise WorkloadError(f"{argument('kernels')}: names the kernels of timing tables; give "
+                                f"{argument('timings')} too")
 
     @property
     def scorer_name(self) -> str:
