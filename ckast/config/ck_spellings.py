@@ -190,9 +190,9 @@ class Translated:
 
 _KC = "dispatcher Python KernelConfig field"
 KERNEL_CONFIG: dict[str, Spelling] = {
-    **{f"warp_{d}": Spelling((f"warp_tile_{d}",), f"{_KC} (the warp tile along {d.upper()})", kinds=(GEMM,))
+    **{f"warp_{d}": Spelling((f"warp_tile_{d}",), f"{_KC} for the warp tile along {d.upper()}", kinds=(GEMM,))
        for d in "mnk"},
-    **{f"wave_{d}": Spelling((f"warp_{d}",), f"{_KC} (waves per block along {d.upper()})", kinds=(GEMM,))
+    **{f"wave_{d}": Spelling((f"warp_{d}",), f"{_KC} for the waves per block along {d.upper()}", kinds=(GEMM,))
        for d in "mnk"},
     "gfx_arch": Spelling(("arch",), _KC, kinds=(GEMM,)),
 }
