@@ -3,6 +3,7 @@ host), picks through CK's dispatcher hooks under the host model, and refuses bad
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 import subprocess
@@ -426,3 +427,23 @@ def test_a_program_linking_the_cmake_target_ranks(tmp_path):
     ranked = subprocess.run([str(build / "app")], check=True, capture_output=True, text=True).stdout.split()
     expected = python_ranking(load_library(lib), GemmProblem(M=500, N=1000, K=4096), AnalyticPredictor())
     assert ranked == [name for name, _ in expected] != []
+
+
+def test_gemm_datatype_and_layout_held_apart_are_refused_together(tmp_path):
+    """fp16 rcr and bf16 rrr kernels: each name is held, fp16 with rrr is not; a null layout among two is refused."""
+    configs = tmp_path / "two.json"
+    configs.write_text(json.dumps([{"kind": "gemm", "datatype": dt, "layout": layout, "arch": "gfx942",
+                                    "ck_api": PROFILE, "pad_m": True, "pad_n": True, "pad_k": True}
+                                   for dt, layout in (("fp16", "rcr"), ("bf16", "rrr"))]))
+    lib = write_library(tmp_path / "lib", entries(Selection("", "", PROFILE, (), (), (), None, (configs,))))
+    write_selector(lib, [], tmp_path / "selector")
+    ns = _jit(tmp_path / "selector")
+    import cppyy
+
+    problem = _struct(ns, GemmProblem(M=256, N=256, K=256))
+    with pytest.raises(cppyy.gbl.std.invalid_argument, match=r"the library has no gemm kernels of the datatype and "
+                                                              r"layout named \(it has bf16 rrr, fp16 rcr\)"):
+        ns.rank(problem, "fp16", "rrr")
+    with pytest.raises(cppyy.gbl.std.invalid_argument, match="the library's gemm kernels have layouts rcr, rrr; name one"):
+        ns.rank(problem, "fp16")
+    assert len(ns.rank(problem, "bf16", "rrr")) == 1
