@@ -143,6 +143,12 @@ def test_errors_name_the_python_argument_and_the_command_its_option(tmp_path):
         ckast.workload_request(P)
     cli = CliRunner().invoke(main, ["select", "--library", str(lib), "--problem", "M=64,N=64,K=64"])
     assert cli.exit_code == 2 and re.match(r"--datatype: the library's GEMM kernels have datatypes", cli.stderr)
+    with pytest.raises(ckast.SideError, match=r"needs a rule set and an arch \(rule_set, arch\) or a config file$"):
+        ckast.diff_libraries("ck-api=ck-2026.06", "ck-api=ck-2025.11")
+    with pytest.raises(ckast.SelectionError, match=r"reads CK Builder .conf files: pass builder_conf DIR "):
+        ckast.build_library("profiler", "gfx942")
+    with pytest.raises(ckast.TrainError, match=r"^folds: 1 fold cannot"):
+        ckast.train_model(ckast.TimingRuns(Path(P), None, None, ()), P, folds=1)
 
 
 def test_the_names_messages_and_docstrings_point_at_are_exported():

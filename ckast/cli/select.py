@@ -130,12 +130,12 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed
     from ckast.output.transaction import OutputError
     from ckast.select.evaluate import table
     from ckast.select.lightgbm_model import MissingPackage
-    from ckast.select.train import TrainError
+    from ckast.select.train import ONE_FOLD, TrainError
     from ckast.workflow.choosing import train_model
 
     start = time.perf_counter()
     if folds == 1:
-        bad_input(["--folds: 1 fold cannot cross-validate (give 0 or at least 2)"])
+        bad_input([f"--folds: {ONE_FOLD}"])
     runs = _read(library_dir, data, skip_bad, kernels_file, kernel_only=True)
     progress = _progress(folds, trees)
     try:

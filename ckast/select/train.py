@@ -40,6 +40,10 @@ OP_TYPE = {"gemm": "gemm_universal", "grouped_conv": "grouped_conv"}
 CV_FILE = "cv_metrics.json"
 
 
+ONE_FOLD = "1 fold cannot cross-validate (give 0 or at least 2)"
+"""Why `folds` 1 is refused (before any table is read)."""
+
+
 class TrainError(CkastError, ValueError):
     """Runs that cannot make one model (bad input)."""
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from ckast.arguments import checked
+from ckast.arguments import argument, checked
 
 from .paths import PathLike, path_list
 
@@ -255,10 +255,10 @@ def train_model(timings: TimingRuns, output: PathLike, *, trees: int = 400, fold
     from ckast.arch.hardware import hardware
     from ckast.output.transaction import OutputError
     from ckast.cores import default_jobs
-    from ckast.select.train import TrainError, dataset, train, write_model
+    from ckast.select.train import ONE_FOLD, TrainError, dataset, train, write_model
 
     if folds == 1:
-        raise TrainError("folds: 1 fold cannot cross-validate (give 0 or at least 2)")
+        raise TrainError(f"{argument('folds')}: {ONE_FOLD}")
     rows = dataset(list(timings.timings.runs), timings.library, hardware)
     booster, spec, cv = train(rows, trees, folds, seed, jobs or default_jobs(), progress)
     try:

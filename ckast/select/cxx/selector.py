@@ -250,11 +250,13 @@ def _part(p: PartPlan) -> n.Namespace:
     if p.model is None:
         hw = hardware(part.arch)
         if p.datatype not in hw.peak_tflops or hw.hbm_gbps is None:
+            from ckast.arguments import argument
             from ckast.select.library import LibraryError
 
-            raise LibraryError(f"{p.kind} {p.direction} {p.datatype} kernels: the analytic model needs {hw.arch}'s peak "
-                               f"{p.datatype} matrix rate and HBM bandwidth, which ckast/arch/hardware.toml does not "
-                               "hold; give a --model for them")
+            what = p.kind if p.kind == "gemm" else f"{p.kind} {p.direction}"
+            raise LibraryError(f"{what} {p.datatype} kernels: the analytic model needs {hw.arch}'s peak {p.datatype} "
+                               "matrix rate and HBM bandwidth, which ckast/arch/hardware.toml does not hold; give a "
+                               f"model for them ({argument('models')})")
         feats = lower_features([analytic_tree(p.kind, p.direction, p.datatype, hw, p.ndim)], part.table,
                                hw_columns(hw), problem=problem, kernel=k, prefix="f")
         decls += feats.decls
