@@ -399,6 +399,7 @@ class AnalyticPredictor:
             from .library import LibraryError
 
             raise LibraryError(f"the analytic model needs {hw.arch}'s peak {part.datatype} matrix rate and HBM "
-                               f"bandwidth, which ckast/arch/hardware.toml does not hold; rank with {argument('model')}")
+                               "bandwidth, which ckast/arch/hardware.toml does not hold; rank with "
+                               f"{argument('model')}")
         return analytic_tree(problem.kind, getattr(problem, "direction", "gemm"), part.datatype, hw,
                              getattr(problem, "ndim", None), self.cal)
