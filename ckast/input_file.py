@@ -20,7 +20,7 @@ DEFAULT_LIMIT = 256 * MIB
 _CHUNK = MIB
 
 
-class InputFileError(CkastError):
+class InputFileError(CkastError, ValueError):
     """A file ckast was asked to read cannot be read as a regular file within its size limit."""
 
     def __init__(self, path: Path | str, message: str) -> None:

@@ -205,9 +205,13 @@ def _inert(knob: knobs.Knob) -> str:
 def _spellings(knob: knobs.Knob) -> str:
     """CK's keys and values that stand for this knob (accepted, or refused with what to write)."""
     parts = []
-    for ck, s in ck_spellings.KEYS.items():
+    for ck, s in (*ck_spellings.KEYS.items(), *ck_spellings.KERNEL_CONFIG.items()):
         if s.ckast == (knob.name,):
             parts.append(f"key `{ck}` ({s.source}){': refused, ' + s.lossy if s.lossy else ''}")
+    together = {"datatype": ck_spellings.KERNEL_CONFIG_DTYPES, "layout": ck_spellings.KERNEL_CONFIG_LAYOUTS}
+    if knob.name in together:
+        parts.append(f"on gemm, keys {_values(together[knob.name])} (dispatcher Python KernelConfig fields, read "
+                     "together)")
     accepted: dict[str, list[str]] = {}
     refused: dict[str, list[str]] = {}
     for ck, s in ck_spellings.VALUES.get(knob.name, {}).items():

@@ -205,3 +205,61 @@ def test_load_data_reports_ck_spellings_with_the_file_paths():
     [loaded] = load_data([{"kind": GEMM, "pipeline": "CompV4", "scheduler": "Intrawave", "epilogue": "CShuffle"}])
     assert (loaded.path, loaded.config.pipeline, loaded.config.scheduler, loaded.config.epilogue) == (
         "[0]", "compv4", "intrawave", "cshuffle")
+
+
+# --- CK's dispatcher Python KernelConfig ---------------------------------------------------------------------------
+
+CK_KERNEL_CONFIG = {  # ctypes_utils.KernelConfig's fields, as dataclasses.asdict gives them (bf16, 256x128x32)
+    "dtype_a": "bf16", "dtype_b": "bf16", "dtype_c": "bf16", "dtype_acc": "fp32", "layout_a": "row",
+    "layout_b": "col", "layout_c": "row", "tile_m": 256, "tile_n": 128, "tile_k": 32, "wave_m": 2, "wave_n": 2,
+    "wave_k": 1, "warp_m": 32, "warp_n": 32, "warp_k": 16, "block_size": 256, "pipeline": "compv4",
+    "scheduler": "intrawave", "epilogue": "cshuffle", "pad_m": True, "pad_n": True, "pad_k": True,
+    "gfx_arch": "gfx942", "variant": "standard"}
+CKAST_SPELLING = {"kind": "gemm", "datatype": "bf16", "layout": "rcr", "tile_m": 256, "tile_n": 128, "tile_k": 32,
+                  "warp_m": 2, "warp_n": 2, "warp_k": 1, "warp_tile_m": 32, "warp_tile_n": 32, "warp_tile_k": 16,
+                  "pipeline": "compv4", "scheduler": "intrawave", "epilogue": "cshuffle", "pad_m": True,
+                  "pad_n": True, "pad_k": True, "arch": "gfx942", "variant": "standard"}
+
+
+def test_ck_kernel_config_fields_are_read_as_ckast_knobs():
+    """CK's wave_m is ckast's warp_m (waves), CK's warp_m ckast's warp_tile_m; dtype_*, layout_*, gfx_arch and a
+    block_size that matches the waves are read; the kernel is the one ckast's spelling gives."""
+    import ckast
+
+    ck, ours = ckast.kernel(**CK_KERNEL_CONFIG, **API), ckast.kernel(**CKAST_SPELLING, **API)
+    assert ck == ours and kernel_name(ck) == kernel_name(ours)
+    newer = {k: v for k, v in CK_KERNEL_CONFIG.items() if not k.startswith("warp_")}  # GemmKernelConfig's spelling
+    assert ckast.kernel(**newer, warp_tile_m=32, warp_tile_n=32, warp_tile_k=16, **API) == ours
+    (loaded,) = load_data([{**CK_KERNEL_CONFIG, **API}])  # a config file's kernel object alike
+    assert loaded.config == ours
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    ({"datatype": "bf16"}, "<root>: mixes CK's KernelConfig fields (block_size, dtype_a"),
+    ({"warp_tile_m": 32}, "ckast's knobs (warp_tile_m): write one or the other (CK's wave_m is ckast's warp_m, "
+                          "CK's warp_m ckast's warp_tile_m"),
+    ({"block_size": 128}, "block_size: 128: a kernel of 2x2x1 waves on gfx942 (64 lanes each) runs 256 threads"),
+    ({"layout_b": "column"}, 'layout_b: "column" is not a layout of CK\'s KernelConfig; allowed: row, col'),
+    ({"dtype_c": "fp32"}, "dtype_a: bf16/bf16/fp32/fp32 (a/b/c/acc) is no ckast datatype"),
+    ({"kind": "grouped_conv"}, 'kind: "grouped_conv": CK\'s KernelConfig fields'),
+])
+def test_ck_kernel_config_mixed_or_bent_is_refused_in_one_line(change, expected):
+    import ckast
+
+    with pytest.raises(ckast.ConfigError) as info:
+        ckast.kernel(**{**CK_KERNEL_CONFIG, **change}, **API)
+    assert len(info.value.lines()) == 1 and expected in info.value.lines()[0]
+    assert info.value.lines()[0].endswith("[rule ck.spelling]")
+
+
+def test_ckast_warp_given_a_warp_tile_says_what_it_is():
+    """A CK user writing warp_m=32 in ckast's spelling (where warp_m counts waves) is told about warp_tile_m."""
+    import ckast
+
+    with pytest.raises(ckast.ConfigError) as info:
+        ckast.kernel(kind="gemm", warp_m=32, **API)
+    assert ("warp_m: ckast's warp_m counts waves per block (CK's KernelConfig wave_m); a warp tile of 32 (CK's "
+            "KernelConfig warp_m) is ckast's warp_tile_m [rule ck.spelling]") in info.value.lines()
+    with pytest.raises(ckast.ConfigError) as info:
+        ckast.kernel(kind="gemm", warp_m=3, **API)  # a wrong number of waves is not a warp tile
+    assert not any("warp tile" in line for line in info.value.lines())

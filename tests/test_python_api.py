@@ -169,8 +169,10 @@ def test_errors_are_ckast_errors_carrying_the_commands_line(gemm_library, tmp_pa
 
     with pytest.raises(ckast.CkastError) as problem_error:
         ckast.select_kernels(gemm_library, "M=0,N=1,K=1")
-    assert str(problem_error.value) == _stderr_line("select", "--library", str(gemm_library), "--problem",
-                                                    "M=0,N=1,K=1")
+    # the same message, naming the Python argument where the command names its option
+    assert str(problem_error.value) == "problems: M: 0 is out of range [1, 2147483647]"
+    assert _stderr_line("select", "--library", str(gemm_library), "--problem", "M=0,N=1,K=1") == (
+        "--problem: M: 0 is out of range [1, 2147483647]")
 
     with pytest.raises(ckast.EmptyLibrary) as empty:
         ckast.generate_library(tmp_path / "lib", configs=bad)

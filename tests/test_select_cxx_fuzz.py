@@ -250,9 +250,12 @@ def _check(kind: str, library, predictors: dict, exe: Path, rows: list[tuple[int
     got = _run(exe, rows)
     seen = {"invalid": 0, "ranked": 0, "shown": 0}
     datatypes = list(predictors)
-    for index, row in [(-1, (0,) * len(problem_struct(kind).fields)), *enumerate(rows)]:
+    struct = problem_struct(kind)
+    default = tuple(struct.defaults[f] for f in struct.fields)  # a default-constructed struct: a valid problem
+    for index, row in [(-1, default), *enumerate(rows)]:
         fields = _fields(kind, row)
         rule = broken(kind, fields)
+        assert index != -1 or rule is None, "a default-constructed struct is a valid problem"
         for part, datatype in enumerate(datatypes):
             count, flags, reason, ranking = got[(index, part)]
             assert reason == (f"{rule.field}: {rule.text}" if rule else "-"), (index, row)

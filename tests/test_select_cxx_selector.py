@@ -3,6 +3,7 @@ host), picks through CK's dispatcher hooks under the host model, and refuses bad
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 import subprocess
@@ -111,6 +112,12 @@ def test_a_library_whose_every_kernel_refuses_the_problem_ranks_nothing(tmp_path
     accepted = attrs.evolve(refused, C=16)
     expected = [k for k, _ in python_ranking(library, accepted, AnalyticPredictor())]
     assert [c.kernel for c in ns.rank(_struct(ns, accepted))] == expected != []
+    import cppyy
+
+    with pytest.raises(cppyy.gbl.std.invalid_argument, match=r"datatype bf16 is not among the library's grouped_conv "
+                                                              r"forward 2-D kernels' datatypes \(fp16\)"):
+        ns.rank(_struct(ns, accepted), "bf16")
+    assert ns.invalid(ns.ConvProblem()) == ""  # null: a default-initialized problem is valid
 
 
 def test_gemm_parts_by_datatype_and_the_name_it_needs(tmp_path):
@@ -126,8 +133,37 @@ def test_gemm_parts_by_datatype_and_the_name_it_needs(tmp_path):
             assert bits(got) == bits(expected)
     import cppyy
 
-    with pytest.raises(cppyy.gbl.std.invalid_argument, match="datatypes bf16, fp16; name one"):
+    with pytest.raises(cppyy.gbl.std.invalid_argument, match="the library's gemm kernels have datatypes bf16, fp16; "
+                                                              "name one"):
         ns.rank(_struct(ns, GemmProblem(M=64, N=64, K=64)))
+    # a datatype or layout the library does not hold is refused as a missing one is, not answered with nothing
+    with pytest.raises(cppyy.gbl.std.invalid_argument, match=r"datatype fp8 is not among the library's gemm "
+                                                              r"kernels' datatypes \(bf16, fp16\)"):
+        ns.rank(_struct(ns, GemmProblem(M=64, N=64, K=64)), "fp8")
+    with pytest.raises(cppyy.gbl.std.invalid_argument, match=r"layout ccr is not among .* layouts \(rcr\)"):
+        ns.rank(_struct(ns, GemmProblem(M=64, N=64, K=64)), "fp16", "ccr")
+    # a problem that sets only its sizes: every other field defaults to a valid value (k_batch 1, standard)
+    assert ns.invalid(ns.GemmProblem()) == ""  # null: valid
+    problem = ns.GemmProblem()
+    problem.M, problem.N, problem.K = 500, 1000, 4096
+    assert ns.invalid(problem) == ""
+    expected = python_ranking(library, GemmProblem(M=500, N=1000, K=4096), AnalyticPredictor(), "bf16")
+    assert [str(c.kernel) for c in ns.rank(problem, "bf16")] == [name for name, _ in expected] != []
+
+
+def test_problem_structs_default_to_a_valid_problem():
+    """A default-initialized struct is the problem of sizes 1, k_batch 1, stride and dilation 1, pads 0: a standard
+    GEMM, a 2-D forward convolution; each is valid, so a struct that sets only the sizes it needs ranks."""
+    from ckast.select.validity import check
+
+    gemm = GemmProblem(M=1, N=1, K=1)
+    conv = ConvProblem(direction="forward", G=1, N=1, C=1, K=1, input=(1, 1), filter=(1, 1), stride=(1, 1),
+                       dilation=(1, 1), left_pad=(0, 0), right_pad=(0, 0))
+    for problem in (gemm, conv):
+        struct = problem_struct(problem.kind)
+        check(problem, "default")
+        assert tuple(struct.defaults[f] for f in struct.fields) == struct.values(problem)
+        assert "std::int64_t k_batch = 1;" in n.to_source(n.File([struct.decl()]))
 
 
 def test_gemm_selector_applies_ck_s_dispatcher_and_the_problem_s_variant(tmp_path):
@@ -302,9 +338,9 @@ def test_emit_command_writes_once_and_refuses_bad_input(tmp_path):
     lib = write_library(tmp_path / "lib", gemm_entries(tmp_path))
     runner = CliRunner()
     first = runner.invoke(cli, ["select", "emit", "--library", str(lib), "-o", str(tmp_path / "sel")])
-    assert first.exit_code == 0 and "4 files written" in first.output
+    assert first.exit_code == 0 and "5 files written" in first.output
     again = runner.invoke(cli, ["select", "emit", "--library", str(lib), "-o", str(tmp_path / "sel")])
-    assert again.exit_code == 0 and "0 files written, 4 unchanged" in again.output
+    assert again.exit_code == 0 and "0 files written, 5 unchanged" in again.output
     for args, message in (
         (["--library", str(lib), "-o", str(lib)], "the library's own directory"),
         (["--library", str(tmp_path / "nowhere"), "-o", str(tmp_path / "x")], "manifest"),
@@ -355,3 +391,59 @@ def test_selector_and_its_ck_adapters_compile_against_ck_tile(tmp_path):
     result = compile_one(tu, Toolchain.discover(), include_dirs=[tmp_path / "selector"])
     print(result.line())
     assert result.passed, result.log
+
+
+@pytest.mark.skipif(CLANG is None or shutil.which("cmake") is None, reason="needs clang++-19 and cmake")
+def test_a_program_linking_the_cmake_target_ranks(tmp_path):
+    """`include(ckast_selector.cmake)` and `ckast_add_selector(<target>)`: a program linking the target ranks a
+    problem that sets only its sizes (the other fields' defaults are valid), as `ckast select` does."""
+    lib = write_library(tmp_path / "lib", gemm_entries(tmp_path))
+    write_selector(lib, [], tmp_path / "sel")
+    names, i = n.ident("names"), n.ident("i")
+    problem = n.ident("problem")
+    body = [
+        n.VarDecl(n.TypeName(n.Name(("ckast_selector", "GemmProblem"))), "problem"),
+        *(n.ExprStmt(n.BinOp("=", n.Member(problem, f), n.IntLit(v)))
+          for f, v in (("M", 500), ("N", 1000), ("K", 4096))),
+        n.VarDecl(n.Const(n.Builtin("auto")), "names", n.call("ckast_selector::select", problem, n.StrLit("fp16"))),
+        n.For(n.VarDecl(n.TypeName(n.Name(("std", "size_t"))), "i", n.IntLit(0)),
+              n.BinOp("<", i, n.call(n.Member(names, "size"))), n.UnOp("++", i), [
+            n.ExprStmt(n.call("std::printf", n.StrLit("%s\n"), n.call(n.Member(n.Index(names, i), "c_str"))))]),
+        n.Return(n.IntLit(0)),
+    ]
+    program = n.File([n.FunctionDef("main", n.Builtin("int"), [], body)],
+                     includes=[n.Header("cstdio", system=True), n.Header("ckast_selector.hpp")], pragma_once=False)
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "app.cpp").write_text(n.to_source(program))
+    (app / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.21)\nproject(app LANGUAGES CXX)\n"
+        f'include("{tmp_path / "sel" / "ckast_selector.cmake"}")\nckast_add_selector(selector)\n'
+        "add_executable(app app.cpp)\ntarget_link_libraries(app PRIVATE selector)\n")
+    build = tmp_path / "build"
+    subprocess.run(["cmake", "-S", str(app), "-B", str(build), f"-DCMAKE_CXX_COMPILER={CLANG}",
+                    *(["-G", "Ninja"] if shutil.which("ninja") else [])], check=True, capture_output=True)
+    subprocess.run(["cmake", "--build", str(build)], check=True, capture_output=True)
+    ranked = subprocess.run([str(build / "app")], check=True, capture_output=True, text=True).stdout.split()
+    expected = python_ranking(load_library(lib), GemmProblem(M=500, N=1000, K=4096), AnalyticPredictor())
+    assert ranked == [name for name, _ in expected] != []
+
+
+def test_gemm_datatype_and_layout_held_apart_are_refused_together(tmp_path):
+    """fp16 rcr and bf16 rrr kernels: each name is held, fp16 with rrr is not; a null layout among two is refused."""
+    configs = tmp_path / "two.json"
+    configs.write_text(json.dumps([{"kind": "gemm", "datatype": dt, "layout": layout, "arch": "gfx942",
+                                    "ck_api": PROFILE, "pad_m": True, "pad_n": True, "pad_k": True}
+                                   for dt, layout in (("fp16", "rcr"), ("bf16", "rrr"))]))
+    lib = write_library(tmp_path / "lib", entries(Selection("", "", PROFILE, (), (), (), None, (configs,))))
+    write_selector(lib, [], tmp_path / "selector")
+    ns = _jit(tmp_path / "selector")
+    import cppyy
+
+    problem = _struct(ns, GemmProblem(M=256, N=256, K=256))
+    with pytest.raises(cppyy.gbl.std.invalid_argument, match=r"the library has no gemm kernels of the datatype and "
+                                                              r"layout named \(it has bf16 rrr, fp16 rcr\)"):
+        ns.rank(problem, "fp16", "rrr")
+    with pytest.raises(cppyy.gbl.std.invalid_argument, match="gemm kernels have layouts rcr, rrr; name one"):
+        ns.rank(problem, "fp16")
+    assert len(ns.rank(problem, "bf16", "rrr")) == 1

@@ -54,6 +54,7 @@ def check(headers: tuple[Path, ...], more: tuple[Path, ...], ck_include: Path | 
     from ckast.check import Toolchain, ToolchainError
     from ckast.check.profiles import ALLOW_FLAG, ApiMismatch
     from ckast.cores import default_jobs
+    from ckast.input_file import InputFileError
 
     jobs = jobs or default_jobs()
     from ckast.output import ManifestError, entry_points_of
@@ -75,7 +76,7 @@ def check(headers: tuple[Path, ...], more: tuple[Path, ...], ck_include: Path | 
             points = entry_points_of([*headers, *more])  # a header's entry points, from the manifest beside it
             toolchain = Toolchain.discover(ck_include=ck_include, arch=arch)
             api_fit([*headers, *more], toolchain.ck_include, allow_api_mismatch=allow_api_mismatch, on_warning=warn)
-    except ManifestError as exc:
+    except (ManifestError, InputFileError) as exc:
         bad_input([str(exc)])
     except ApiMismatch as exc:
         bad_input([f"{line}; {ALLOW_FLAG} compiles them anyway" for line in exc.lines()])

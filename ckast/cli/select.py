@@ -84,7 +84,7 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
         choices = select_kernels(library_dir, problem_texts, problems_file=problems_file, model=model_dir, top=top,
                                  datatype=datatype, layout=layout, features=with_features, why_not=why_not_names,
                                  kernel_only=kernel_only)
-        head, problems = choices.head(), (choice.as_dict() for choice in choices)
+        head, problems = choices.head(), (choice.as_dict() for choice in choices.stream())
         chunks = iter(json_chunks(head, problems) if as_json else ("\n".join(text(head, p)) + "\n" for p in problems))
         # Nothing is printed before the first problem is ranked: a model or problem refused there leaves no output.
         sys.stdout.write(next(chunks, "") + (next(chunks, "") if as_json else ""))
@@ -130,12 +130,12 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed
     from ckast.output.transaction import OutputError
     from ckast.select.evaluate import table
     from ckast.select.lightgbm_model import MissingPackage
-    from ckast.select.train import TrainError
+    from ckast.select.train import ONE_FOLD, TrainError
     from ckast.workflow.choosing import train_model
 
     start = time.perf_counter()
     if folds == 1:
-        bad_input(["--folds: 1 fold cannot cross-validate (give 0 or at least 2)"])
+        bad_input([f"--folds: {ONE_FOLD}"])
     runs = _read(library_dir, data, skip_bad, kernels_file, kernel_only=True)
     progress = _progress(folds, trees)
     try:
@@ -272,7 +272,8 @@ def _dropped(timings) -> str:
 def emit(library_dir, model_dirs, out_dir, kernel_only):
     """Write the library's kernel selector as dependency-free C++: ckast_selector.hpp/.cpp (problem structs,
     features, applicability, the analytic model or the LightGBM forests as constant arrays, rank and
-    select) and ckast_selector_dispatcher.hpp (CK's dispatcher hook and the library's registration).
+    select), ckast_selector_dispatcher.hpp (CK's dispatcher hook and the library's registration) and
+    ckast_selector.cmake (include() it, then ckast_add_selector(<target>): a static library to link).
 
     \b
     Example:

@@ -8,7 +8,9 @@ A spelling that stands for several ckast values (ambiguous), or that would lose 
 is a ckast value of the same knob, so a kernel written in ckast's spellings never needs this table
 (`load.resolve_kernel` translates only an object the knob table refuses as written).
 
-Beside the value table `VALUES`: CK's key names (`KEYS`), its 4-letter multi-D GEMM layout
+Beside the value table `VALUES`: CK's key names (`KEYS`), the fields of CK's dispatcher Python `KernelConfig`
+(`KERNEL_CONFIG`: an object holding one of its own fields is read as one, and refused when it also gives
+ckast's spelling of one of them), its 4-letter multi-D GEMM layout
 (`MULTI_D_LAYOUTS`: A, B, C and then the D layout), its datatype objects of per-tensor types (`ROLES`), and
 its conv pads, which CK's conv traits fix to true as ckast's conv kernels do (true says nothing more;
 false is refused).
@@ -186,12 +188,51 @@ class Translated:
     refused: frozenset[str]
 
 
+_KC = "dispatcher Python KernelConfig field"
+KERNEL_CONFIG: dict[str, Spelling] = {
+    **{f"warp_{d}": Spelling((f"warp_tile_{d}",), f"{_KC} for the warp tile along {d.upper()}", kinds=(GEMM,))
+       for d in "mnk"},
+    **{f"wave_{d}": Spelling((f"warp_{d}",), f"{_KC} for the waves per block along {d.upper()}", kinds=(GEMM,))
+       for d in "mnk"},
+    "gfx_arch": Spelling(("arch",), _KC, kinds=(GEMM,)),
+}
+"""CK's dispatcher Python `KernelConfig` (a GEMM kernel) fields that name a ckast knob otherwise, renamed in
+this order (CK's `warp_m` is the warp tile, ckast's `warp_tile_m`; CK's `wave_m` the waves, ckast's `warp_m`).
+Its `dtype_a/b/c/acc` are read as a datatype object (`ROLES`), `layout_a/b/c` ("row" or "col") as the layout's
+letters, `block_size` is checked against the waves (ckast derives it); its other fields (`tile_m`,
+`pipeline`, `pad_m`, `variant`, ...) are ckast's knobs of the same name. CK's newer `GemmKernelConfig` writes the
+warp tile `warp_tile_m`, as ckast does."""
+KERNEL_CONFIG_DTYPES = {"dtype_a": "a", "dtype_b": "b", "dtype_c": "c", "dtype_acc": "acc"}
+KERNEL_CONFIG_LAYOUTS = ("layout_a", "layout_b", "layout_c")
+KERNEL_CONFIG_DEFAULTS = {"dtype_a": "fp16", "dtype_b": "fp16", "dtype_c": "fp16", "dtype_acc": "fp32",
+                          "layout_a": "row", "layout_b": "col", "layout_c": "row"}
+"""The KernelConfig dataclass's defaults of the fields read together."""
+KERNEL_CONFIG_MARKS = frozenset({*KERNEL_CONFIG_DTYPES, *KERNEL_CONFIG_LAYOUTS, "wave_m", "wave_n", "wave_k",
+                                 "gfx_arch", "block_size"})
+"""Fields only CK's KernelConfig has: an object holding one is read as a KernelConfig."""
+_KC_MIXED = ("datatype", "layout", "arch")
+"""ckast knobs a KernelConfig spells otherwise: an object with both spellings is refused."""
+_LAYOUT_LETTERS = {"row": "r", "col": "c"}
+
+
+def wave_hint(obj: Mapping[str, Any], path: str) -> list[ConfigIssue]:
+    """For a ckast kernel object whose `warp_m/n/k` hold more waves than any arch runs along a dimension (4): what
+    ckast's `warp_*` are, and the knob CK's KernelConfig `warp_*` (the warp tile) is in ckast."""
+    said = ("ckast's warp_{d} counts waves per block (CK's KernelConfig wave_{d}); a warp tile of {value} (CK's "
+            "KernelConfig warp_{d}) is ckast's warp_tile_{d}")
+    return [ConfigIssue(key_path(path, f"warp_{d}"), said.format(d=d, value=obj[f"warp_{d}"]), RULE)
+            for d in "mnk" if type(obj.get(f"warp_{d}")) is int and obj[f"warp_{d}"] > 4]
+
+
 def translate(obj: Mapping[str, Any], path: str) -> Translated | None:
     """`obj` (a kernel object at `path`) in ckast's spellings; None when it holds no CK spelling."""
-    kind = obj.get("kind")
+    t = _Translation(dict(obj), path)
+    if not KERNEL_CONFIG_MARKS.isdisjoint(obj) and not t.kernel_config():
+        return Translated(dict(obj), {}, tuple(t.issues), frozenset({path, *(key_path(path, k) for k in obj),
+                                                                      key_path(path, "kind")}))
+    kind = t.obj.get("kind")
     if kind not in (GEMM, CONV):  # every spelling is of a kind's knob
         return None
-    t = _Translation(dict(obj), path)
     for key in list(t.obj):
         spelling = KEYS.get(key) if key not in _KNOWN else None
         if spelling is not None and kind in spelling.kinds:
@@ -233,6 +274,67 @@ class _Translation:
         self.issues: list[ConfigIssue] = []
         self.refused: set[str] = set()
         self.changed = False
+
+    def kernel_config(self) -> bool:
+        """Read the object as CK's KernelConfig (`KERNEL_CONFIG`); False (and the issue) when it mixes its
+        fields with ckast's spellings of them, or is not a GEMM kernel."""
+        obj, path = self.obj, self.path
+        marks = sorted(KERNEL_CONFIG_MARKS.intersection(obj))
+        mixed = [k for k in _KC_MIXED if k in obj]
+        if any(f"warp_{d}" in obj for d in "mnk"):
+            mixed += [f"warp_tile_{d}" for d in "mnk" if f"warp_tile_{d}" in obj]
+        if mixed:
+            self.issues.append(ConfigIssue(path, f"mixes CK's KernelConfig fields ({', '.join(marks)}) with ckast's "
+                                                 f"knobs ({', '.join(mixed)}): write one or the other (CK's wave_m is "
+                                                 "ckast's warp_m, CK's warp_m ckast's warp_tile_m, dtype_a/b/c/acc "
+                                                 "datatype, layout_a/b/c layout, gfx_arch arch)", RULE))
+            return False
+        if obj.get("kind", GEMM) != GEMM:
+            said = f"{shown(obj['kind'])}: CK's KernelConfig fields ({', '.join(marks)}) describe a GEMM kernel"
+            self.issues.append(ConfigIssue(key_path(path, "kind"), said, RULE))
+            return False
+        self.obj = {"kind": GEMM, **obj}
+        for key, spelling in KERNEL_CONFIG.items():
+            if key in obj:
+                self.key(key, spelling)
+        given = {k: self.obj.pop(k) for k in (*KERNEL_CONFIG_DTYPES, *KERNEL_CONFIG_LAYOUTS) if k in self.obj}
+        typed = {**KERNEL_CONFIG_DEFAULTS, **given}
+        if any(k in given for k in KERNEL_CONFIG_DTYPES):
+            where = key_path(path, next(k for k in KERNEL_CONFIG_DTYPES if k in given))
+            name, issues = datatype_object(GEMM, {role: typed[k] for k, role in KERNEL_CONFIG_DTYPES.items()}, where)
+            self.obj["datatype"] = name if name else typed["dtype_a"]
+            self.keys["datatype"] = where.rpartition(".")[2]
+            if issues:
+                self.refuse("datatype", *issues)
+        if any(k in given for k in KERNEL_CONFIG_LAYOUTS):
+            bad = [k for k in KERNEL_CONFIG_LAYOUTS if typed[k] not in _LAYOUT_LETTERS]
+            self.obj["layout"] = "".join(_LAYOUT_LETTERS.get(typed[k], "?") for k in KERNEL_CONFIG_LAYOUTS)
+            self.keys["layout"] = bad[0] if bad else next(k for k in KERNEL_CONFIG_LAYOUTS if k in given)
+            if bad:
+                self.refuse("layout", *(ConfigIssue(key_path(path, k), f"{shown(typed[k])} is not a layout of CK's "
+                                                                       "KernelConfig; allowed: row, col", RULE)
+                                        for k in bad))
+        if "block_size" in self.obj:
+            self._block_size(self.obj.pop("block_size"))
+        self.changed = True
+        return True
+
+    def _block_size(self, value: Any) -> None:
+        """CK's KernelConfig block_size: the waves times the arch's wave size, which ckast derives."""
+        from ckast.arch import ARCH_NAMES, arch_spec
+
+        waves = [self.obj.get(f"warp_{d}", 2 if d != "k" else 1) for d in "mnk"]
+        arch = self.obj.get("arch", "gfx942")
+        if arch not in ARCH_NAMES or any(type(w) is not int for w in waves):
+            return  # the knobs say what is wrong
+        lanes = arch_spec(arch).warp_size
+        threads = waves[0] * waves[1] * waves[2] * lanes
+        if value != threads:
+            where = key_path(self.path, "block_size")
+            self.issues.append(ConfigIssue(where, f"{shown(value)}: a kernel of {'x'.join(map(str, waves))} waves on "
+                                                  f"{arch} ({lanes} lanes each) runs {threads} threads, which ckast "
+                                                  "derives: leave block_size out or make it match", RULE))
+            self.refused.add(where)
 
     def where(self, knob: str) -> str:
         return key_path(self.path, self.keys.get(knob, knob))

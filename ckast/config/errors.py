@@ -60,7 +60,7 @@ class ConfigIssue:
         return f"{where}{self.path or '<root>'}: {self.message}{rule}"
 
 
-class ConfigError(CkastError):
+class ConfigError(CkastError, ValueError):
     """All problems found in a config file; nothing may be written when this is raised."""
 
     def __init__(self, issues: Iterable[ConfigIssue], source: str = "") -> None:

@@ -114,23 +114,26 @@ class Resolved:
 
 def parse_kernel(obj: Any, path: str, defaults: Mapping[str, Any] | None = None) -> tuple[Any, list[ConfigIssue]]:
     """Validate one kernel object; returns (KernelConfig or None, problems)."""
-    r = resolve_kernel(obj, path, defaults)
+    r = resolve_kernel(obj, path, defaults, hint=True)
     return (r.config, []) if r.ok else (None, list(r.issues))
 
 
-def resolve_kernel(obj: Any, path: str, defaults: Mapping[str, Any] | None = None) -> Resolved:
+def resolve_kernel(obj: Any, path: str, defaults: Mapping[str, Any] | None = None, *, hint: bool = False) -> Resolved:
     """Check the knobs of one kernel object, then (if they all resolve) the arch rules.
 
     Problems are reported in knob-table order, after unknown keys; a bad kind or variant ends the check.
     An object the knob table refuses as written is read again in ckast's spellings if it holds CK's
-    (`ck_spellings`); its refused CK spellings (kept as written) come first and replace the other problems
-    of their fields.
+    (`ck_spellings`, CK's dispatcher KernelConfig fields among them); its refused CK spellings (kept as
+    written) come first and replace the other problems of their fields. A refused kernel whose `warp_*` hold
+    more waves than any arch runs gets, with `hint` (a kernel the user wrote), a line saying what ckast's `warp_*`
+    and `warp_tile_*` are.
     """
     if not isinstance(obj, dict):
         return Resolved(None, (ConfigIssue(path, "a kernel must be a JSON object"),))
     resolved = _resolve_object(obj, path, defaults or {})
     if resolved.config is not None:
-        return resolved
+        said = ck_spellings.wave_hint(obj, path) if hint and resolved.issues else []
+        return attrs.evolve(resolved, issues=(*resolved.issues, *said)) if said else resolved
     spelled = ck_spellings.translate(obj, path)
     if spelled is None:
         return resolved

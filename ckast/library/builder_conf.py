@@ -28,6 +28,7 @@ from typing import Any
 
 import attrs
 
+from ckast.arguments import argument
 from ckast.arch import arch_spec
 from ckast.arch.rules import DEPTHWISE
 from ckast.config.knobs import CONV_LAYOUTS
@@ -163,8 +164,9 @@ def candidates(selection: Selection, subset: str) -> list[Candidate]:
     """Every instance of the subset's files the selection asks for (CK's file order per variant)."""
     root = selection.builder_conf
     if root is None:
-        raise SelectionError(f"rule set {selection.rule_set!r} reads CK Builder .conf files: pass --builder-conf DIR "
-                             "(CK's experimental/grouped_convolution_tile_instances/configs/ directory)")
+        raise SelectionError(f"rule set {selection.rule_set!r} reads CK Builder .conf files: pass "
+                             f"{argument('builder_conf')} DIR (CK's experimental/grouped_convolution_tile_instances/"
+                             "configs/ directory)")
     variants, ndims, datatypes = axes(selection)
     warp_size = arch_spec(selection.arch).warp_size
     out: list[Candidate] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from ckast.arguments import argument
 from ckast.variants import KEY_RULE, KEY_RULE_REASON
 
 from .build import ACCEPTED, MERGED, REFUSED, Library, group_of
@@ -47,7 +48,7 @@ def empty_reason(library: Library) -> str | None:
     s = library.selection
     where = f"{source(library)}, CK API {s.ck_api}"
     if not library.entries:
-        asked = [f"--{option} {' '.join(map(str, values))}" for option, values in
+        asked = [f"{argument(option + 's')} {' '.join(map(str, values))}" for option, values in
                  (("datatype", s.datatypes), ("ndim", s.ndims), ("variant", s.variants)) if values]
         return f"no kernel of {where}: no config matches {' '.join(asked) or 'the selection'}"
     refused = library.refused

@@ -21,6 +21,7 @@ from typing import Any
 
 import attrs
 
+from ckast.arguments import argument
 from ckast.errors import CkastError
 from ckast.library.selection import Selection
 from ckast.output.manifest import ManifestError, read_manifest
@@ -120,7 +121,8 @@ def render_selection(request: Request, label: str) -> Side:
     from ckast.library.generate import render_all
     selection = request.selection
     if not selection.configs and (not selection.rule_set or not selection.arch):
-        raise SideError(f"{label}: a selection needs a rule set and an arch (--rule-set, --arch) or a config file")
+        raise SideError(f"{label}: a selection needs a rule set and an arch ({argument('rule_set')}, "
+                        f"{argument('arch')}) or a config file")
     try:
         library = build(selection)
         emitted = render_all(library.kernels(), request.jobs)

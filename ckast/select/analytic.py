@@ -394,9 +394,12 @@ class AnalyticPredictor:
 
     def _tree(self, problem: Problem, part, hw) -> Expr:
         if part.datatype not in hw.peak_tflops or hw.hbm_gbps is None:
+            from ckast.arguments import argument
+
             from .library import LibraryError
 
             raise LibraryError(f"the analytic model needs {hw.arch}'s peak {part.datatype} matrix rate and HBM "
-                               "bandwidth, which ckast/arch/hardware.toml does not hold; rank with --model")
+                               "bandwidth, which ckast/arch/hardware.toml does not hold; rank with "
+                               f"{argument('model')}")
         return analytic_tree(problem.kind, getattr(problem, "direction", "gemm"), part.datatype, hw,
                              getattr(problem, "ndim", None), self.cal)

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ckast.arguments import argument
 from ckast.errors import CkastError
 
 from .problem import D_FIELDS, ConvProblem, GemmProblem, Problem
@@ -144,11 +145,11 @@ class Library:
                 continue  # a conv layout follows the rank (and depthwise kernels have their own)
             held = sorted({self.configs[i][field] for i in chosen})
             if wanted is None and len(held) > 1:
-                raise LibraryError(f"--{field}: the library's {what} kernels have {field}s {', '.join(held)}; "
+                raise LibraryError(f"{argument(field)}: the library's {what} kernels have {field}s {', '.join(held)}; "
                                    f"choose one")
             if wanted is not None:
                 if wanted not in held:
-                    raise LibraryError(f"--{field}: {wanted!r} is not among the {what} kernels' {field}s "
+                    raise LibraryError(f"{argument(field)}: {wanted!r} is not among the {what} kernels' {field}s "
                                        f"({', '.join(held)})")
                 chosen = [i for i in chosen if self.configs[i][field] == wanted]
         configs = tuple(self.configs[i] for i in chosen)

@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ckast.arguments import argument
 from ckast.wording import quantity
 
 from .library import Library, LibraryError, Part, direction_of, load_library
@@ -34,7 +35,7 @@ def read_problems(texts: Sequence[str], path: Path | None) -> Iterator[tuple[str
     """(label, fields) of every problem given: `--problem` texts, then the rows of a CSV or JSON file. The file is
     read and checked here (ProblemError); its rows are yielded one by one, so a large file is never held as
     problems."""
-    problems = [(text, parse_pairs(text)) for text in texts]
+    problems = [(text, parse_pairs(text, argument("problems"))) for text in texts]
     if path is None:
         return iter(problems)
     rows = _json_rows(path) if path.suffix.lower() == ".json" else _csv_rows(path)
@@ -47,7 +48,7 @@ def _json_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     try:
         data = read_json(path)
     except ConfigError as exc:
-        raise ProblemError("--problems", exc.lines()[0]) from None
+        raise ProblemError(argument("problems_file"), exc.lines()[0]) from None
     rows = data.get("problems") if isinstance(data, dict) else data
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise ProblemError("problems", "expected a list of objects or {\"problems\": [...]}", str(path))
@@ -62,7 +63,7 @@ def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     try:
         table = read_csv(path, "problem")
     except CsvError as exc:
-        raise ProblemError("--problems", str(exc)) from None
+        raise ProblemError(argument("problems_file"), str(exc)) from None
     return ((f"{path}: row {n}", {k: v for k, v in row.items() if v and v.strip()}) for n, row in table)
 
 
@@ -150,7 +151,7 @@ def selection(library_dir: Path, texts: Sequence[str], problems_file: Path | Non
             check(problem, where)  # a problem that breaks a rule is refused for it, as when it is read checked
             raise
 
-    given = [resolved(text, fields, "--problem", True) for text, fields in read_problems(texts, None)]
+    given = [resolved(text, fields, argument("problems"), True) for text, fields in read_problems(texts, None)]
     rows = () if problems_file is None else read_problems((), problems_file)
     parts = itertools.chain(given, (resolved(label, fields, label, False) for label, fields in rows))
     head = {"library": str(library_dir), "predictor": describe(predictor), "layers": list(layers)}

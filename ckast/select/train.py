@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ckast.arguments import argument
 from ckast.errors import CkastError
 
 from .evaluate import group_runs, outcome, summary
@@ -37,6 +38,10 @@ faster on an idle machine (two fits side by side: nearly 2x), several times slow
 threads spin waiting for each other), and row-wise it changes the model (histograms summed in another order)."""
 OP_TYPE = {"gemm": "gemm_universal", "grouped_conv": "grouped_conv"}
 CV_FILE = "cv_metrics.json"
+
+
+ONE_FOLD = "1 fold cannot cross-validate (give 0 or at least 2)"
+"""Why `folds` 1 is refused (before any table is read)."""
 
 
 class TrainError(CkastError, ValueError):
@@ -104,7 +109,7 @@ def group_folds(group: np.ndarray, folds: int) -> np.ndarray:
     assignment of scikit-learn's GroupKFold)."""
     ids, counts = np.unique(group, return_counts=True)
     if len(ids) < folds:
-        raise TrainError(f"--folds {folds}: the runs hold only {len(ids)} problem shapes")
+        raise TrainError(f"{argument('folds')} {folds}: the runs hold only {len(ids)} problem shapes")
     load = np.zeros(folds, dtype=np.int64)
     fold_of = np.empty(len(ids), dtype=np.int64)
     for g in np.argsort(-counts, kind="stable"):
@@ -128,8 +133,8 @@ def trainable_folds(data: Dataset, folds: int) -> np.ndarray | None:
     for f in range(folds):
         rows = tflops[fold != f]
         if len(np.unique(rows)) < 2:
-            raise TrainError(f"--folds {folds}: fold {f + 1} would train on {len(rows)} (problem, kernel) pairs of "
-                             "one speed; give fewer folds (or --folds 0) or more problems")
+            raise TrainError(f"{argument('folds')} {folds}: fold {f + 1} would train on {len(rows)} (problem, kernel) "
+                             f"pairs of one speed; give fewer folds (or {argument('folds')} 0) or more problems")
     return fold
 
 

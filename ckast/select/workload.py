@@ -31,6 +31,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ckast.arguments import argument
 from ckast.errors import CkastError
 from ckast.wording import quantity
 
@@ -268,16 +269,17 @@ class Request:
 
     def __attrs_post_init__(self) -> None:
         if (self.within is None) == (self.budget is None):
-            raise WorkloadError("--for: give --within P or --budget N" + (", not both" if self.within is not None
-                                                                          else ""))
+            raise WorkloadError(f"{argument('workload')}: give {argument('within')} P or {argument('budget')} N"
+                                + (", not both" if self.within is not None else ""))
         if self.within is not None and not 0 <= self.within < 100:
-            raise WorkloadError(f"--within: {self.within:g} is not a percentage from 0 up to 100")
+            raise WorkloadError(f"{argument('within')}: {self.within:g} is not a percentage from 0 up to 100")
         if self.budget is not None and self.budget < 1:
-            raise WorkloadError(f"--budget: {self.budget} is not a positive number of kernels")
+            raise WorkloadError(f"{argument('budget')}: {self.budget} is not a positive number of kernels")
         if self.model is not None and self.timings:
-            raise WorkloadError("--for: give --model or --timings, not both")
+            raise WorkloadError(f"{argument('workload')}: give {argument('model')} or {argument('timings')}, not both")
         if self.kernel_table is not None and not self.timings:
-            raise WorkloadError("--kernels: names the kernels of timing tables; give --timings too")
+            raise WorkloadError(f"{argument('kernels')}: names the kernels of timing tables; give "
+                                f"{argument('timings')} too")
 
     @property
     def scorer_name(self) -> str:

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from ckast.arguments import checked
+
 from .paths import PathLike, path_list
 
 if TYPE_CHECKING:
@@ -35,6 +37,7 @@ class JitResult:
         return [f"FAIL {self.path} [{self.profile}]", *(f"    {line}" for line in self.diagnostics.splitlines())]
 
 
+@checked(paths="paths", ck_api="optional name", include="paths", on_result="optional callable")
 def jit_check(paths: PathLike | Iterable[PathLike], *, ck_api: str | None = None, include: Iterable[PathLike] = (),
               on_result: Callable[[JitResult], None] | None = None) -> list[JitResult]:
     """JIT-compile emitted headers and sources in-process (cppyy) against ckast's host model of CK Tile, each
@@ -115,6 +118,8 @@ def api_fit(headers: Iterable[Path], ck_include: Path, *, allow_api_mismatch: bo
         warn(line)
 
 
+@checked(headers="paths", ck_include="optional path", arch="name", codegen="flag", jobs="optional count",
+         on_result="optional callable", allow_api_mismatch="flag", on_warning="optional callable")
 def compile_check(headers: PathLike | Iterable[PathLike], *, ck_include: PathLike | None = None,
                   arch: str = "gfx942", codegen: bool = False, jobs: int | None = None,
                   on_result: Callable[[CompileResult], None] | None = None, allow_api_mismatch: bool = False,
@@ -139,14 +144,25 @@ def compile_check(headers: PathLike | Iterable[PathLike], *, ck_include: PathLik
 
     Raises:
         ApiMismatch: the tree does not match a header's profile (unless `allow_api_mismatch`); nothing compiled.
+        InputFileError: a header is not a file.
+        ArgumentError: an unknown arch (or an argument of the wrong type).
         ManifestError: a header's manifest cannot be read or does not list it.
         ToolchainError: clang, HIP or the CK tree is missing or unusable.
     """
+    from ckast.arch import ARCH_NAMES
+    from ckast.arguments import ArgumentError
     from ckast.check import Toolchain, check_headers
     from ckast.cores import default_jobs
     from ckast.output import entry_points_of
 
     files = path_list(headers)
+    missing = [p for p in files if not p.is_file()]
+    if missing:
+        from ckast.input_file import InputFileError
+
+        raise InputFileError(missing[0], "not a file; give an emitted header")
+    if arch not in ARCH_NAMES:
+        raise ArgumentError("arch", f"unknown arch {arch!r}; known: {', '.join(ARCH_NAMES)}")
     points = entry_points_of(files)
     toolchain = Toolchain.discover(ck_include=None if ck_include is None else Path(ck_include), arch=arch)
     api_fit(files, toolchain.ck_include, allow_api_mismatch=allow_api_mismatch, on_warning=on_warning)

@@ -11,6 +11,8 @@ from typing import Any
 
 import attrs
 
+from ckast.arguments import argument, checked
+
 from .paths import PathLike, path_list
 
 
@@ -87,7 +89,7 @@ class ProblemChoice:
 @attrs.frozen
 class Choices:
     """What `select_kernels` returns: the run's predictor and applicability layers, and per problem a
-    `ProblemChoice`, ranked as the iteration reaches it (iterate once; `list(choices)` keeps them)."""
+    `ProblemChoice`, ranked when an iteration first reaches it and kept, so every iteration gives them all."""
 
     library: Path
     predictor: Mapping[str, Any]
@@ -95,8 +97,24 @@ class Choices:
     layers: tuple[str, ...]
     """The applicability layers checked: the kernel's own (`kernel`), and CK's dispatcher's (`dispatcher`)."""
     _problems: Iterator[ProblemChoice] = attrs.field(repr=False, eq=False)
+    _ranked: list[ProblemChoice] = attrs.field(factory=list, init=False, repr=False, eq=False)
 
     def __iter__(self) -> Iterator[ProblemChoice]:
+        index = 0  # by index: another iteration may rank more problems between two steps of this one
+        while True:
+            if index < len(self._ranked):
+                yield self._ranked[index]
+            else:
+                choice = next(self._problems, None)
+                if choice is None:
+                    return
+                self._ranked.append(choice)
+                yield choice
+            index += 1
+
+    def stream(self) -> Iterator[ProblemChoice]:
+        """The problems no iteration has reached yet, each ranked and not kept: one pass over a problems file
+        too large to hold its answers (what `ckast select` prints from)."""
         return self._problems
 
     def head(self) -> dict[str, Any]:
@@ -104,10 +122,12 @@ class Choices:
         return {"library": str(self.library), "predictor": dict(self.predictor), "layers": list(self.layers)}
 
 
+@checked(library="path", problems="problems", problems_file="optional path", model="optional path", top="count",
+         datatype="optional name", layout="optional name", features="flag", why_not="names", kernel_only="flag")
 def select_kernels(library: PathLike, problems: str | Mapping[str, Any] | Iterable[str | Mapping[str, Any]] = (), *,
                    problems_file: PathLike | None = None, model: PathLike | None = None, top: int = 5,
                    datatype: str | None = None, layout: str | None = None, features: bool = False,
-                   why_not: Sequence[str] = (), kernel_only: bool = False) -> Choices:
+                   why_not: str | Sequence[str] = (), kernel_only: bool = False) -> Choices:
     """Rank a generated library's applicable kernels for problems, best predicted first.
 
     Predictions come from the analytic model or, with `model`, from a LightGBM model directory (CK's
@@ -121,7 +141,7 @@ def select_kernels(library: PathLike, problems: str | Mapping[str, Any] | Iterab
         problems_file: more problems: a CSV with a header row, or JSON (a list of objects or
             `{"problems": [...]}`); its rows are read as the iteration reaches them.
         model: a LightGBM model directory; default: the analytic model.
-        top: kernels kept per problem.
+        top: kernels kept per problem (at least 1).
         datatype: the kernels' datatype, when the library holds several.
         layout: the GEMM kernels' layout, when the library holds several.
         features: add each kept kernel's named feature vector.
@@ -139,6 +159,7 @@ def select_kernels(library: PathLike, problems: str | Mapping[str, Any] | Iterab
     from ckast.select.report import selection
 
     given = [problems] if isinstance(problems, (str, Mapping)) else list(problems)
+    why_not = (why_not,) if isinstance(why_not, str) else tuple(why_not)
     texts = [p if isinstance(p, str) else ",".join(f"{k}={v}" for k, v in p.items()) for p in given]
     if not texts and problems_file is None:
         raise ProblemError("problems", "none given (give problems or a problems_file)")
@@ -162,6 +183,7 @@ class TimingRuns:
     """The applicability layers the runs were checked under."""
 
 
+@checked(data="paths", library="path", kernels="optional path", skip_bad="flag", kernel_only="flag")
 def read_timings(data: PathLike | Iterable[PathLike], library: PathLike, *, kernels: PathLike | None = None,
                  skip_bad: bool = False, kernel_only: bool = False) -> TimingRuns:
     """The runs of timing tables of a library's kernels.
@@ -188,6 +210,10 @@ def read_timings(data: PathLike | Iterable[PathLike], library: PathLike, *, kern
     from ckast.select.timings import read_timings as read
 
     paths = path_list(data)
+    if not paths:
+        from ckast.arguments import ArgumentError
+
+        raise ArgumentError("data", "no timing table given")
     layers = _layers(kernel_only)
     loaded = load_library(Path(library))
     table = None if kernels is None else read_kernel_table(Path(kernels), loaded)
@@ -210,6 +236,8 @@ class TrainResult:
     """The cross-validation metrics (`cv_metrics.json`): `folds` (0: none), `rmse_log1p`, `efficiency`."""
 
 
+@checked(timings="ckast.workflow.choosing:TimingRuns", output="path", trees="count", folds="natural", seed="natural",
+         jobs="optional count", progress="optional callable")
 def train_model(timings: TimingRuns, output: PathLike, *, trees: int = 400, folds: int = 5, seed: int = 0,
                 jobs: int | None = None, progress: Callable[[int, int], None] | None = None) -> TrainResult:
     """Train a LightGBM model (log1p TFLOPS) on measured runs and write it into the directory `output`.
@@ -227,10 +255,10 @@ def train_model(timings: TimingRuns, output: PathLike, *, trees: int = 400, fold
     from ckast.arch.hardware import hardware
     from ckast.output.transaction import OutputError
     from ckast.cores import default_jobs
-    from ckast.select.train import TrainError, dataset, train, write_model
+    from ckast.select.train import ONE_FOLD, TrainError, dataset, train, write_model
 
     if folds == 1:
-        raise TrainError("folds: 1 fold cannot cross-validate (give 0 or at least 2)")
+        raise TrainError(f"{argument('folds')}: {ONE_FOLD}")
     rows = dataset(list(timings.timings.runs), timings.library, hardware)
     booster, spec, cv = train(rows, trees, folds, seed, jobs or default_jobs(), progress)
     try:
@@ -272,6 +300,7 @@ class Evaluation:
                 **self.report}
 
 
+@checked(timings="ckast.workflow.choosing:TimingRuns", model="optional path")
 def evaluate_model(timings: TimingRuns, *, model: PathLike | None = None) -> Evaluation:
     """Selection quality of a predictor (the analytic model, or the LightGBM model directory `model`) on
     measured runs, as CK's compare_ml_vs_oracle.py gives it.
@@ -305,12 +334,14 @@ class SelectorResult:
     unchanged: int
 
 
+@checked(library="path", output="path", models="paths", kernel_only="flag")
 def emit_selector(library: PathLike, output: PathLike, *, models: Iterable[PathLike] = (),
                   kernel_only: bool = False) -> SelectorResult:
     """Write a library's kernel selector as dependency-free C++ into the directory `output` (not the
     library's): `ckast_selector.hpp/.cpp` (problem structs, features, applicability, the analytic model or
-    the LightGBM forests as constant arrays, rank and select) and `ckast_selector_dispatcher.hpp` (CK's
-    dispatcher hook and the library's registration).
+    the LightGBM forests as constant arrays, rank and select), `ckast_selector_dispatcher.hpp` (CK's
+    dispatcher hook and the library's registration) and `ckast_selector.cmake` (`ckast_add_selector(<target>)`:
+    the selector as a static library to link).
 
     Args:
         library: the generated library.

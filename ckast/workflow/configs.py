@@ -11,6 +11,8 @@ import attrs
 
 from ckast.config import ConfigError, ConfigIssue, KernelConfig, LoadedKernel, load_data, load_file, resolve_kernel
 
+from ckast.arguments import checked
+
 from .paths import PathLike
 
 
@@ -27,12 +29,13 @@ def kernel(**knobs: Any) -> KernelConfig:
         ConfigError: a knob is unknown, of the wrong type or not allowed, or an arch rule refuses the
             kernel; one line per problem, naming the knob.
     """
-    resolved = resolve_kernel(knobs, "")
+    resolved = resolve_kernel(knobs, "", hint=True)
     if not resolved.ok:
         raise ConfigError(resolved.issues)
     return resolved.config
 
 
+@checked(ck_api="optional name")
 def parse_configs(data: Any, *, ck_api: str | None = None) -> list[KernelConfig]:
     """Every kernel of parsed JSON data: one kernel object, a list of them, `{"kernels": [...]}`, or one of CK's
     kernel-set configs (its GEMM generator config, GEMM or grouped-conv kernel-set config; see
@@ -46,6 +49,7 @@ def parse_configs(data: Any, *, ck_api: str | None = None) -> list[KernelConfig]
     return [k.config for k in load_data(data, _defaults(ck_api))]
 
 
+@checked(path="path", ck_api="optional name")
 def load_configs(path: PathLike, *, ck_api: str | None = None) -> list[KernelConfig]:
     """Every kernel of a config file (as `parse_configs` reads its JSON).
 
@@ -77,6 +81,8 @@ class EmitResult:
     """Files of an earlier run into `output` that this run does not produce."""
 
 
+@checked(configs="several ckast.config:KernelConfig|LoadedKernel", output="path", format="flag",
+         chunk_size="optional count", on_wait="optional callable", run_key="optional name")
 def emit_kernels(configs: KernelConfig | Iterable[KernelConfig | LoadedKernel], output: PathLike, *,
                  format: bool = False, chunk_size: int | None = None, on_wait: Callable[[str], None] | None = None,
                  run_key: str | None = None) -> EmitResult:

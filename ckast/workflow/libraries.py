@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ckast.arguments import checked
 from ckast.errors import CkastError
 from ckast.library.selection import Selection, SelectionError
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 # library's validation and rendering are imported once they are needed.
 
 
-class EmptyLibrary(CkastError):
+class EmptyLibrary(CkastError, ValueError):
     """A library request that yields no kernel: every candidate was refused.
 
     For a rule set the message says how many were proposed, refused and merged (`build_library(...).refused`
@@ -79,6 +80,8 @@ def _chunk_size(given: int | None) -> int:
     return CHUNK_SIZE
 
 
+@checked(rule_set="optional name", arch="optional name", datatypes="names", ndims="counts", variants="names",
+         ck_api="optional name", builder_conf="optional path", configs="paths")
 def build_library(rule_set: str | None = None, arch: str | None = None, *, datatypes: str | Iterable[str] = (),
                   ndims: int | Iterable[int] = (), variants: str | Iterable[str] = (), ck_api: str | None = None,
                   builder_conf: PathLike | None = None, configs: PathLike | Iterable[PathLike] = ()) -> Library:
@@ -107,6 +110,8 @@ def build_library(rule_set: str | None = None, arch: str | None = None, *, datat
     return build(_selection(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs))
 
 
+@checked(workload="path", within="optional number", budget="optional int", model="optional path", timings="paths",
+         kernels="optional path")
 def workload_request(workload: PathLike, *, within: float | None = None, budget: int | None = None,
                      model: PathLike | None = None, timings: PathLike | Iterable[PathLike] = (),
                      kernels: PathLike | None = None) -> Request:
@@ -129,6 +134,7 @@ def workload_request(workload: PathLike, *, within: float | None = None, budget:
                    tuple(path_list(timings)), None if kernels is None else Path(kernels))
 
 
+@checked(library="ckast.library.build:Library", request="ckast.select.workload:Request")
 def choose_for_workload(library: Library, request: Request) -> WorkloadChoice:
     """The kernels of `library` (`build_library`'s) that `request`'s workload keeps, and what they offer it.
 
@@ -184,6 +190,10 @@ class GenerateResult:
         return {"proposed": self.proposed, "refused": self.refused, "merged": self.merged}
 
 
+@checked(output="path", rule_set="optional name", arch="optional name", datatypes="names", ndims="counts",
+         variants="names", ck_api="optional name", builder_conf="optional path", configs="paths",
+         jobs="optional count", chunk_size="optional count", progress="optional callable",
+         on_wait="optional callable", workload="optional ckast.select.workload:Request")
 def generate_library(output: PathLike, rule_set: str | None = None, arch: str | None = None, *,
                      datatypes: str | Iterable[str] = (), ndims: int | Iterable[int] = (),
                      variants: str | Iterable[str] = (), ck_api: str | None = None,
@@ -278,6 +288,9 @@ def generate_library(output: PathLike, rule_set: str | None = None, arch: str | 
                           stats["unchanged"], stats["removed"], False, key, chosen)
 
 
+@checked(old="path", new="path", rule_set="optional name", arch="optional name", datatypes="names", ndims="counts",
+         variants="names", ck_api="optional name", builder_conf="optional path", configs="paths",
+         chunk_size="optional count", jobs="optional count")
 def diff_libraries(old: PathLike, new: PathLike, *, rule_set: str | None = None, arch: str | None = None,
                    datatypes: str | Iterable[str] = (), ndims: int | Iterable[int] = (),
                    variants: str | Iterable[str] = (), ck_api: str | None = None,

@@ -5,9 +5,12 @@ A field per column the features read (`featureset.PROBLEM_COLUMNS`: a 1-D or 2-D
 besides: a conv problem's `k_batch`, `ndim` (1-3: which axes are the problem's own) and `direction`
 (its place in `problem.DIRECTIONS`: forward 0, bwd_data 1, bwd_weight 2); a GEMM problem's `variant`
 (standard 0, preshuffle 1, multi_d 2) and D tensors (`num_d_tensors`; `d_layout` and `elementwise_op`
-as codes, 0 for none, then the knob's values in order), so a zero-initialized GEMM problem is a standard
-one (and, M being 0, one the selector refuses: `validity.rules`). A GEMM problem's direction is always
-"gemm" and has no field (`ProblemStruct.constants`). C and K are per group, as `ConvProblem` holds them.
+as codes, 0 for none, then the knob's values in order). A GEMM problem's direction is always "gemm" and
+has no field (`ProblemStruct.constants`). C and K are per group, as `ConvProblem` holds them.
+
+Every field defaults to a valid value (`DEFAULTS`), so a problem that sets only the fields it needs is one the
+selector ranks: sizes 1, `k_batch` 1, strides and dilations 1, pads 0, a standard GEMM without D tensors, a
+2-D forward convolution (CK's defaults: `GemmHostArgs`' k_batch, ckast's and CK's 2-D conv kernels).
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ from .numeric import INT64
 _EXTRA = {"gemm": ("variant", *D_FIELDS), "grouped_conv": ("k_batch", "ndim", "direction")}
 _NAMES = {"gemm": "GemmProblem", "grouped_conv": "ConvProblem"}
 _CONSTANTS = {"gemm": {"direction": "gemm"}, "grouped_conv": {}}
+_DEFAULTS = {"gemm": {"num_d_tensors": 0},
+             "grouped_conv": {"ndim": 2, **{f"{pad}_{a}": 0 for pad in ("left_pad", "right_pad") for a in "dhw"}}}
+"""Fields whose default is not 1 (a coded field's default is its first code, 0: standard, forward, none)."""
 _CODES = {
     "gemm": {"variant": {v: i for i, v in enumerate(VARIANTS[GEMM])},
              **{k.name: {v: i for i, v in enumerate(("", *k.choices))} for k in KNOBS
@@ -45,14 +51,16 @@ class ProblemStruct:
     fields: tuple[str, ...]
     codes: Mapping[str, Mapping[str, int]]
     constants: Mapping[str, str]
+    defaults: Mapping[str, int]
+    """Each field's value in a default-initialized struct: a valid problem (`validity.rules`)."""
 
     @property
     def type(self) -> n.TypeName:
         return n.TypeName(n.Name((self.name,)))
 
     def decl(self) -> n.Struct:
-        """`struct <name> { std::int64_t <field> = 0; ... };`."""
-        return n.Struct(self.name, [n.VarDecl(INT64, f, n.IntLit(0)) for f in self.fields])
+        """`struct <name> { std::int64_t <field> = <default>; ... };`."""
+        return n.Struct(self.name, [n.VarDecl(INT64, f, n.IntLit(self.defaults[f])) for f in self.fields])
 
     def reader(self, name: str) -> n.FunctionDef:
         """`inline <name>(const std::int64_t* v)`: the struct from an array in field order (what
@@ -77,5 +85,6 @@ def problem_struct(kind: str) -> ProblemStruct:
     if kind not in PROBLEM_COLUMNS:
         raise ValueError(f"no problem struct for {kind!r}; known: {', '.join(PROBLEM_COLUMNS)}")
     fields = tuple(dict.fromkeys((*PROBLEM_COLUMNS[kind], *_EXTRA[kind])))
-    return ProblemStruct(kind, _NAMES[kind], fields, _CODES[kind], _CONSTANTS[kind])
+    defaults = {f: 0 if f in _CODES[kind] else _DEFAULTS[kind].get(f, 1) for f in fields}
+    return ProblemStruct(kind, _NAMES[kind], fields, _CODES[kind], _CONSTANTS[kind], defaults)
 

@@ -1,6 +1,6 @@
 """A library's kernel selector as C++ (`ckast select emit`): dependency-free ranking, and its dispatcher hook.
 
-Three files, through ckast's nodes and printer only:
+The C++ files through ckast's nodes and printer only, and the CMake file that builds them:
 
 - `ckast_selector.hpp`: namespace `ckast_selector` with the problem structs (`problem_struct`), `Choice`
   (a kernel name and its predicted TFLOPS) and, per op kind of the library, `invalid(problem)` (null, or
@@ -23,6 +23,7 @@ Three files, through ckast's nodes and printer only:
   `register_library` registers the library's kernels through its generated registration and
   `use_selector` installs the selector, so a built library picks its kernels with no Python and no
   LightGBM at run time.
+- `ckast_selector.cmake`: `ckast_add_selector(<target>)`, the selector as a static library to link (`cmake`).
 
 A part without a model uses the analytic model; `--model` directories are matched to parts by their
 spec (op type, datatype, arch, conv direction). A GEMM part holds every variant; the problem struct's
@@ -121,12 +122,15 @@ def plan(library: Library, models: Sequence[object] = (), layers: Sequence[str] 
 
 def selector_files(library: Library, models: Sequence[object] = (),
                    layers: Sequence[str] = LAYERS) -> tuple[list[tuple[str, str]], list[PartPlan]]:
-    """The selector's files (path, text) and the plan they implement (applicability of `layers`)."""
+    """The selector's files (path, text), its CMake file last, and the plan they implement (applicability of
+    `layers`)."""
     plans = plan(library, models, layers)
     kinds = sorted({p.kind for p in plans})
+    from .cmake import CMAKE_FILE, selector_cmake
+
     files = [(HEADER, _header(plans, kinds)), (SOURCE, _source(plans, kinds)), (ADAPTERS, _adapters(kinds)),
              (GLUE, _glue(kinds))]
-    return [(path, n.to_source(f)) for path, f in files], plans
+    return [*((path, n.to_source(f)) for path, f in files), (CMAKE_FILE, selector_cmake(SOURCE))], plans
 
 
 # ----- the header: structs, Choice, rank and select ------------------------------------------------------------
@@ -179,7 +183,8 @@ def _header(plans: list[PartPlan], kinds: list[str]) -> n.File:
             n.Comment(f"The library's applicable kernels for `problem` ({describe_layers(plans[0].layers)}), best "
                       f"predicted first (ties by name); none for a problem `invalid` refuses. `datatype`"
                       f"{' and `layout`' if kind == 'gemm' else ''} choose the part when the library holds several "
-                      f"({held}); std::invalid_argument when they are needed and not given."),
+                      f"({held}); std::invalid_argument when they are needed and not given, or name no kernels of the\n"
+                      "problem's kind, direction and rank."),
             n.FunctionDef("rank", CHOICES, params, None),
             n.Comment("The names of `rank`'s kernels, best first (empty: no kernel of the library accepts the\n"
                       "problem, or it is invalid)."),
@@ -245,11 +250,13 @@ def _part(p: PartPlan) -> n.Namespace:
     if p.model is None:
         hw = hardware(part.arch)
         if p.datatype not in hw.peak_tflops or hw.hbm_gbps is None:
+            from ckast.arguments import argument
             from ckast.select.library import LibraryError
 
-            raise LibraryError(f"{p.kind} {p.direction} {p.datatype} kernels: the analytic model needs {hw.arch}'s peak "
-                               f"{p.datatype} matrix rate and HBM bandwidth, which ckast/arch/hardware.toml does not "
-                               "hold; give a --model for them")
+            what = p.kind if p.kind == "gemm" else f"{p.kind} {p.direction}"
+            raise LibraryError(f"{what} {p.datatype} kernels: the analytic model needs {hw.arch}'s peak {p.datatype} "
+                               "matrix rate and HBM bandwidth, which ckast/arch/hardware.toml does not hold; give a "
+                               f"model for them ({argument('models')})")
         feats = lower_features([analytic_tree(p.kind, p.direction, p.datatype, hw, p.ndim)], part.table,
                                hw_columns(hw), problem=problem, kernel=k, prefix="f")
         decls += feats.decls
@@ -329,8 +336,8 @@ def _matches(field: str, value: str | None) -> n.Expr:
 
 def _dispatch(kind: str, plans: list[PartPlan]) -> n.FunctionDef:
     """`rank(problem, datatype[, layout])`: nothing for an invalid problem, else the part of the problem's direction
-    and rank that `datatype` (and `layout`) name, ranked and sorted; with a null name and several parts to choose
-    from, invalid_argument."""
+    and rank that `datatype` (and `layout`) name, ranked and sorted; invalid_argument for a null name with several
+    parts to choose from, and for a name (or names together) no part of the problem's direction and rank has."""
     problem, out = n.ident("problem"), n.ident("out")
     body: list[n.Stmt] = [n.VarDecl(CHOICES, "out"),
                           n.If(n.BinOp("!=", n.call("invalid", problem), n.NullPtr()), [n.Return(out)])]
@@ -338,25 +345,43 @@ def _dispatch(kind: str, plans: list[PartPlan]) -> n.FunctionDef:
     for p in plans:
         groups.setdefault((p.direction, p.ndim), []).append(p)
     codes = problem_struct(kind).codes.get("direction", {})
-    for (direction, ndim), group in groups.items():
+    for number, ((direction, ndim), group) in enumerate(groups.items()):
         where = ([n.BinOp("==", n.Member(problem, "direction"), n.IntLit(codes[direction])),
                   n.BinOp("==", n.Member(problem, "ndim"), n.IntLit(ndim))] if kind == "grouped_conv" else [])
         names = ["datatype"] + (["layout"] if kind == "gemm" else [])
+        what = kind if kind == "gemm" else f"{kind} {direction} {ndim}-D"
         for field in names:
             held = sorted({getattr(p, field) for p in group})
             if len(held) > 1:
                 test = _all([*where, n.BinOp("==", n.ident(field), n.NullPtr())])
-                what = f"{kind} {direction}{f' {ndim}-D' if ndim else ''}"
-                body.append(n.If(test, [n.Throw(n.call("std::invalid_argument", n.StrLit(
-                    f"ckast_selector::rank: the library's {what} kernels have {field}s {', '.join(held)}; name one")))]))
+                body.append(n.If(test, [_refuse(n.StrLit(
+                    f"ckast_selector::rank: the library's {what} kernels have {field}s {', '.join(held)}; name one"))]))
+            unknown = _all([*where, n.BinOp("!=", n.ident(field), n.NullPtr()),
+                            *(n.UnOp("!", _matches(field, value)) for value in held)])
+            body.append(n.If(unknown, [_refuse(n.BinOp("+", n.BinOp("+", n.call("std::string", n.StrLit(
+                f"ckast_selector::rank: {field} ")), n.ident(field)), n.StrLit(
+                f" is not among the library's {what} kernels' {field}s ({', '.join(held)})")))]))
+        served = n.ident(f"served{number}")
+        body.append(n.VarDecl(BOOL, f"served{number}", n.BoolLit(False)))
         for p in group:
             test = _all([*where, *(_matches(f, getattr(p, f)) for f in names)])
-            body.append(n.If(test, [n.ExprStmt(n.call(f"{p.namespace}::rank", problem, out))]))
+            body.append(n.If(test, [n.ExprStmt(n.call(f"{p.namespace}::rank", problem, out)),
+                                    n.ExprStmt(n.BinOp("=", served, n.BoolLit(True)))]))
+        if len(names) > 1:  # each name held, but not together
+            held = ", ".join(sorted(" ".join(getattr(p, f) for f in names) for p in group))
+            body.append(n.If(_all([*where, n.UnOp("!", served)]), [_refuse(n.StrLit(
+                f"ckast_selector::rank: the library has no {what} kernels of the {' and '.join(names)} named "
+                f"(it has {held})"))]))
     body += [
         n.ExprStmt(n.call("std::sort", n.call(n.Member(out, "begin")), n.call(n.Member(out, "end")), n.ident("better"))),
         n.Return(out),
     ]
     return n.FunctionDef("rank", CHOICES, _without_defaults(_selector_params(kind)), body)
+
+
+def _refuse(message: n.Expr) -> n.Stmt:
+    """`throw std::invalid_argument(message);`."""
+    return n.Throw(n.call("std::invalid_argument", message))
 
 
 def _select(kind: str) -> n.FunctionDef:
