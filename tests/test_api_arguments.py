@@ -163,7 +163,7 @@ def test_the_names_messages_and_docstrings_point_at_are_exported():
     assert raised and raised <= set(ckast.__all__), raised - set(ckast.__all__)
 
 
-ENVIRONMENT = {"OutputError", "ToolchainError", "JitUnavailable", "MissingPackage"}
+ENVIRONMENT = {"OutputError", "ToolchainError", "JitUnavailable", "MissingPackage", "ApiMismatch"}
 
 
 def test_input_errors_are_value_errors_and_environment_errors_are_not():
