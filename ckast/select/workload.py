@@ -24,6 +24,8 @@ Two choices, each deterministic (ties go to the kernel first by name):
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,10 +39,8 @@ from ckast.wording import quantity
 from .evaluate import efficiency_figures
 from .library import Library, LibraryError
 from .problem import Problem, ProblemError
-from .report import WEIGHT, parse_problem, problem_label, problem_weight, read_problems
+from .report import parse_row, problem_label, read_problems
 
-PART_FIELDS = ("datatype", "layout")
-"""The fields of a workload row that choose the part of a library of several datatypes or layouts."""
 _TOLERANCE = 1e-9
 
 
@@ -60,16 +60,21 @@ class Workload:
 
 
 def read_workload(path: Path, kinds: Sequence[str]) -> Workload:
-    """The problems of the file at `path` (a GEMM row names M, or the library holds GEMM kernels only);
-    WorkloadError naming the file, the row and the field of the first bad one."""
+    """The problems of the file at `path` (rows as `report.parse_row` reads them; a GEMM row names M, or the
+    library holds GEMM kernels only); WorkloadError naming the file, the row and the field of the first bad one,
+    or the row at which the weights' sum exceeds the largest float."""
     labels, problems, weights, parts = [], [], [], []
+    total = 0.0
     try:
         for label, fields in read_problems((), Path(path)):
-            fields = dict(fields)
-            weights.append(problem_weight(fields, label))
-            fields.pop(WEIGHT, None)  # checked: no part of the problem
-            parts.append(tuple(None if fields.get(f) is None else str(fields.pop(f)) for f in PART_FIELDS))
-            problems.append(parse_problem(fields, tuple(kinds), label))
+            row = parse_row(fields, tuple(kinds), label)
+            total += row.weight
+            if not math.isfinite(total):
+                raise ProblemError("weight", f"the weights up to this row sum beyond the largest number "
+                                             f"({sys.float_info.max:.3g}); scale them down", label)
+            weights.append(row.weight)
+            parts.append((row.datatype, row.layout))
+            problems.append(row.problem)
             labels.append(label)
     except ProblemError as exc:
         raise WorkloadError(str(exc)) from None
@@ -94,7 +99,8 @@ def predicted(predictor, layers: Sequence[str]) -> Scorer:
         rows: dict[int, tuple[Any, list[int]]] = {}
         for i, (problem, (datatype, layout)) in enumerate(zip(workload.problems, workload.parts)):
             try:
-                part = library.part(problem, datatype, layout)
+                given = {f: f for f, v in (("datatype", datatype), ("layout", layout)) if v is not None}
+                part = library.part(problem, datatype, layout, given=given)  # the row's label precedes the reason
             except LibraryError as exc:
                 reasons[i] = str(exc)
                 continue
@@ -346,12 +352,12 @@ class WorkloadChoice:
         c, s = self.choice, self.choice.summary()
         kept = np.array(c.kept)
         best = kept[np.argmax(self.scores.efficiency[:, kept], axis=1)]
-        problems = [{"problem": label, "shape": problem_label(problem), "weight": float(weight),
+        problems = [{"problem": label, "shape": problem_label(problem, *part), "weight": float(weight),
                      "efficiency": float(eff) if served else None,
                      "kernel": self.scores.names[int(k)] if served else None, "not_served": reason}
-                    for label, problem, weight, eff, k, served, reason
-                    in zip(self.workload.labels, self.workload.problems, self.workload.weights, c.efficiency, best,
-                           self.scores.served, self.scores.reasons)]
+                    for label, problem, part, weight, eff, k, served, reason
+                    in zip(self.workload.labels, self.workload.problems, self.workload.parts, self.workload.weights,
+                           c.efficiency, best, self.scores.served, self.scores.reasons)]
         doc: dict[str, Any] = {
             "workload": str(self.request.workload), "scorer": self.request.scorer_name, "mode": c.mode,
             "value": c.value, "over_budget": c.over_budget, "kernels": len(self.scores.names),
