@@ -154,14 +154,30 @@ class Scores:
 
     @classmethod
     def of(cls, library: Library, workload: Workload, scorer: Scorer) -> Scores:
-        tflops, reasons = scorer(library, workload)
-        scored = np.isfinite(tflops) & (tflops > 0)
-        best = np.where(scored, tflops, 0.0).max(axis=1, initial=0.0)
+        """The scores of `scorer`; its matrix becomes the efficiency matrix in place (no copy of its size)."""
+        efficiency, reasons = scorer(library, workload)
+        efficiency[~(np.isfinite(efficiency) & (efficiency > 0))] = 0.0
+        best = efficiency.max(axis=1, initial=0.0)
         served = best > 0
-        efficiency = np.zeros_like(tflops)
-        efficiency[served] = np.where(scored[served], tflops[served], 0.0) / best[served, None]
+        np.divide(efficiency, best[:, None], out=efficiency, where=served[:, None])
         why = tuple(None if s else (r or "no kernel scored") for s, r in zip(served, reasons))
         return cls(library.names, efficiency, served, why)
+
+
+PAIRS_MAX = 1 << 27
+"""The most (problem, kernel) pairs a workload's choice holds (a matrix of 8-byte efficiencies, and one more when
+some problems are not served: about 1 GiB each at the limit)."""
+_ROWS = 1024
+"""Problems per step where a choice sums over problems (its temporaries are this many rows of the matrix)."""
+
+
+def check_size(problems: int, kernels: int, where: str) -> None:
+    """WorkloadError when `problems` x `kernels` is more than PAIRS_MAX."""
+    if problems * kernels > PAIRS_MAX:
+        raise WorkloadError(f"{where}: {problems:,} problems x {kernels:,} kernels are {problems * kernels:,} "
+                            f"(problem, kernel) pairs, more than the {PAIRS_MAX:,} a choice holds; split the "
+                            "workload, merge repeated problems (a weight says how often one occurs) or narrow the "
+                            "selection")
 
 
 @attrs.frozen
@@ -194,8 +210,10 @@ def choose(scores: Scores, weights: np.ndarray, *, within: float | None = None, 
     if not scores.served.any():
         raise WorkloadError(f"no problem of the workload is served by any kernel of the selection "
                             f"({quantity(len(scores.served), 'problem')}; the first: {scores.reasons[0]})")
-    eff = scores.efficiency[scores.served]
-    w = np.asarray(weights, dtype=np.float64)[scores.served]
+    all_served = bool(scores.served.all())  # then the matrix is used as it is, not copied
+    eff = scores.efficiency if all_served else scores.efficiency[scores.served]
+    w = np.asarray(weights, dtype=np.float64)
+    w = w if all_served else w[scores.served]
     order = _name_order(scores.names)
     over = 0
     if within is not None:
@@ -221,8 +239,20 @@ def _name_order(names: Sequence[str]) -> np.ndarray:
 
 
 def _gains(eff: np.ndarray, w: np.ndarray, current: np.ndarray) -> np.ndarray:
-    """Each kernel's gain in weighted efficiency were it kept next."""
-    return (w[:, None] * np.maximum(eff - current[:, None], 0.0)).sum(axis=0)
+    """Each kernel's gain in weighted efficiency were it kept next (summed `_ROWS` problems at a time)."""
+    gains = np.zeros(eff.shape[1])
+    for lo in range(0, len(eff), _ROWS):
+        rows = slice(lo, lo + _ROWS)
+        gains += (w[rows, None] * np.maximum(eff[rows] - current[rows, None], 0.0)).sum(axis=0)
+    return gains
+
+
+def _counts(good: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Per kernel, how many of the problems `rows` (a mask) it is `good` for (`_ROWS` problems at a time)."""
+    counts = np.zeros(good.shape[1], dtype=np.int64)
+    for lo in range(0, len(good), _ROWS):
+        counts += good[lo:lo + _ROWS][rows[lo:lo + _ROWS]].sum(axis=0)
+    return counts
 
 
 def _cover(good: np.ndarray, eff: np.ndarray, w: np.ndarray, order: np.ndarray, kept: list[int]) -> list[int]:
@@ -231,7 +261,7 @@ def _cover(good: np.ndarray, eff: np.ndarray, w: np.ndarray, order: np.ndarray, 
     current = eff[:, kept].max(axis=1, initial=0.0)
     uncovered = ~good[:, kept].any(axis=1)
     while uncovered.any():
-        counts = good[uncovered].sum(axis=0)
+        counts = _counts(good, uncovered)
         pick = int(np.lexsort((order, -_gains(eff, w, current), -counts))[0])
         kept.append(pick)
         uncovered &= ~good[:, pick]
@@ -416,6 +446,7 @@ def choose_for(names: Sequence[str], configs: Sequence[Mapping[str, Any]], reque
 
     library = library_of(names, configs, where)
     workload = read_workload(request.workload, library.kinds)
+    check_size(len(workload.problems), len(library.names), str(request.workload))
     if request.timings:
         from .kernel_table import read_kernel_table
         from .timings import read_timings
