@@ -270,16 +270,19 @@ def test_within_takes_a_percent_sign(shapes):
     assert code == 2 and "'2%%' is not a percentage (a number, optionally followed by %)" in err
 
 
-def test_a_choice_too_large_to_hold_is_refused_before_scoring(tmp_path, monkeypatch):
+@pytest.mark.parametrize(("pairs", "problems", "most"), [(25, 100, 1), (900, 2, 2)])
+def test_a_workload_too_large_to_hold_is_refused_as_it_is_read(tmp_path, monkeypatch, pairs, problems, most):
     import ckast.select.workload as workload
 
-    monkeypatch.setattr(workload, "PAIRS_MAX", 25)
+    monkeypatch.setattr(workload, "PAIRS_MAX", pairs)
+    monkeypatch.setattr(workload, "PROBLEMS_MAX", problems)
     path = tmp_path / "w.csv"
-    path.write_text("N,C,K,G,Hi,Wi,Y,X\n1,64,64,1,16,16,3,3\n2,64,64,1,16,16,3,3\n")
+    path.write_text("N,C,K,G,Hi,Wi,Y,X\n" + "1,64,64,1,16,16,3,3\n" * 3)
     code, out, err = _run(list_, "--config", CONV_CONFIG, "--for", path, "--budget", "1")
-    assert (code, out) == (2, "") and err == (f"{path}: 2 problems x 13 kernels are 26 (problem, kernel) pairs, more "
-                                              "than the 25 a choice holds; split the workload, merge repeated problems "
-                                              "(a weight says how often one occurs) or narrow the selection\n")
+    assert (code, out) == (2, "") and err == (f"{path}: more than {most} problem{'s' * (most > 1)}, the most a "
+                                              f"choice among 13 kernels holds ({problems} problems, {pairs} (problem, "
+                                              "kernel) pairs); split the workload, merge repeated problems (a weight "
+                                              "says how often one occurs) or narrow the selection\n")
 
 
 def test_gains_and_counts_summed_in_steps_are_the_sums(monkeypatch):

@@ -42,11 +42,22 @@ def read_problems(texts: Sequence[str], path: Path | None) -> Iterator[tuple[str
     return itertools.chain(problems, rows)
 
 
+JSON_LIMIT = 32 << 20
+"""The largest JSON problems file read (parsed whole, it takes about ten times its size in memory); a CSV one is
+read row by row, up to `input_file.DEFAULT_LIMIT`."""
+
+
 def _json_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    from ckast.config import ConfigError, read_json
+    from ckast.config import ConfigError
+    from ckast.config.json_file import parse_json
+    from ckast.input_file import InputFileError, read_input
 
     try:
-        data = read_json(path)
+        data = parse_json(read_input(path, JSON_LIMIT), str(path))
+    except InputFileError as exc:
+        too_large = path.is_file() and path.stat().st_size > JSON_LIMIT
+        raise ProblemError("--problems", str(exc) + ("; a JSON problems file is read whole: give this many problems "
+                                                     "as CSV, which is read row by row" if too_large else "")) from None
     except ConfigError as exc:
         raise ProblemError("--problems", exc.lines()[0]) from None
     rows = data.get("problems") if isinstance(data, dict) else data

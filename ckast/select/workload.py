@@ -42,6 +42,16 @@ from .problem import Problem, ProblemError
 from .report import parse_row, problem_label, read_problems
 
 _TOLERANCE = 1e-9
+PROBLEMS_MAX = 1 << 18
+"""The most problems a workload holds (read, each takes about 1 KiB, and as much again in its choice's report)."""
+PAIRS_MAX = 1 << 27
+"""The most (problem, kernel) pairs a workload's choice holds (a matrix of 8-byte efficiencies, and one more when
+some problems are not served: about 1 GiB each at the limit)."""
+
+
+def most_problems(kernels: int) -> int:
+    """The most problems a choice among `kernels` kernels holds (PROBLEMS_MAX, PAIRS_MAX)."""
+    return min(PROBLEMS_MAX, PAIRS_MAX // max(kernels, 1))
 
 
 class WorkloadError(CkastError, ValueError):
@@ -59,14 +69,20 @@ class Workload:
     parts: tuple[tuple[str | None, str | None], ...]
 
 
-def read_workload(path: Path, kinds: Sequence[str]) -> Workload:
+def read_workload(path: Path, kinds: Sequence[str], kernels: int = 1) -> Workload:
     """The problems of the file at `path` (rows as `report.parse_row` reads them; a GEMM row names M, or the
-    library holds GEMM kernels only); WorkloadError naming the file, the row and the field of the first bad one,
-    or the row at which the weights' sum exceeds the largest float."""
+    library holds GEMM kernels only) for a choice among `kernels` kernels; WorkloadError naming the file, the row
+    and the field of the first bad one, or the row at which the weights' sum exceeds the largest float, or the
+    file when it holds more problems than such a choice does (`most_problems`)."""
     labels, problems, weights, parts = [], [], [], []
-    total = 0.0
+    total, most = 0.0, most_problems(kernels)
     try:
         for label, fields in read_problems((), Path(path)):
+            if len(problems) == most:
+                raise WorkloadError(f"{path}: more than {most:,} problem{'s' * (most != 1)}, the most a choice among "
+                                    f"{quantity(kernels, 'kernel')} holds ({PROBLEMS_MAX:,} problems, "
+                                    f"{PAIRS_MAX:,} (problem, kernel) pairs); split the workload, merge repeated "
+                                    "problems (a weight says how often one occurs) or narrow the selection")
             row = parse_row(fields, tuple(kinds), label)
             total += row.weight
             if not math.isfinite(total):
@@ -164,20 +180,8 @@ class Scores:
         return cls(library.names, efficiency, served, why)
 
 
-PAIRS_MAX = 1 << 27
-"""The most (problem, kernel) pairs a workload's choice holds (a matrix of 8-byte efficiencies, and one more when
-some problems are not served: about 1 GiB each at the limit)."""
 _ROWS = 1024
 """Problems per step where a choice sums over problems (its temporaries are this many rows of the matrix)."""
-
-
-def check_size(problems: int, kernels: int, where: str) -> None:
-    """WorkloadError when `problems` x `kernels` is more than PAIRS_MAX."""
-    if problems * kernels > PAIRS_MAX:
-        raise WorkloadError(f"{where}: {problems:,} problems x {kernels:,} kernels are {problems * kernels:,} "
-                            f"(problem, kernel) pairs, more than the {PAIRS_MAX:,} a choice holds; split the "
-                            "workload, merge repeated problems (a weight says how often one occurs) or narrow the "
-                            "selection")
 
 
 @attrs.frozen
@@ -445,8 +449,7 @@ def choose_for(names: Sequence[str], configs: Sequence[Mapping[str, Any]], reque
     from .applicability import LAYERS
 
     library = library_of(names, configs, where)
-    workload = read_workload(request.workload, library.kinds)
-    check_size(len(workload.problems), len(library.names), str(request.workload))
+    workload = read_workload(request.workload, library.kinds, len(library.names))
     if request.timings:
         from .kernel_table import read_kernel_table
         from .timings import read_timings
