@@ -228,7 +228,8 @@ def test_generate_for_with_unserved_problems_writes_the_library_and_exits_3(tmp_
     path, out = tmp_path / "w.csv", tmp_path / "lib"
     path.write_text("N,C,K,G,Hi,Wi,Y,X,direction\n1,64,64,1,16,16,3,3,forward\n1,64,64,1,16,16,3,3,bwd_data\n")
     for _ in range(2):  # written, then up to date: the same status and last line
-        code, stdout, err = _run(generate, "--config", CONV_CONFIG, "--for", path, "--within", "5", "-o", out, "-j", "1")
+        code, stdout, err = _run(generate, "--config", CONV_CONFIG, "--for", path, "--within", "5", "-o", out,
+                                 "-j", "1")
         assert (code, err) == (3, "") and stdout.splitlines()[-1] == "1 of 2 problems not served by any kernel"
         assert len(json.loads((out / "manifest.json").read_text())["kernels"]) == 1
     code, stdout, err = _run(generate, "--config", CONV_CONFIG, "--for", path, "--within", "5", "-o", out, "-j", "1",
@@ -240,8 +241,9 @@ def test_rows_choose_their_datatype_and_a_mistyped_one_is_refused(tmp_path):
     path, out = tmp_path / "w.csv", tmp_path / "lib"
     path.write_text("N,C,K,G,Hi,Wi,Y,X,datatype\n1,64,64,1,16,16,3,3,bf16\n1,64,64,1,16,16,3,3,fp16\n")
     code, stdout, err = _run(list_, "--config", CONV_CONFIG, "--for", path, "--within", "5")
-    assert code == 3 and "not served: " + str(path) + ": row 2 (G=1,N=1,C=64,K=64,Hi=16,Wi=16,Y=3,X=3,datatype=fp16): " \
-        "datatype: 'fp16' is not among the forward 2-D grouped-conv kernels' datatypes (bf16)" in stdout, err
+    assert code == 3 and (f"not served: {path}: row 2 (G=1,N=1,C=64,K=64,Hi=16,Wi=16,Y=3,X=3,datatype=fp16): "
+                          "datatype: 'fp16' is not among the forward 2-D grouped-conv kernels' datatypes (bf16)"
+                          in stdout), err
     for field, row, message in (("datatype", "bf61,", "'bf61' is not one of fp16, bf16, fp32"),
                                 ("layout", "bf16,rcr", "a convolution's layout follows its rank; only a GEMM problem "
                                                        "names one")):

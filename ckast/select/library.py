@@ -153,8 +153,8 @@ class Library:
                                    f"choose one")
             if wanted is not None:
                 if wanted not in held:
-                    raise LibraryError(f"{given.get(field, '--' + field)}: {wanted!r} is not among the {what} kernels' {field}s "
-                                       f"({', '.join(held)})")
+                    raise LibraryError(f"{given.get(field, '--' + field)}: {wanted!r} is not among the {what} "
+                                       f"kernels' {field}s ({', '.join(held)})")
                 chosen = [i for i in chosen if self.configs[i][field] == wanted]
         configs = tuple(self.configs[i] for i in chosen)
         arches = {c["arch"] for c in configs}

@@ -16,10 +16,14 @@ Two choices, each deterministic (ties go to the kernel first by name):
   set.
 - `budget(N)`: greedy facility location, maximising the weighted mean efficiency, a monotone submodular
   function: the greedy set is within (1 - 1/e) of the best set of N. The gains of all kernels are computed
-  at once per step (numpy over problems x kernels). Coverage comes first when it must: if the greedy N
-  leave a served problem without an applicable kernel, the choice starts again from a greedy cover of the
-  applicability (most uncovered problems, then the larger weighted efficiency) and fills up to N by
-  facility location; a cover larger than N is kept whole and the choice says by how much it exceeds N.
+  at once per step (numpy over problems x kernels, 1,024 problems at a time). Coverage comes first when it
+  must: if the greedy N leave a served problem without an applicable kernel, the choice starts again from a
+  greedy cover of the applicability (most uncovered problems, then the larger weighted efficiency) and fills
+  up to N by facility location; a cover larger than N is kept whole and the choice says by how much it
+  exceeds N.
+
+The choice holds one problems x kernels matrix (the scorer's, made the efficiencies in place; copied only to
+leave out the problems not served), so a workload is bounded: `PROBLEMS_MAX` problems and `PAIRS_MAX` pairs.
 """
 
 from __future__ import annotations
@@ -47,6 +51,10 @@ PROBLEMS_MAX = 1 << 18
 PAIRS_MAX = 1 << 27
 """The most (problem, kernel) pairs a workload's choice holds (a matrix of 8-byte efficiencies, and one more when
 some problems are not served: about 1 GiB each at the limit)."""
+
+
+_ROWS = 1024
+"""Problems per step where a choice sums over problems (its temporaries are this many rows of the matrix)."""
 
 
 def most_problems(kernels: int) -> int:
@@ -178,10 +186,6 @@ class Scores:
         np.divide(efficiency, best[:, None], out=efficiency, where=served[:, None])
         why = tuple(None if s else (r or "no kernel scored") for s, r in zip(served, reasons))
         return cls(library.names, efficiency, served, why)
-
-
-_ROWS = 1024
-"""Problems per step where a choice sums over problems (its temporaries are this many rows of the matrix)."""
 
 
 @attrs.frozen
