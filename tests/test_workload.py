@@ -280,6 +280,14 @@ def test_a_workload_too_large_to_hold_is_refused_as_it_is_read(tmp_path, monkeyp
     monkeypatch.setattr(workload, "PROBLEMS_MAX", problems)
     path = tmp_path / "w.csv"
     path.write_text("N,C,K,G,Hi,Wi,Y,X\n" + "1,64,64,1,16,16,3,3\n" * 3)
+    if problems == 2:  # a benchmark driver holds as many problems as a workload
+        import ckast.bench.plan as plan
+
+        monkeypatch.setattr(plan, "PROBLEMS_MAX", problems)
+        generated = tmp_path / "lib"
+        assert _run(generate, "--config", CONV_CONFIG, "-o", generated, "-j", "1")[0] == 0
+        assert _run(bench, "emit", "--library", generated, "--problems", path, "-o", tmp_path / "bench") == (
+            2, "", f"--problems: {path}: more than 2 problems, the most a benchmark driver holds; split the file\n")
     code, out, err = _run(list_, "--config", CONV_CONFIG, "--for", path, "--budget", "1")
     assert (code, out) == (2, "") and err == (f"{path}: more than {most} problem{'s' * (most > 1)}, the most a "
                                               f"choice among 13 kernels holds ({problems} problems, {pairs} (problem, "

@@ -37,7 +37,7 @@ from ckast.select.problem import (  # CK's spellings of the axes
     Problem,
     ProblemError,
 )
-from ckast.select.report import parse_row, read_problems
+from ckast.select.report import PROBLEMS_MAX, parse_row, read_problems
 
 LEFT_OUT_VARIANTS = {"multi_d": "the driver allocates no D tensors"}
 """Kernel variants the driver leaves out, and why (said on the command line, never silently)."""
@@ -124,10 +124,13 @@ class Plan:
 
 def plan(library_dir: Path, problems_file: Path, layers: Sequence[str] = LAYERS) -> Plan:
     """The driver's plan, its GEMM kernels run where the applicability `layers` accept a problem (LibraryError,
-    ProblemError naming what is wrong)."""
+    ProblemError naming what is wrong; more than `PROBLEMS_MAX` problems are refused)."""
     library = load_library(library_dir)
     problems: dict[tuple, list[Problem]] = {}
-    for label, fields in read_problems((), problems_file):
+    for number, (label, fields) in enumerate(read_problems((), problems_file)):
+        if number == PROBLEMS_MAX:
+            raise ProblemError("--problems", f"{problems_file}: more than {PROBLEMS_MAX:,} problems, the most a "
+                                             "benchmark driver holds; split the file")
         problem = parse_row(fields, library.kinds, label).problem
         if isinstance(problem, GemmProblem) and problem.variant in LEFT_OUT_VARIANTS:
             raise ProblemError("variant", f"{problem.variant} problems are not measured "

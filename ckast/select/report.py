@@ -80,6 +80,9 @@ def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
 
 WEIGHT = "weight"
 """A problem's share of a workload (`ckast list --for`); a problems file may carry it wherever problems are read."""
+PROBLEMS_MAX = 1 << 18
+"""The most problems a command holds at once (each takes about 1 KiB): a workload (`list/generate --for`) or a
+benchmark driver's plan; `select` ranks a problems file as it reads it and holds none."""
 PART_FIELDS = ("datatype", "layout")
 """The fields of a row that choose the part of a library of several datatypes or GEMM layouts."""
 

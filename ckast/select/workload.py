@@ -43,11 +43,9 @@ from ckast.wording import quantity
 from .evaluate import efficiency_figures
 from .library import Library, LibraryError
 from .problem import Problem, ProblemError
-from .report import parse_row, problem_label, read_problems
+from .report import PROBLEMS_MAX, parse_row, problem_label, read_problems
 
 _TOLERANCE = 1e-9
-PROBLEMS_MAX = 1 << 18
-"""The most problems a workload holds (read, each takes about 1 KiB, and as much again in its choice's report)."""
 PAIRS_MAX = 1 << 27
 """The most (problem, kernel) pairs a workload's choice holds (a matrix of 8-byte efficiencies, and one more when
 some problems are not served: about 1 GiB each at the limit)."""
