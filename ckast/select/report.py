@@ -97,11 +97,6 @@ class ProblemRow:
     datatype: str | None = None
     layout: str | None = None
 
-    @property
-    def label(self) -> str:
-        """The problem as `--problem` reads it, with the datatype and layout the row gives (`problem_label`)."""
-        return problem_label(self.problem, self.datatype, self.layout)
-
 
 def parse_row(fields: Mapping[str, Any], kinds: Sequence[str], where: str, checked: bool = True) -> ProblemRow:
     """The row's problem (a GEMM one when the fields name M, or the library holds only GEMM kernels, else a conv
