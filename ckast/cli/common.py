@@ -211,7 +211,8 @@ def workload_options(f):
     for option in reversed((
         click.option("--for", "workload", type=click.Path(path_type=Path), default=None, metavar="WORKLOAD",
                      help="Keep only the kernels this workload needs: a problems file (as `ckast select --problems` "
-                          "reads), each problem with an optional weight column/field (default 1)."),
+                          "reads), each problem with an optional weight column/field (default 1), and datatype and "
+                          "layout where the selection holds several."),
         click.option("--within", type=Percent(), default=None, metavar="P",
                      help="With --for: the fewest kernels (greedy set cover) that keep every problem within P% of "
                           "the best kernel of the whole selection (`2` or `2%`)."),

@@ -35,13 +35,16 @@ _SHOWN_BAD = 20
                    '("G=1,N=32,C=64,K=64,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1[,direction=bwd_data]"; repeatable).')
 @click.option("--problems", "problems_file", type=click.Path(path_type=Path), default=None,
               help="Many problems, each printed as it is ranked: a CSV with a header row and one problem per row, or "
-                   "JSON (a list of objects or {\"problems\": [...]}). A workload's `weight` column is allowed and "
-                   "does not change a ranking.")
+                   "JSON (a list of objects or {\"problems\": [...]}, at most 32 MiB). A problem may name its "
+                   "datatype and GEMM layout (as --datatype and --layout do for the others); a workload's `weight` "
+                   "column is allowed and does not change a ranking.")
 @_MODEL
 @click.option("-k", "--top", "top", type=click.IntRange(min=1), default=5, show_default=True,
               help="Kernels shown per problem.")
-@click.option("--datatype", default=None, help="The kernels' datatype, when the library holds several.")
-@click.option("--layout", default=None, help="The GEMM kernels' layout, when the library holds several.")
+@click.option("--datatype", default=None,
+              help="The kernels' datatype, when the library holds several (for the problems that name none).")
+@click.option("--layout", default=None,
+              help="The GEMM kernels' layout, when the library holds several (for the problems that name none).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (per kernel: name, applicable, predicted_tflops).")
 @click.option("--features", "with_features", is_flag=True, help="Add each shown kernel's named feature vector (JSON).")
 @click.option("--why-not", "why_not_names", multiple=True, metavar="NAME",
