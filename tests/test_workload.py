@@ -272,27 +272,46 @@ def test_within_takes_a_percent_sign(shapes):
     assert code == 2 and "'2%%' is not a percentage (a number, optionally followed by %)" in err
 
 
-@pytest.mark.parametrize(("pairs", "problems", "most"), [(25, 100, 1), (900, 2, 2)])
-def test_a_workload_too_large_to_hold_is_refused_as_it_is_read(tmp_path, monkeypatch, pairs, problems, most):
+def test_a_workload_too_large_to_hold_is_refused_as_it_is_read(tmp_path, monkeypatch):
+    import ckast.bench.plan as plan
     import ckast.select.workload as workload
 
-    monkeypatch.setattr(workload, "PAIRS_MAX", pairs)
-    monkeypatch.setattr(workload, "PROBLEMS_MAX", problems)
-    path = tmp_path / "w.csv"
-    path.write_text("N,C,K,G,Hi,Wi,Y,X\n" + "1,64,64,1,16,16,3,3\n" * 3)
-    if problems == 2:  # a benchmark driver holds as many problems as a workload
-        import ckast.bench.plan as plan
-
-        monkeypatch.setattr(plan, "PROBLEMS_MAX", problems)
-        generated = tmp_path / "lib"
-        assert _run(generate, "--config", CONV_CONFIG, "-o", generated, "-j", "1")[0] == 0
-        assert _run(bench, "emit", "--library", generated, "--problems", path, "-o", tmp_path / "bench") == (
-            2, "", f"--problems: {path}: more than 2 problems, the most a benchmark driver holds; split the file\n")
+    path, generated = tmp_path / "w.csv", tmp_path / "lib"
+    path.write_text("N,C,K,G,Hi,Wi,Y,X\n" + "1,64,64,1,16,16,3,3\n" * 3 + "2,64,64,1,16,16,3,3\n")
+    monkeypatch.setattr(workload, "PAIRS_MAX", 25)  # one distinct problem among 13 kernels
     code, out, err = _run(list_, "--config", CONV_CONFIG, "--for", path, "--budget", "1")
-    assert (code, out) == (2, "") and err == (f"{path}: more than {most} problem{'s' * (most > 1)}, the most a "
-                                              f"choice among 13 kernels holds ({problems} problems, {pairs} (problem, "
-                                              "kernel) pairs); split the workload, merge repeated problems (a weight "
-                                              "says how often one occurs) or narrow the selection\n")
+    assert (code, out) == (2, "") and err == (f"{path}: row 4: more than 1 distinct problem, the most a choice among "
+                                              "13 kernels holds (25 (problem, kernel) pairs); split the workload or "
+                                              "narrow the selection\n")
+    monkeypatch.setattr(workload, "PAIRS_MAX", 26)  # the three rows of one problem are one
+    assert _run(list_, "--config", CONV_CONFIG, "--for", path, "--budget", "1", "--allow-unserved")[0] == 0
+    monkeypatch.setattr(workload, "PROBLEMS_MAX", 3)
+    assert _run(list_, "--config", CONV_CONFIG, "--for", path, "--budget", "1") == (
+        2, "", f"{path}: more than 3 problems, the most a workload holds; merge repeated problems (a weight says how "
+               "often one occurs) or split it\n")
+    monkeypatch.setattr(plan, "PROBLEMS_MAX", 3)  # a benchmark driver holds as many rows as a workload
+    assert _run(generate, "--config", CONV_CONFIG, "-o", generated, "-j", "1")[0] == 0
+    assert _run(bench, "emit", "--library", generated, "--problems", path, "-o", tmp_path / "bench") == (
+        2, "", f"--problems: {path}: more than 3 problems, the most a benchmark driver holds; split the file\n")
+
+
+def test_rows_of_one_problem_are_chosen_for_once_and_reported_each(tmp_path):
+    """A problem's rows weigh together and count as many in a cover: the choice is that of each row on its own."""
+    once, twice = tmp_path / "once.csv", tmp_path / "twice.csv"
+    rows = ["1,64,64,1,16,16,3,3,1", "8,256,64,1,56,56,1,1,3", "2,64,512,1,7,7,3,3,0.5", "1,64,64,1,16,16,3,3,2"]
+    head = "N,C,K,G,Hi,Wi,Y,X,weight\n"
+    once.write_text(head + "\n".join(rows) + "\n")
+    twice.write_text(head + "\n".join(rows[:3]).replace(",1\n8,", ",3\n8,") + "\n")  # row 1 weighs 1 + 2
+    args = ("--config", CONV_CONFIG, "--budget", "2", "--json")
+    one, two = (json.loads(_run(list_, *args, "--for", p)[1]) for p in (once, twice))
+    assert one["kept"] == two["kept"] and len(one["problems"]) == 4
+    assert one["problems"][3]["kernel"] == one["problems"][0]["kernel"] and one["problems"][3]["weight"] == 2
+    assert one["efficiency"]["weighted_mean"] == pytest.approx(two["efficiency"]["weighted_mean"])
+    names = ("b", "a")  # a tie goes to kernel 1; a cover counts problem 0's two rows, so kernel 0 comes first
+    merged = _scores(np.array([[1.0, 0.0], [0.0, 1.0]]), names)
+    assert choose(_scores(np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]), names), np.ones(3), within=5).kept == (0, 1)
+    assert choose(merged, np.ones(2), within=5, counts=np.array([2, 1])).kept == (0, 1)
+    assert choose(merged, np.ones(2), within=5).kept == (1, 0)
 
 
 def test_gains_and_counts_summed_in_steps_are_the_sums(monkeypatch):
@@ -304,7 +323,8 @@ def test_gains_and_counts_summed_in_steps_are_the_sums(monkeypatch):
     monkeypatch.setattr(workload, "_ROWS", 7)
     assert workload._gains(eff, w, current) == pytest.approx(whole, rel=1e-12)
     rows = eff[:, 0] < 0.5
-    assert workload._counts(eff > 0.6, rows).tolist() == (eff[rows] > 0.6).sum(axis=0).tolist()
+    m = np.arange(50) % 3 + 1
+    assert workload._counts(eff > 0.6, rows, m).tolist() == (m[rows] @ (eff[rows] > 0.6)).tolist()
     scores = _scores(eff)
     assert choose(scores, w, within=5).kept == choose(_scores(eff), w, within=5).kept
 

@@ -183,8 +183,7 @@ def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, conf
         except workload_errors()[1] as exc:
             fail(exc)
         click.echo(json.dumps(choice.as_json(), indent=2) if as_json else "\n".join(choice.lines()))
-        served = choice.scores.served
-        unserved_end(int((~served).sum()), len(served), allow_unserved, err=as_json)
+        unserved_end(choice.unserved, len(choice.workload.problems), allow_unserved, err=as_json)
         return
     if as_json:
         click.echo(json.dumps(listing.as_json(library, names=names, rejected=rejected), indent=2))

@@ -22,8 +22,10 @@ Two choices, each deterministic (ties go to the kernel first by name):
   up to N by facility location; a cover larger than N is kept whole and the choice says by how much it
   exceeds N.
 
-The choice holds one problems x kernels matrix (the scorer's, made the efficiencies in place; copied only to
-leave out the problems not served), so a workload is bounded: `PROBLEMS_MAX` problems and `PAIRS_MAX` pairs.
+Rows of one problem (and part) are scored and chosen for once, as one problem weighing their weights together
+and counting as many in a set cover. The choice holds one distinct problems x kernels matrix (the scorer's,
+made the efficiencies in place; copied only to leave out the problems not served), so a workload is bounded:
+`PROBLEMS_MAX` rows and `PAIRS_MAX` (distinct problem, kernel) pairs.
 """
 
 from __future__ import annotations
@@ -47,17 +49,10 @@ from .report import PROBLEMS_MAX, parse_row, problem_label, read_problems
 
 _TOLERANCE = 1e-9
 PAIRS_MAX = 1 << 27
-"""The most (problem, kernel) pairs a workload's choice holds (a matrix of 8-byte efficiencies, and one more when
-some problems are not served: about 1 GiB each at the limit)."""
-
-
+"""The most (distinct problem, kernel) pairs a workload's choice holds (a matrix of 8-byte efficiencies, and one
+more when some problems are not served: about 1 GiB each at the limit)."""
 _ROWS = 1024
 """Problems per step where a choice sums over problems (its temporaries are this many rows of the matrix)."""
-
-
-def most_problems(kernels: int) -> int:
-    """The most problems a choice among `kernels` kernels holds (PROBLEMS_MAX, PAIRS_MAX)."""
-    return min(PROBLEMS_MAX, PAIRS_MAX // max(kernels, 1))
 
 
 class WorkloadError(CkastError, ValueError):
@@ -74,29 +69,44 @@ class Workload:
     weights: np.ndarray = attrs.field(eq=False)
     parts: tuple[tuple[str | None, str | None], ...]
 
+    def distinct(self) -> tuple[Workload, np.ndarray]:
+        """Its distinct rows (problem and part) in the order they first come, each labelled as its first row and
+        weighing its rows' weights together; and per row, the index of its distinct row."""
+        first: dict[tuple, int] = {}
+        rows = np.array([first.setdefault(key, len(first)) for key in zip(self.problems, self.parts)], dtype=np.int64)
+        heads = np.unique(rows, return_index=True)[1]  # each distinct row's first row
+        weights = np.bincount(rows, weights=self.weights, minlength=len(first))
+        return Workload(tuple(self.labels[i] for i in heads), tuple(self.problems[i] for i in heads), weights,
+                        tuple(self.parts[i] for i in heads)), rows
+
 
 def read_workload(path: Path, kinds: Sequence[str], kernels: int = 1) -> Workload:
     """The problems of the file at `path` (rows as `report.parse_row` reads them; a GEMM row names M, or the
     library holds GEMM kernels only) for a choice among `kernels` kernels; WorkloadError naming the file, the row
     and the field of the first bad one, or the row at which the weights' sum exceeds the largest float, or the
-    file when it holds more problems than such a choice does (`most_problems`)."""
+    row beyond PROBLEMS_MAX rows or beyond the distinct problems such a choice holds (PAIRS_MAX). Rows of one
+    problem and part share one problem object."""
     labels, problems, weights, parts = [], [], [], []
-    total, most = 0.0, most_problems(kernels)
+    total, distinct, most = 0.0, {}, PAIRS_MAX // max(kernels, 1)
     try:
         for label, fields in read_problems((), Path(path)):
-            if len(problems) == most:
-                raise WorkloadError(f"{path}: more than {most:,} problem{'s' * (most != 1)}, the most a choice among "
-                                    f"{quantity(kernels, 'kernel')} holds ({PROBLEMS_MAX:,} problems, "
-                                    f"{PAIRS_MAX:,} (problem, kernel) pairs); split the workload, merge repeated "
-                                    "problems (a weight says how often one occurs) or narrow the selection")
+            if len(problems) == PROBLEMS_MAX:
+                raise WorkloadError(f"{path}: more than {PROBLEMS_MAX:,} problems, the most a workload holds; "
+                                    "merge repeated problems (a weight says how often one occurs) or split it")
             row = parse_row(fields, tuple(kinds), label)
             total += row.weight
             if not math.isfinite(total):
                 raise ProblemError("weight", f"the weights up to this row sum beyond the largest number "
                                              f"({sys.float_info.max:.3g}); scale them down", label)
+            part = (row.datatype, row.layout)
+            problem = distinct.setdefault((row.problem, part), row.problem)
+            if len(distinct) > most:
+                raise WorkloadError(f"{label}: more than {most:,} distinct problem{'s' * (most != 1)}, the most a "
+                                    f"choice among {quantity(kernels, 'kernel')} holds ({PAIRS_MAX:,} (problem, "
+                                    "kernel) pairs); split the workload or narrow the selection")
             weights.append(row.weight)
-            parts.append((row.datatype, row.layout))
-            problems.append(row.problem)
+            parts.append(part)
+            problems.append(problem)
             labels.append(label)
     except ProblemError as exc:
         raise WorkloadError(str(exc)) from None
@@ -210,9 +220,12 @@ class Choice:
             "weighted_mean": float(np.average(eff, weights=weights))}
 
 
-def choose(scores: Scores, weights: np.ndarray, *, within: float | None = None, budget: int | None = None) -> Choice:
+def choose(scores: Scores, weights: np.ndarray, *, within: float | None = None, budget: int | None = None,
+           counts: np.ndarray | None = None) -> Choice:
     """The kernels to keep: `within` P percent of every served problem's best, or at most `budget` kernels of
-    the best weighted mean efficiency (see the module docstring). WorkloadError when no problem is served."""
+    the best weighted mean efficiency (see the module docstring); `counts`: how many problems each of `scores`'
+    stands for (default 1 each; a distinct problem's rows, which set cover counts). WorkloadError when no
+    problem is served."""
     if not scores.served.any():
         raise WorkloadError(f"no problem of the workload is served by any kernel of the selection "
                             f"({quantity(len(scores.served), 'problem')}; the first: {scores.reasons[0]})")
@@ -220,14 +233,16 @@ def choose(scores: Scores, weights: np.ndarray, *, within: float | None = None, 
     eff = scores.efficiency if all_served else scores.efficiency[scores.served]
     w = np.asarray(weights, dtype=np.float64)
     w = w if all_served else w[scores.served]
+    m = np.ones(len(scores.served), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
+    m = m if all_served else m[scores.served]
     order = _name_order(scores.names)
     over = 0
     if within is not None:
-        kept = _cover(eff >= 1 - within / 100 - _TOLERANCE, eff, w, order, [])
+        kept = _cover(eff >= 1 - within / 100 - _TOLERANCE, eff, w, m, order, [])
     elif budget is not None:
         kept = _facility(eff, w, order, [], budget)
         if not (eff[:, kept] > 0).any(axis=1).all():
-            seed = _cover(eff > 0, eff, w, order, [])
+            seed = _cover(eff > 0, eff, w, m, order, [])
             over = max(0, len(seed) - budget)
             kept = _facility(eff, w, order, seed, max(budget, len(seed)))
     else:
@@ -253,21 +268,25 @@ def _gains(eff: np.ndarray, w: np.ndarray, current: np.ndarray) -> np.ndarray:
     return gains
 
 
-def _counts(good: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Per kernel, how many of the problems `rows` (a mask) it is `good` for (`_ROWS` problems at a time)."""
+def _counts(good: np.ndarray, rows: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Per kernel, how many of the problems `rows` (a mask; problem i counting `m[i]`) it is `good` for (`_ROWS`
+    problems at a time)."""
     counts = np.zeros(good.shape[1], dtype=np.int64)
     for lo in range(0, len(good), _ROWS):
-        counts += good[lo:lo + _ROWS][rows[lo:lo + _ROWS]].sum(axis=0)
+        chunk = slice(lo, lo + _ROWS)
+        counts += m[chunk][rows[chunk]] @ good[chunk][rows[chunk]]
     return counts
 
 
-def _cover(good: np.ndarray, eff: np.ndarray, w: np.ndarray, order: np.ndarray, kept: list[int]) -> list[int]:
-    """Greedy set cover: kernels added to `kept` until every problem has a `good` one."""
+def _cover(good: np.ndarray, eff: np.ndarray, w: np.ndarray, m: np.ndarray, order: np.ndarray,
+           kept: list[int]) -> list[int]:
+    """Greedy set cover: kernels added to `kept` until every problem (problem i counting `m[i]`) has a `good`
+    one."""
     kept = list(kept)
     current = eff[:, kept].max(axis=1, initial=0.0)
     uncovered = ~good[:, kept].any(axis=1)
     while uncovered.any():
-        counts = _counts(good, uncovered)
+        counts = _counts(good, uncovered, m)
         pick = int(np.lexsort((order, -_gains(eff, w, current), -counts))[0])
         kept.append(pick)
         uncovered &= ~good[:, pick]
@@ -372,9 +391,18 @@ class WorkloadChoice:
     request: Request
     workload: Workload
     scores: Scores
+    """Of the workload's distinct problems (`Workload.distinct`)."""
     choice: Choice
+    """Its efficiencies and weights per row of the workload."""
+    rows: np.ndarray = attrs.field(eq=False)
+    """Per row of the workload, its distinct problem in `scores`."""
     builds: tuple[tuple[str, str], ...] = ()
     """Every kernel's (arch, variant), in the order of `scores.names`: what its build cost is estimated by."""
+
+    @property
+    def unserved(self) -> int:
+        """How many rows of the workload no kernel of the selection serves."""
+        return int((~self.scores.served[self.rows]).sum())
 
     @property
     def kept_names(self) -> list[str]:
@@ -388,12 +416,13 @@ class WorkloadChoice:
         c, s = self.choice, self.choice.summary()
         kept = np.array(c.kept)
         best = kept[np.argmax(self.scores.efficiency[:, kept], axis=1)]
+        scores = self.scores
         problems = [{"problem": label, "shape": problem_label(problem, *part), "weight": float(weight),
-                     "efficiency": float(eff) if served else None,
-                     "kernel": self.scores.names[int(k)] if served else None, "not_served": reason}
-                    for label, problem, part, weight, eff, k, served, reason
+                     "efficiency": float(eff) if scores.served[r] else None,
+                     "kernel": scores.names[int(best[r])] if scores.served[r] else None, "not_served": scores.reasons[r]}
+                    for label, problem, part, weight, eff, r
                     in zip(self.workload.labels, self.workload.problems, self.workload.parts, self.workload.weights,
-                           c.efficiency, best, self.scores.served, self.scores.reasons)]
+                           c.efficiency, self.rows)]
         doc: dict[str, Any] = {
             "workload": str(self.request.workload), "scorer": self.request.scorer_name, "mode": c.mode,
             "value": c.value, "over_budget": c.over_budget, "kernels": len(self.scores.names),
@@ -452,6 +481,7 @@ def choose_for(names: Sequence[str], configs: Sequence[Mapping[str, Any]], reque
 
     library = library_of(names, configs, where)
     workload = read_workload(request.workload, library.kinds, len(library.names))
+    distinct, rows = workload.distinct()  # scored and chosen for once each
     if request.timings:
         from .kernel_table import read_kernel_table
         from .timings import read_timings
@@ -462,7 +492,9 @@ def choose_for(names: Sequence[str], configs: Sequence[Mapping[str, Any]], reque
         from .rank import load_predictor
 
         scorer = predicted(load_predictor(request.model), LAYERS)
-    scores = Scores.of(library, workload, scorer)
-    return WorkloadChoice(request, workload, scores,
-                          choose(scores, workload.weights, within=request.within, budget=request.budget),
+    scores = Scores.of(library, distinct, scorer)
+    choice = choose(scores, distinct.weights, within=request.within, budget=request.budget,
+                    counts=np.bincount(rows, minlength=len(distinct.problems)))
+    per_row = attrs.evolve(choice, efficiency=choice.efficiency[rows], weights=workload.weights)
+    return WorkloadChoice(request, workload, scores, per_row, rows,
                           tuple((str(c.get("arch")), str(c.get("variant"))) for c in configs))
