@@ -135,12 +135,10 @@ def test_special_problems_files_are_refused_without_waiting(lib, tmp_path, speci
     make, kind = SPECIAL[special]
     path = tmp_path / f"problems{suffix}"
     make(path)
-    json_rule = " [rule file.read]" if suffix == ".json" else ""
-    where = f"{path}: <root>:" if suffix == ".json" else f"{path}:"
     for args in (("select", "--library", lib, "--problems", path),
                  ("bench", "emit", "--library", lib, "--problems", path, "-o", tmp_path / "bench")):
         code, out, err = cli(*args)
-        assert (code, out, err) == (2, "", f"--problems: {where} {kind}, not a regular file; give a file{json_rule}\n")
+        assert (code, out, err) == (2, "", f"--problems: {path}: {kind}, not a regular file; give a file\n")
 
 
 @pytest.mark.parametrize("special", SPECIAL)
@@ -235,3 +233,65 @@ def test_csv_error_is_one_line_naming_the_file(tmp_path):
         read_csv(tmp_path / "t.csv", "row")
     assert str(caught.value) == f"{tmp_path / 't.csv'}: row 2: 1 field, but the header has 2 columns"
     assert caught.value.message == "row 2: 1 field, but the header has 2 columns"
+
+
+def test_datatype_and_layout_columns_are_read_by_select_bench_emit_and_problem(lib, tmp_path):
+    """One reader: a row's datatype and layout are checked and choose the part wherever problems are read."""
+    path = tmp_path / "p.csv"
+    path.write_text("M,N,K,datatype,layout,weight\n256,256,256,fp16,rcr,2\n512,512,512,,,\n")
+    code, out, err = cli("select", "--library", lib, "--problems", path, "-k", "1")
+    assert code == 0 and out.count("; GEMM, fp16, gfx942): ") == 2, err
+    code, out, err = cli("bench", "emit", "--library", lib, "--problems", path, "-o", tmp_path / "bench")
+    assert code == 0 and ", 2 problems, 1 timing table " in out, err
+    code, out, err = cli("select", "--library", lib, "--problem", "M=256,N=256,K=256,datatype=fp16,layout=rcr")
+    assert code == 0 and out.startswith("M=256,N=256,K=256,datatype=fp16,layout=rcr (M=256,N=256,K=256; GEMM, "), err
+    refusals = [("datatype,layout\n256,256,256,bf61,rcr", "row 1: datatype: 'bf61' is not one of fp16, bf16, fp32, "
+                 "fp8, bf8, int8"), ("datatype,layout\n256,256,256,fp16,rrc", "row 1: layout: 'rrc' is not one of "
+                 "rcr, rrr, crr, ccr")]
+    for text, message in refusals:
+        path.write_text(f"M,N,K,{text}\n")
+        for args in (("select", "--library", lib, "--problems", path),
+                     ("bench", "emit", "--library", lib, "--problems", path, "-o", tmp_path / "other")):
+            assert cli(*args) == (2, "", f"{path}: {message}\n")
+        assert not (tmp_path / "other").exists()
+    path.write_text("M,N,K,datatype\n256,256,256,bf16\n")  # a datatype the library does not hold: named by its row
+    assert cli("select", "--library", lib, "--problems", path) == (
+        2, "", f"{path}: row 1: datatype: 'bf16' is not among the GEMM kernels' datatypes (fp16)\n")
+    assert cli("select", "--library", lib, "--problem", "M=64,N=64,K=64,datatype=bf16")[2] == (
+        "--problem: datatype: 'bf16' is not among the GEMM kernels' datatypes (fp16)\n")
+
+
+def test_select_labels_a_file_row_with_its_problem(lib, tmp_path):
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps([{"M": 256, "N": 256, "K": 256, "k_batch": 2}, {"m": 64, "n": 64, "k": 64}]))
+    code, out, err = cli("select", "--library", lib, "--problems", path, "-k", "1")
+    heads = [line for line in out.splitlines() if not line.startswith(" ")]
+    assert code == 0 and [h.split(" GEMM, ")[0] for h in heads] == [
+        f"{path}: row 1 (M=256,N=256,K=256,k_batch=2;", f"{path}: row 2 (M=64,N=64,K=64;"], err
+    code, out, _ = cli("select", "--library", lib, "--problems", path, "--json")
+    assert [p["shape"] for p in json.loads(out)["problems"]] == ["M=256,N=256,K=256,k_batch=2", "M=64,N=64,K=64"]
+
+
+def test_select_counts_problems_without_an_applicable_kernel_last_and_exits_3(lib, tmp_path):
+    args = ("select", "--library", lib, "--problem", "M=256,N=256,K=256", "--problem", "M=1,N=1,K=1", "-k", "1")
+    code, out, err = cli(*args)
+    assert (code, err) == (3, "") and "no kernel applicable" in out
+    assert out.splitlines()[-1] == "1 of 2 problems not served by any kernel"
+    assert cli(*args, "--allow-unserved") == (0, out, "")
+    code, out, err = cli(*args, "--json")
+    assert (code, err) == (3, "1 of 2 problems not served by any kernel\n") and len(json.loads(out)["problems"]) == 2
+    assert cli(*args[:-4], "-k", "1")[0] == 0
+
+
+def test_a_json_problems_file_is_read_up_to_its_limit(lib, tmp_path, monkeypatch):
+    from ckast.select import report
+
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps([{"M": 256, "N": 256, "K": 256}] * 40))
+    monkeypatch.setattr(report, "JSON_LIMIT", 1000)
+    size = path.stat().st_size
+    assert cli("select", "--library", lib, "--problems", path) == (
+        2, "", f"--problems: {path}: {size:,} bytes, more than the 1,000 read; a JSON problems file is read whole: "
+               "give this many problems as CSV, which is read row by row\n")
+    monkeypatch.setattr(report, "JSON_LIMIT", size)
+    assert cli("select", "--library", lib, "--problems", path, "-k", "1")[0] == 0

@@ -210,15 +210,123 @@ def test_options_without_for_and_unserved_workloads_are_refused(tmp_path):
     assert (code, err) == (2, f"{path}: row 1: weight: 'heavy' is not a positive number\n")
 
 
-def test_unserved_problems_are_listed(tmp_path):
+def test_unserved_problems_are_listed_counted_last_and_exit_3(tmp_path):
     path = tmp_path / "w.csv"  # a forward 2-D problem, and a backward-data one the forward kernels cannot serve
     path.write_text("N,C,K,G,Hi,Wi,Y,X,direction\n1,64,64,1,16,16,3,3,forward\n1,64,64,1,16,16,3,3,bwd_data\n")
     code, out, err = _run(list_, "--config", CONV_CONFIG, "--for", path, "--within", "5")
-    assert code == 0, err
+    assert (code, err) == (3, "")
     assert out.splitlines()[0].endswith("2 problems, 1 served by the selection; scorer: analytic model (estimates)")
-    assert out.splitlines()[-1] == (f"not served: {path}: row 2 (G=1,N=1,C=64,K=64,Hi=16,Wi=16,Y=3,X=3,"
-                                    "direction=bwd_data): the selection: the library holds no bwd_data 2-D "
-                                    "grouped-conv kernel")
+    assert out.splitlines()[-2:] == [f"not served: {path}: row 2 (G=1,N=1,C=64,K=64,Hi=16,Wi=16,Y=3,X=3,"
+                                     "direction=bwd_data): the selection: the library holds no bwd_data 2-D "
+                                     "grouped-conv kernel", "1 of 2 problems not served by any kernel"]
+    assert _run(list_, "--config", CONV_CONFIG, "--for", path, "--within", "5", "--allow-unserved") == (0, out, "")
+    code, out, err = _run(list_, "--config", CONV_CONFIG, "--for", path, "--within", "5", "--json")
+    assert (code, err) == (3, "1 of 2 problems not served by any kernel\n") and json.loads(out)["problems"]
+
+
+def test_generate_for_with_unserved_problems_writes_the_library_and_exits_3(tmp_path):
+    path, out = tmp_path / "w.csv", tmp_path / "lib"
+    path.write_text("N,C,K,G,Hi,Wi,Y,X,direction\n1,64,64,1,16,16,3,3,forward\n1,64,64,1,16,16,3,3,bwd_data\n")
+    for _ in range(2):  # written, then up to date: the same status and last line
+        code, stdout, err = _run(generate, "--config", CONV_CONFIG, "--for", path, "--within", "5", "-o", out,
+                                 "-j", "1")
+        assert (code, err) == (3, "") and stdout.splitlines()[-1] == "1 of 2 problems not served by any kernel"
+        assert len(json.loads((out / "manifest.json").read_text())["kernels"]) == 1
+    code, stdout, err = _run(generate, "--config", CONV_CONFIG, "--for", path, "--within", "5", "-o", out, "-j", "1",
+                             "--allow-unserved")
+    assert (code, err) == (0, "") and stdout.splitlines()[-1] == "1 of 2 problems not served by any kernel"
+
+
+def test_rows_choose_their_datatype_and_a_mistyped_one_is_refused(tmp_path):
+    path, out = tmp_path / "w.csv", tmp_path / "lib"
+    path.write_text("N,C,K,G,Hi,Wi,Y,X,datatype\n1,64,64,1,16,16,3,3,bf16\n1,64,64,1,16,16,3,3,fp16\n")
+    code, stdout, err = _run(list_, "--config", CONV_CONFIG, "--for", path, "--within", "5")
+    assert code == 3 and (f"not served: {path}: row 2 (G=1,N=1,C=64,K=64,Hi=16,Wi=16,Y=3,X=3,datatype=fp16): "
+                          "datatype: 'fp16' is not among the forward 2-D grouped-conv kernels' datatypes (bf16)"
+                          in stdout), err
+    for field, row, message in (("datatype", "bf61,", "'bf61' is not one of fp16, bf16, fp32"),
+                                ("layout", "bf16,rcr", "a convolution's layout follows its rank; only a GEMM problem "
+                                                       "names one")):
+        path.write_text(f"N,C,K,G,Hi,Wi,Y,X,datatype,layout\n1,64,64,1,16,16,3,3,bf16,\n1,64,64,1,16,16,3,3,{row}\n")
+        for command, more in ((list_, ()), (generate, ("-o", out))):
+            result = _run(command, "--config", CONV_CONFIG, "--for", path, "--within", "5", *more)
+            assert result == (2, "", f"{path}: row 2: {field}: {message}\n")
+        assert not out.exists()
+
+
+def test_weights_whose_sum_overflows_are_refused(tmp_path):
+    path = tmp_path / "w.csv"
+    path.write_text("N,C,K,G,Hi,Wi,Y,X,weight\n1,64,64,1,16,16,3,3,1e308\n2,64,64,1,16,16,3,3,1e308\n")
+    code, out, err = _run(list_, "--config", CONV_CONFIG, "--for", path, "--budget", "1")
+    assert (code, out) == (2, "") and err == (f"{path}: row 2: weight: the weights up to this row sum beyond the "
+                                              "largest number (1.8e+308); scale them down\n")
+    path.write_text("N,C,K,G,Hi,Wi,Y,X,weight\n1,64,64,1,16,16,3,3,1e308\n2,64,64,1,16,16,3,3,7e307\n")
+    code, out, err = _run(list_, "--config", CONV_CONFIG, "--for", path, "--budget", "1")
+    assert code == 0 and "weighted mean 100.0%" in out, err
+
+
+def test_within_takes_a_percent_sign(shapes):
+    args = ("--config", CONV_CONFIG, "--for", shapes)
+    assert _run(list_, *args, "--within", "2%") == _run(list_, *args, "--within", "2")
+    code, _, err = _run(list_, *args, "--within", "2%%")
+    assert code == 2 and "'2%%' is not a percentage (a number, optionally followed by %)" in err
+
+
+def test_a_workload_too_large_to_hold_is_refused_as_it_is_read(tmp_path, monkeypatch):
+    import ckast.bench.plan as plan
+    import ckast.select.workload as workload
+
+    path, generated = tmp_path / "w.csv", tmp_path / "lib"
+    path.write_text("N,C,K,G,Hi,Wi,Y,X\n" + "1,64,64,1,16,16,3,3\n" * 3 + "2,64,64,1,16,16,3,3\n")
+    monkeypatch.setattr(workload, "PAIRS_MAX", 25)  # one distinct problem among 13 kernels
+    code, out, err = _run(list_, "--config", CONV_CONFIG, "--for", path, "--budget", "1")
+    assert (code, out) == (2, "") and err == (f"{path}: row 4: more than 1 distinct problem, the most a choice among "
+                                              "13 kernels holds (25 (problem, kernel) pairs); split the workload or "
+                                              "narrow the selection\n")
+    monkeypatch.setattr(workload, "PAIRS_MAX", 26)  # the three rows of one problem are one
+    assert _run(list_, "--config", CONV_CONFIG, "--for", path, "--budget", "1", "--allow-unserved")[0] == 0
+    monkeypatch.setattr(workload, "PROBLEMS_MAX", 3)
+    assert _run(list_, "--config", CONV_CONFIG, "--for", path, "--budget", "1") == (
+        2, "", f"{path}: more than 3 problems, the most a workload holds; merge repeated problems (a weight says how "
+               "often one occurs) or split it\n")
+    monkeypatch.setattr(plan, "PROBLEMS_MAX", 3)  # a benchmark driver holds as many rows as a workload
+    assert _run(generate, "--config", CONV_CONFIG, "-o", generated, "-j", "1")[0] == 0
+    assert _run(bench, "emit", "--library", generated, "--problems", path, "-o", tmp_path / "bench") == (
+        2, "", f"--problems: {path}: more than 3 problems, the most a benchmark driver holds; split the file\n")
+
+
+def test_rows_of_one_problem_are_chosen_for_once_and_reported_each(tmp_path):
+    """A problem's rows weigh together and count as many in a cover: the choice is that of each row on its own."""
+    once, twice = tmp_path / "once.csv", tmp_path / "twice.csv"
+    rows = ["1,64,64,1,16,16,3,3,1", "8,256,64,1,56,56,1,1,3", "2,64,512,1,7,7,3,3,0.5", "1,64,64,1,16,16,3,3,2"]
+    head = "N,C,K,G,Hi,Wi,Y,X,weight\n"
+    once.write_text(head + "\n".join(rows) + "\n")
+    twice.write_text(head + "\n".join(rows[:3]).replace(",1\n8,", ",3\n8,") + "\n")  # row 1 weighs 1 + 2
+    args = ("--config", CONV_CONFIG, "--budget", "2", "--json")
+    one, two = (json.loads(_run(list_, *args, "--for", p)[1]) for p in (once, twice))
+    assert one["kept"] == two["kept"] and len(one["problems"]) == 4
+    assert one["problems"][3]["kernel"] == one["problems"][0]["kernel"] and one["problems"][3]["weight"] == 2
+    assert one["efficiency"]["weighted_mean"] == pytest.approx(two["efficiency"]["weighted_mean"])
+    names = ("b", "a")  # a tie goes to kernel 1; a cover counts problem 0's two rows, so kernel 0 comes first
+    merged = _scores(np.array([[1.0, 0.0], [0.0, 1.0]]), names)
+    assert choose(_scores(np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]), names), np.ones(3), within=5).kept == (0, 1)
+    assert choose(merged, np.ones(2), within=5, counts=np.array([2, 1])).kept == (0, 1)
+    assert choose(merged, np.ones(2), within=5).kept == (1, 0)
+
+
+def test_gains_and_counts_summed_in_steps_are_the_sums(monkeypatch):
+    import ckast.select.workload as workload
+
+    eff = _random(3, problems=50)
+    w, current = np.linspace(0.5, 2, 50), eff[:, 2]
+    whole = (w[:, None] * np.maximum(eff - current[:, None], 0.0)).sum(axis=0)
+    monkeypatch.setattr(workload, "_ROWS", 7)
+    assert workload._gains(eff, w, current) == pytest.approx(whole, rel=1e-12)
+    rows = eff[:, 0] < 0.5
+    m = np.arange(50) % 3 + 1
+    assert workload._counts(eff > 0.6, rows, m).tolist() == (m[rows] @ (eff[rows] > 0.6)).tolist()
+    scores = _scores(eff)
+    assert choose(scores, w, within=5).kept == choose(_scores(eff), w, within=5).kept
 
 
 def test_generate_for_writes_the_pruned_library_and_records_the_workload(shapes, tmp_path):

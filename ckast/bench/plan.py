@@ -1,9 +1,10 @@
 """What a benchmark driver runs: a problems file's problems over a library's parts.
 
 Problems are read as `ckast select --problems` reads them (`select.report.read_problems` and
-`parse_problem`). They are grouped by kind, direction and spatial rank (a `Group`); a group runs on
+`parse_row`). They are grouped by kind, direction and spatial rank (a `Group`); a group runs on
 every part of the library with that kind, direction and rank (one part per datatype and, for GEMM,
-layout), and every part writes a timing table of its own, since `ckast select train` makes one model
+layout: a row's `datatype` and `layout`, read as everywhere, choose no part here, and its `weight` plays no
+part), and every part writes a timing table of its own, since `ckast select train` makes one model
 per kind, direction, datatype and arch. Everything the driver needs per problem is computed here, at
 emit time: the table cells (in the spellings `select.timings` reads), the FLOPs and the device
 buffer sizes.
@@ -36,7 +37,7 @@ from ckast.select.problem import (  # CK's spellings of the axes
     Problem,
     ProblemError,
 )
-from ckast.select.report import parse_problem, read_problems
+from ckast.select.report import PROBLEMS_MAX, parse_row, read_problems
 
 LEFT_OUT_VARIANTS = {"multi_d": "the driver allocates no D tensors"}
 """Kernel variants the driver leaves out, and why (said on the command line, never silently)."""
@@ -123,11 +124,14 @@ class Plan:
 
 def plan(library_dir: Path, problems_file: Path, layers: Sequence[str] = LAYERS) -> Plan:
     """The driver's plan, its GEMM kernels run where the applicability `layers` accept a problem (LibraryError,
-    ProblemError naming what is wrong)."""
+    ProblemError naming what is wrong; more than `PROBLEMS_MAX` problems are refused)."""
     library = load_library(library_dir)
     problems: dict[tuple, list[Problem]] = {}
-    for label, fields in read_problems((), problems_file):
-        problem = parse_problem(fields, library.kinds, label)
+    for number, (label, fields) in enumerate(read_problems((), problems_file)):
+        if number == PROBLEMS_MAX:
+            raise ProblemError("--problems", f"{problems_file}: more than {PROBLEMS_MAX:,} problems, the most a "
+                                             "benchmark driver holds; split the file")
+        problem = parse_row(fields, library.kinds, label).problem
         if isinstance(problem, GemmProblem) and problem.variant in LEFT_OUT_VARIANTS:
             raise ProblemError("variant", f"{problem.variant} problems are not measured "
                                           f"({LEFT_OUT_VARIANTS[problem.variant]})", label)

@@ -14,6 +14,8 @@ import click
 from . import HELP  # noqa: F401  (the command modules take it from here, with the other shared pieces)
 
 EXIT_BAD_INPUT = 2
+EXIT_UNSERVED = 3
+"""Done, but some problems have no kernel (`select`, `list --for`, `generate --for`; `--allow-unserved`: 0)."""
 
 # Defining the command line imports nothing but click: the names the options offer (rule sets, archs,
 # API profiles) and ckast's version are loaded when a command, its --help or --version needs them, and each
@@ -172,15 +174,50 @@ def api_run(run: Callable[[], Any]) -> Any:
 
 
 
+class Percent(click.ParamType):
+    """A percentage: a number, optionally followed by `%` (`2` and `2%` are the same)."""
+
+    name = "float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if not isinstance(value, str):
+            return click.FLOAT.convert(value, param, ctx)
+        number = value.strip().removesuffix("%")
+        try:
+            return float(click.FLOAT.convert(number, param, ctx))
+        except click.BadParameter:
+            self.fail(f"{value!r} is not a percentage (a number, optionally followed by %)", param, ctx)
+
+
+ALLOW_UNSERVED = click.option(
+    "--allow-unserved", is_flag=True,
+    help=f"Exit 0 when some problems have no kernel (default: exit status {EXIT_UNSERVED}, once everything else is "
+         "done; the last line counts them).")
+
+
+def unserved_end(unserved: int, problems: int, allowed: bool, err: bool = False) -> None:
+    """The last line when `unserved` of `problems` have no kernel (on stderr when `err`: stdout holds JSON), and
+    exit status EXIT_UNSERVED unless `allowed`; nothing when every problem is served."""
+    if not unserved:
+        return
+    from ckast.wording import quantity
+
+    click.echo(f"{unserved} of {quantity(problems, 'problem')} not served by any kernel", err=err)
+    if not allowed:
+        sys.exit(EXIT_UNSERVED)
+
+
 def workload_options(f):
-    """--for, --within, --budget, --model, --timings and --kernels: the kernels of the library a workload needs."""
+    """--for, --within, --budget, --model, --timings, --kernels and --allow-unserved: the kernels of the library a
+    workload needs."""
     for option in reversed((
         click.option("--for", "workload", type=click.Path(path_type=Path), default=None, metavar="WORKLOAD",
                      help="Keep only the kernels this workload needs: a problems file (as `ckast select --problems` "
-                          "reads), each problem with an optional weight column/field (default 1)."),
-        click.option("--within", type=float, default=None, metavar="P",
+                          "reads), each problem with an optional weight column/field (default 1), and datatype and "
+                          "layout where the selection holds several."),
+        click.option("--within", type=Percent(), default=None, metavar="P",
                      help="With --for: the fewest kernels (greedy set cover) that keep every problem within P% of "
-                          "the best kernel of the whole selection."),
+                          "the best kernel of the whole selection (`2` or `2%`)."),
         click.option("--budget", type=int, default=None, metavar="N",
                      help="With --for: at most N kernels of the best weighted mean efficiency (greedy facility "
                           "location); more only if every problem the selection serves needs them."),
@@ -190,6 +227,7 @@ def workload_options(f):
                      help="With --for: score kernels by the measured TFLOPS of this timing table (repeatable)."),
         click.option("--kernels", "kernel_table", type=click.Path(path_type=Path), default=None,
                      help="With --timings: CK's kernel table naming the config each CK name was built as."),
+        ALLOW_UNSERVED,
     )):
         f = option(f)
     return f

@@ -10,7 +10,7 @@ import click
 from ckast.wording import quantity
 
 from .common import (HELP, bad_input, counts_line, fail, jobs_option, load_library, make_selection, selection_options,
-                     tree_profile, wait_message, workload_errors, workload_options, workload_request)
+                     tree_profile, unserved_end, wait_message, workload_errors, workload_options, workload_request)
 
 
 @click.command(context_settings=HELP)
@@ -24,14 +24,16 @@ from .common import (HELP, bad_input, counts_line, fail, jobs_option, load_libra
                    "default --ck-api; a --ck-api given must match it.")
 @workload_options
 def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, out_dir, jobs, chunk_size,
-             ck_include, workload, within, budget, model_dir, timings, kernel_table):
+             ck_include, workload, within, budget, model_dir, timings, kernel_table, allow_unserved):
     """Write a whole kernel library: every accepted config of a rule set (or of --config files).
 
     Per kernel a header, a one-line TU and a dispatcher wrapper; per run the registration and
     manifest.json. Files are written only when they change; files of an earlier run into the same
     directory that this run does not produce are removed. Output is byte-identical for every -j.
     Refused configs are counted here and listed by `ckast list --rejected` with the same options; a
-    selection that yields no kernel is refused with one line saying why (exit status 2).
+    selection that yields no kernel is refused with one line saying why (exit status 2). With --for, a
+    workload some of whose problems no kernel serves is still written, with exit status 3 (unless
+    --allow-unserved) and their count on the last line.
 
     \b
     Examples:
@@ -90,11 +92,15 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
             click.echo("\n".join(exc.lines()), err=True)
             sys.exit(1)
     summary = {"kernels": result.kernels, **result.counts, "files": result.written + result.unchanged}
+    problems = [] if result.workload is None else result.workload["problems"]
+    unserved = sum(p["efficiency"] is None for p in problems)
+    replayable = replayable and not unserved  # a replay exits 0: a rerun must say what is not served, and exit so
     if result.up_to_date:
         head = _up_to_date_head(summary, out_dir, result.workload)
         click.echo(replay.noop_line(head, time.perf_counter() - start))
         if replayable:
             replay.record(head, True, result.run_key, out_dir, inputs)
+        unserved_end(unserved, len(problems), allow_unserved)
         return
     if result.workload is not None:
         from ckast.select.workload import choice_lines
@@ -105,6 +111,7 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
                f"{time.perf_counter() - start:.1f} s")
     if replayable:
         replay.record(_up_to_date_head(summary, out_dir, result.workload), True, result.run_key, out_dir, inputs)
+    unserved_end(unserved, len(problems), allow_unserved)
 
 
 def _up_to_date_head(summary: dict, out_dir: Path, workload: dict | None) -> str:
@@ -140,12 +147,13 @@ def _print_rule_sets(ctx: click.Context, _param: click.Parameter, value: bool) -
                    "every problem's efficiency and best kept kernel, build estimates).")
 @workload_options
 def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, configs, names, rejected, as_json, workload,
-          within, budget, model_dir, timings, kernel_table):
+          within, budget, model_dir, timings, kernel_table, allow_unserved):
     """What a rule set yields for a selection: counts per variant, datatype and rank.
 
     A selection that yields no kernel is refused with one line saying why (exit status 2); with --rejected
     its refused configs are listed. With --for, what a workload keeps of the library: the kernels, the
-    efficiency they offer its problems (against the whole library's best) and the problems it cannot serve.
+    efficiency they offer its problems (against the whole library's best) and the problems it cannot serve;
+    if there are such, the last line counts them and the exit status is 3 (unless --allow-unserved).
 
     \b
     Examples:
@@ -175,6 +183,7 @@ def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, conf
         except workload_errors()[1] as exc:
             fail(exc)
         click.echo(json.dumps(choice.as_json(), indent=2) if as_json else "\n".join(choice.lines()))
+        unserved_end(choice.unserved, len(choice.workload.problems), allow_unserved, err=as_json)
         return
     if as_json:
         click.echo(json.dumps(listing.as_json(library, names=names, rejected=rejected), indent=2))

@@ -8,7 +8,7 @@ import click
 
 from ckast.wording import quantity
 
-from .common import HELP, bad_input, fail, jobs_option
+from .common import ALLOW_UNSERVED, HELP, bad_input, fail, jobs_option, unserved_end
 
 _LIBRARY = click.option("--library", "library_dir", type=click.Path(path_type=Path),
                         help="A generated library (the directory of its manifest.json).")
@@ -35,29 +35,34 @@ _SHOWN_BAD = 20
                    '("G=1,N=32,C=64,K=64,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1[,direction=bwd_data]"; repeatable).')
 @click.option("--problems", "problems_file", type=click.Path(path_type=Path), default=None,
               help="Many problems, each printed as it is ranked: a CSV with a header row and one problem per row, or "
-                   "JSON (a list of objects or {\"problems\": [...]}). A workload's `weight` column is allowed and "
-                   "does not change a ranking.")
+                   "JSON (a list of objects or {\"problems\": [...]}, at most 32 MiB). A problem may name its "
+                   "datatype and GEMM layout (as --datatype and --layout do for the others); a workload's `weight` "
+                   "column is allowed and does not change a ranking.")
 @_MODEL
 @click.option("-k", "--top", "top", type=click.IntRange(min=1), default=5, show_default=True,
               help="Kernels shown per problem.")
-@click.option("--datatype", default=None, help="The kernels' datatype, when the library holds several.")
-@click.option("--layout", default=None, help="The GEMM kernels' layout, when the library holds several.")
+@click.option("--datatype", default=None,
+              help="The kernels' datatype, when the library holds several (for the problems that name none).")
+@click.option("--layout", default=None,
+              help="The GEMM kernels' layout, when the library holds several (for the problems that name none).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (per kernel: name, applicable, predicted_tflops).")
 @click.option("--features", "with_features", is_flag=True, help="Add each shown kernel's named feature vector (JSON).")
 @click.option("--why-not", "why_not_names", multiple=True, metavar="NAME",
               help="Say which applicability condition (named by its layer: dispatcher.*, or the kernel's) refuses "
                    "kernel NAME for each problem (repeatable).")
 @_KERNEL_ONLY
+@ALLOW_UNSERVED
 @click.pass_context
 def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datatype, layout, as_json, with_features,
-           why_not_names, kernel_only):
+           why_not_names, kernel_only, allow_unserved):
     """Rank a library's applicable kernels for problems, best predicted first.
 
     Predictions come from the analytic model (tiles and padding, occupancy, wave quantization, matrix,
     feed and latency per k-step, split-K and pipeline factors, with constants calibrated per arch on CK's
     measurements) or from a LightGBM model (--model). Both are estimates. Ties are broken by kernel name.
     Each problem is printed as soon as it is ranked; a refused row of --problems ends the output there
-    (exit 2, one line on stderr naming the row).
+    (exit 2, one line on stderr naming the row). When some problems have no applicable kernel, the last
+    line counts them (on stderr with --json) and the exit status is 3, unless --allow-unserved.
 
     \b
     Examples:
@@ -84,7 +89,14 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
         choices = select_kernels(library_dir, problem_texts, problems_file=problems_file, model=model_dir, top=top,
                                  datatype=datatype, layout=layout, features=with_features, why_not=why_not_names,
                                  kernel_only=kernel_only)
-        head, problems = choices.head(), (choice.as_dict() for choice in choices.stream())
+        counts = [0, 0]  # problems, those without an applicable kernel
+
+        def counted(choice):
+            counts[0] += 1
+            counts[1] += not choice.applicable
+            return choice.as_dict()
+
+        head, problems = choices.head(), map(counted, choices.stream())
         chunks = iter(json_chunks(head, problems) if as_json else ("\n".join(text(head, p)) + "\n" for p in problems))
         # Nothing is printed before the first problem is ranked: a model or problem refused there leaves no output.
         sys.stdout.write(next(chunks, "") + (next(chunks, "") if as_json else ""))
@@ -96,6 +108,7 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
     except (LibraryError, ProblemError, ModelError) as exc:
         sys.stdout.flush()
         bad_input([str(exc)])
+    unserved_end(counts[1], counts[0], allow_unserved, err=as_json)
 
 
 @select.command("train")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import attrs
@@ -106,13 +107,15 @@ class Library:
                 self._parts[key] = self._select(*key)
         return [(key, self._parts[key]) for key in ordered]
 
-    def part(self, problem: Problem, datatype: str | None = None, layout: str | None = None) -> Part:
+    def part(self, problem: Problem, datatype: str | None = None, layout: str | None = None,
+             given: Mapping[str, str] = MappingProxyType({})) -> Part:
         """The kernels `problem` chooses from; LibraryError when the datatype or layout is ambiguous (the
         library holds several and none was given), or when none of them computes the problem's op (a GEMM's
-        variant and D tensors)."""
+        variant and D tensors). `given`: how messages name where a datatype or layout came from (default:
+        the flag or the Python argument, `ckast.arguments.argument`)."""
         from .applicability import serves
 
-        part = self.part_of(problem, datatype, layout)
+        part = self.part_of(problem, datatype, layout, given)
         if isinstance(problem, GemmProblem):
             op = ("serves", problem.variant, *(getattr(problem, f) for f in D_FIELDS))
             if op not in part.memo:
@@ -125,15 +128,17 @@ class Library:
                     f"{', '.join(others)})" if others else ""))
         return part
 
-    def part_of(self, problem: Problem, datatype: str | None = None, layout: str | None = None) -> Part:
+    def part_of(self, problem: Problem, datatype: str | None = None, layout: str | None = None,
+                given: Mapping[str, str] = MappingProxyType({})) -> Part:
         """The part of the problem's kind, direction and rank that `datatype` and `layout` choose, whichever
         op its kernels compute (`part` without the op check)."""
         key = (problem.kind, problem_direction(problem), getattr(problem, "ndim", None), datatype, layout)
         if key not in self._parts:
-            self._parts[key] = self._select(*key)
+            self._parts[key] = self._select(*key, given)
         return self._parts[key]
 
-    def _select(self, kind: str, direction: str, ndim: int | None, datatype: str | None, layout: str | None) -> Part:
+    def _select(self, kind: str, direction: str, ndim: int | None, datatype: str | None, layout: str | None,
+                given: Mapping[str, str] = MappingProxyType({})) -> Part:
         what = f"{direction} {ndim}-D grouped-conv" if kind == "grouped_conv" else "GEMM"
         chosen = [i for i, c in enumerate(self.configs)
                   if c["kind"] == kind and direction_of(c) == direction
@@ -149,8 +154,8 @@ class Library:
                                    f"choose one")
             if wanted is not None:
                 if wanted not in held:
-                    raise LibraryError(f"{argument(field)}: {wanted!r} is not among the {what} kernels' {field}s "
-                                       f"({', '.join(held)})")
+                    raise LibraryError(f"{given.get(field, argument(field))}: {wanted!r} is not among the {what} "
+                                       f"kernels' {field}s ({', '.join(held)})")
                 chosen = [i for i in chosen if self.configs[i][field] == wanted]
         configs = tuple(self.configs[i] for i in chosen)
         arches = {c["arch"] for c in configs}

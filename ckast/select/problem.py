@@ -1,6 +1,7 @@
 """Problems a kernel is selected for: a GEMM (M, N, K, k_batch and its variant) or a grouped convolution.
 
-Datatype and layout come from the library's kernels, not from the problem. A problem is read from
+Datatype and layout are no part of a problem: they choose among the library's kernels (a row's `datatype` and
+`layout`, read with the problem by `report.parse_row`, or a command's options). A problem is read from
 `key=value` pairs (the command line's `--problem "M=4096,N=4096,K=4096"`, a CSV row, a JSON object)
 by `gemm_problem` / `conv_problem`; a bad one raises `ProblemError` naming the field. A problem ckast
 cannot serve (a size beyond CK's index_t, a tensor of more elements than index_t counts, a filter that

@@ -14,6 +14,7 @@ import attrs
 import numpy as np
 
 from ckast.arguments import argument
+from ckast.config.errors import shorten
 from ckast.wording import quantity
 
 from .library import Library, LibraryError, Part, direction_of, load_library
@@ -42,11 +43,22 @@ def read_problems(texts: Sequence[str], path: Path | None) -> Iterator[tuple[str
     return itertools.chain(problems, rows)
 
 
+JSON_LIMIT = 32 << 20
+"""The largest JSON problems file read (parsed whole, it takes about ten times its size in memory); a CSV one is
+read row by row, up to `input_file.DEFAULT_LIMIT`."""
+
+
 def _json_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    from ckast.config import ConfigError, read_json
+    from ckast.config import ConfigError
+    from ckast.config.json_file import parse_json
+    from ckast.input_file import InputFileError, read_input
 
     try:
-        data = read_json(path)
+        data = parse_json(read_input(path, JSON_LIMIT), str(path))
+    except InputFileError as exc:
+        too_large = path.is_file() and path.stat().st_size > JSON_LIMIT
+        raise ProblemError(argument("problems_file"), str(exc) + ("; a JSON problems file is read whole: give this many problems "
+                                                     "as CSV, which is read row by row" if too_large else "")) from None
     except ConfigError as exc:
         raise ProblemError(argument("problems_file"), exc.lines()[0]) from None
     rows = data.get("problems") if isinstance(data, dict) else data
@@ -69,16 +81,50 @@ def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
 
 WEIGHT = "weight"
 """A problem's share of a workload (`ckast list --for`); a problems file may carry it wherever problems are read."""
+PROBLEMS_MAX = 1 << 18
+"""The most problems a command holds at once (each takes about 1 KiB): a workload (`list/generate --for`) or a
+benchmark driver's plan; `select` ranks a problems file as it reads it and holds none."""
+PART_FIELDS = ("datatype", "layout")
+"""The fields of a row that choose the part of a library of several datatypes or GEMM layouts."""
 
 
-def parse_problem(fields: Mapping[str, Any], kinds: Sequence[str], where: str, checked: bool = True) -> Problem:
-    """A GEMM problem when the fields name M (or the library holds only GEMM kernels), else a conv one (`checked`:
-    as `gemm_problem`'s). A `weight` field is checked (`problem_weight`) and is no part of the problem."""
-    if WEIGHT in fields:
-        problem_weight(fields, where)
-        fields = {k: v for k, v in fields.items() if k != WEIGHT}
-    gemm = "M" in fields or "m" in fields or kinds == ("gemm",)
-    return gemm_problem(fields, where, checked) if gemm else conv_problem(fields, where, checked)
+@attrs.frozen
+class ProblemRow:
+    """A problem as a `--problem` text or a row of a problems file gives it: the problem, its `weight` (1 unless
+    given) and the `datatype` and GEMM `layout` of the kernels it asks for (None: not given)."""
+
+    problem: Problem
+    weight: float = 1.0
+    datatype: str | None = None
+    layout: str | None = None
+
+
+def parse_row(fields: Mapping[str, Any], kinds: Sequence[str], where: str, checked: bool = True) -> ProblemRow:
+    """The row's problem (a GEMM one when the fields name M, or the library holds only GEMM kernels, else a conv
+    one; `checked`: as `gemm_problem`'s), its `weight` (`problem_weight`) and its `datatype` and `layout`: a
+    datatype ckast has for the problem's kind, a layout only for GEMM (a convolution's follows its rank).
+    ProblemError naming `where` and the field. The one reader of problems: `ckast select`, `list/generate --for`
+    and `bench emit` all read rows here."""
+    from ckast.config.knobs import DATATYPES, GEMM_LAYOUTS
+
+    weight = problem_weight(fields, where)
+    chosen = {f: fields.get(f) for f in PART_FIELDS}
+    fields = {k: v for k, v in fields.items() if k != WEIGHT and k not in PART_FIELDS}
+    gemm = "M" in fields or "m" in fields or tuple(kinds) == ("gemm",)
+    problem = gemm_problem(fields, where, checked) if gemm else conv_problem(fields, where, checked)
+    allowed = {"datatype": DATATYPES[problem.kind], "layout": GEMM_LAYOUTS if gemm else ()}
+    part: dict[str, str | None] = {}
+    for name, value in chosen.items():
+        if value is None or value == "":
+            part[name] = None
+            continue
+        text = value.strip() if isinstance(value, str) else value
+        if not allowed[name]:
+            raise ProblemError(name, "a convolution's layout follows its rank; only a GEMM problem names one", where)
+        if text not in allowed[name]:
+            raise ProblemError(name, f"{shorten(repr(value))} is not one of {', '.join(allowed[name])}", where)
+        part[name] = text
+    return ProblemRow(problem, weight, **part)
 
 
 def problem_weight(fields: Mapping[str, Any], where: str) -> float:
@@ -103,23 +149,29 @@ def problem_fields(problem: Problem) -> dict[str, Any]:
     return {"kind": problem.kind, **fields}
 
 
-def problem_label(problem: Problem) -> str:
-    """A problem in the spellings `--problem` reads (conv C and K over all groups; strides, dilations and pads
-    shown where not 1, 1 and 0)."""
-    if not isinstance(problem, ConvProblem):
-        return f"M={problem.M},N={problem.N},K={problem.K}" + (f",k_batch={problem.k_batch}" if problem.k_batch > 1
-                                                               else "")
-    axes = AXES[3 - problem.ndim:]
-    pairs = [("G", problem.G), ("N", problem.N), ("C", problem.C * problem.G), ("K", problem.K * problem.G),
-             *((f"{'DHW'[AXES.index(a)]}i", i) for a, i in zip(axes, problem.input)),
-             *(("ZYX"[AXES.index(a)], f) for a, f in zip(axes, problem.filter))]
-    for name, values, plain in (("stride", problem.stride, 1), ("dilation", problem.dilation, 1)):
-        pairs += [(f"{name}_{a}", v) for a, v in zip(axes, values) if v != plain]
-    for a, left, right in zip(axes, problem.left_pad, problem.right_pad):
-        pairs += [(f"pad_{a}", left)] if left == right else [(f"left_pad_{a}", left), (f"right_pad_{a}", right)]
-    pairs += [(f, v) for f, v in (("k_batch", problem.k_batch), ("direction", problem.direction))
-              if v not in (1, "forward")]
-    return ",".join(f"{k}={v}" for k, v in pairs if not (k.startswith("pad_") and v == 0))
+def problem_label(problem: Problem, datatype: str | None = None, layout: str | None = None) -> str:
+    """A problem in the spellings `--problem` reads, and the `datatype` and `layout` of its kernels when given:
+    how output names a problem (a GEMM's variant and D fields where not standard; conv C and K over all groups,
+    strides, dilations and pads shown where not 1, 1 and 0)."""
+    if isinstance(problem, GemmProblem):
+        pairs: list[tuple[str, Any]] = [("M", problem.M), ("N", problem.N), ("K", problem.K)]
+        pairs += [("k_batch", problem.k_batch)] if problem.k_batch > 1 else []
+        pairs += [("variant", problem.variant)] if problem.variant != "standard" else []
+        pairs += [(f, getattr(problem, f)) for f in D_FIELDS] if problem.variant == "multi_d" else []
+    else:
+        axes = AXES[3 - problem.ndim:]
+        pairs = [("G", problem.G), ("N", problem.N), ("C", problem.C * problem.G), ("K", problem.K * problem.G),
+                 *((f"{'DHW'[AXES.index(a)]}i", i) for a, i in zip(axes, problem.input)),
+                 *(("ZYX"[AXES.index(a)], f) for a, f in zip(axes, problem.filter))]
+        for name, values, plain in (("stride", problem.stride, 1), ("dilation", problem.dilation, 1)):
+            pairs += [(f"{name}_{a}", v) for a, v in zip(axes, values) if v != plain]
+        for a, left, right in zip(axes, problem.left_pad, problem.right_pad):
+            if left or right:
+                pairs += [(f"pad_{a}", left)] if left == right else [(f"left_pad_{a}", left), (f"right_pad_{a}", right)]
+        pairs += [(f, v) for f, v in (("k_batch", problem.k_batch), ("direction", problem.direction))
+                  if v not in (1, "forward")]
+    pairs += [(f, v) for f, v in (("datatype", datatype), ("layout", layout)) if v is not None]
+    return ",".join(f"{k}={v}" for k, v in pairs)
 
 
 def describe(predictor: Predictor) -> dict[str, Any]:
@@ -144,9 +196,11 @@ def selection(library_dir: Path, texts: Sequence[str], problems_file: Path | Non
     predictor = load_predictor(model_dir)
 
     def resolved(label: str, fields: Mapping[str, Any], where: str, checked: bool) -> tuple[str, Problem, Part]:
-        problem = parse_problem(fields, library.kinds, where, checked)
+        row = parse_row(fields, library.kinds, where, checked)
+        problem = row.problem
         try:
-            return label, problem, library.part(problem, datatype, layout)
+            return label, problem, library.part(problem, row.datatype or datatype, row.layout or layout,
+                                                given=_given(row, where))
         except LibraryError:
             check(problem, where)  # a problem that breaks a rule is refused for it, as when it is read checked
             raise
@@ -156,6 +210,11 @@ def selection(library_dir: Path, texts: Sequence[str], problems_file: Path | Non
     parts = itertools.chain(given, (resolved(label, fields, label, False) for label, fields in rows))
     head = {"library": str(library_dir), "predictor": describe(predictor), "layers": list(layers)}
     return head, _rankings(parts, library, predictor, top, with_features, why_not, tuple(layers))
+
+
+def _given(row: ProblemRow, where: str) -> Mapping[str, str]:
+    """How messages name the datatype and layout `row` gives (`where: datatype`), for `Library.part`."""
+    return {f: f"{where}: {f}" for f in PART_FIELDS if getattr(row, f) is not None}
 
 
 def _rankings(parts: Iterator[tuple[str, Problem, Part]], library: Library, predictor: Predictor, top: int,
@@ -218,7 +277,8 @@ def _ranked(label: str, ranking: Ranking, library: Library, hw, top: int, with_f
         matrix = features.matrix(problem, part.table, hw)[shown]
         for entry, row in zip(entries, matrix):
             entry["features"] = dict(zip(features.names, (float(v) for v in row)))
-    return {"problem": label, "fields": problem_fields(problem), "arch": part.arch, "datatype": part.datatype,
+    return {"problem": label, "shape": problem_label(problem), "fields": problem_fields(problem), "arch": part.arch,
+            "datatype": part.datatype,
             "kernels": len(part), "applicable": int(ranking.applicable.sum()), "refused": dict(ranking.refused),
             "top": entries, "why_not": [_why_not(ranking, library, name) for name in why_not]}
 
@@ -285,7 +345,8 @@ def text(head: Mapping[str, Any], problem: Mapping[str, Any]) -> list[str]:
 
     p = head["predictor"]
     model = "analytic model" if p["name"] == "analytic" else f"LightGBM model {p['model']} ({p['trees']} trees)"
-    lines = [f"{problem['problem']} ({_kind(problem['fields'])}, {problem['datatype']}, {problem['arch']}): "
+    shape = "" if problem["shape"] == problem["problem"] else f"{problem['shape']}; "  # a file row: its shape
+    lines = [f"{problem['problem']} ({shape}{_kind(problem['fields'])}, {problem['datatype']}, {problem['arch']}): "
              f"{problem['applicable']} of {quantity(problem['kernels'], 'kernel')} applicable "
              f"({describe_layers(head['layers'])}); {model} (estimates)"]
     if not problem["applicable"]:

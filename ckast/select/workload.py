@@ -16,14 +16,22 @@ Two choices, each deterministic (ties go to the kernel first by name):
   set.
 - `budget(N)`: greedy facility location, maximising the weighted mean efficiency, a monotone submodular
   function: the greedy set is within (1 - 1/e) of the best set of N. The gains of all kernels are computed
-  at once per step (numpy over problems x kernels). Coverage comes first when it must: if the greedy N
-  leave a served problem without an applicable kernel, the choice starts again from a greedy cover of the
-  applicability (most uncovered problems, then the larger weighted efficiency) and fills up to N by
-  facility location; a cover larger than N is kept whole and the choice says by how much it exceeds N.
+  at once per step (numpy over problems x kernels, 1,024 problems at a time). Coverage comes first when it
+  must: if the greedy N leave a served problem without an applicable kernel, the choice starts again from a
+  greedy cover of the applicability (most uncovered problems, then the larger weighted efficiency) and fills
+  up to N by facility location; a cover larger than N is kept whole and the choice says by how much it
+  exceeds N.
+
+Rows of one problem (and part) are scored and chosen for once, as one problem weighing their weights together
+and counting as many in a set cover. The choice holds one distinct problems x kernels matrix (the scorer's,
+made the efficiencies in place; copied only to leave out the problems not served), so a workload is bounded:
+`PROBLEMS_MAX` rows and `PAIRS_MAX` (distinct problem, kernel) pairs.
 """
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,11 +46,14 @@ from ckast.wording import quantity
 from .evaluate import efficiency_figures
 from .library import Library, LibraryError
 from .problem import Problem, ProblemError
-from .report import WEIGHT, parse_problem, problem_label, problem_weight, read_problems
+from .report import PROBLEMS_MAX, parse_row, problem_label, read_problems
 
-PART_FIELDS = ("datatype", "layout")
-"""The fields of a workload row that choose the part of a library of several datatypes or layouts."""
 _TOLERANCE = 1e-9
+PAIRS_MAX = 1 << 27
+"""The most (distinct problem, kernel) pairs a workload's choice holds (a matrix of 8-byte efficiencies, and one
+more when some problems are not served: about 1 GiB each at the limit)."""
+_ROWS = 1024
+"""Problems per step where a choice sums over problems (its temporaries are this many rows of the matrix)."""
 
 
 class WorkloadError(CkastError, ValueError):
@@ -59,18 +70,44 @@ class Workload:
     weights: np.ndarray = attrs.field(eq=False)
     parts: tuple[tuple[str | None, str | None], ...]
 
+    def distinct(self) -> tuple[Workload, np.ndarray]:
+        """Its distinct rows (problem and part) in the order they first come, each labelled as its first row and
+        weighing its rows' weights together; and per row, the index of its distinct row."""
+        first: dict[tuple, int] = {}
+        rows = np.array([first.setdefault(key, len(first)) for key in zip(self.problems, self.parts)], dtype=np.int64)
+        heads = np.unique(rows, return_index=True)[1]  # each distinct row's first row
+        weights = np.bincount(rows, weights=self.weights, minlength=len(first))
+        return Workload(tuple(self.labels[i] for i in heads), tuple(self.problems[i] for i in heads), weights,
+                        tuple(self.parts[i] for i in heads)), rows
 
-def read_workload(path: Path, kinds: Sequence[str]) -> Workload:
-    """The problems of the file at `path` (a GEMM row names M, or the library holds GEMM kernels only);
-    WorkloadError naming the file, the row and the field of the first bad one."""
+
+def read_workload(path: Path, kinds: Sequence[str], kernels: int = 1) -> Workload:
+    """The problems of the file at `path` (rows as `report.parse_row` reads them; a GEMM row names M, or the
+    library holds GEMM kernels only) for a choice among `kernels` kernels; WorkloadError naming the file, the row
+    and the field of the first bad one, or the row at which the weights' sum exceeds the largest float, or the
+    row beyond PROBLEMS_MAX rows or beyond the distinct problems such a choice holds (PAIRS_MAX). Rows of one
+    problem and part share one problem object."""
     labels, problems, weights, parts = [], [], [], []
+    total, distinct, most = 0.0, {}, PAIRS_MAX // max(kernels, 1)
     try:
         for label, fields in read_problems((), Path(path)):
-            fields = dict(fields)
-            weights.append(problem_weight(fields, label))
-            fields.pop(WEIGHT, None)  # checked: no part of the problem
-            parts.append(tuple(None if fields.get(f) is None else str(fields.pop(f)) for f in PART_FIELDS))
-            problems.append(parse_problem(fields, tuple(kinds), label))
+            if len(problems) == PROBLEMS_MAX:
+                raise WorkloadError(f"{path}: more than {PROBLEMS_MAX:,} problems, the most a workload holds; "
+                                    "merge repeated problems (a weight says how often one occurs) or split it")
+            row = parse_row(fields, tuple(kinds), label)
+            total += row.weight
+            if not math.isfinite(total):
+                raise ProblemError("weight", f"the weights up to this row sum beyond the largest number "
+                                             f"({sys.float_info.max:.3g}); scale them down", label)
+            part = (row.datatype, row.layout)
+            problem = distinct.setdefault((row.problem, part), row.problem)
+            if len(distinct) > most:
+                raise WorkloadError(f"{label}: more than {most:,} distinct problem{'s' * (most != 1)}, the most a "
+                                    f"choice among {quantity(kernels, 'kernel')} holds ({PAIRS_MAX:,} (problem, "
+                                    "kernel) pairs); split the workload or narrow the selection")
+            weights.append(row.weight)
+            parts.append(part)
+            problems.append(problem)
             labels.append(label)
     except ProblemError as exc:
         raise WorkloadError(str(exc)) from None
@@ -95,7 +132,8 @@ def predicted(predictor, layers: Sequence[str]) -> Scorer:
         rows: dict[int, tuple[Any, list[int]]] = {}
         for i, (problem, (datatype, layout)) in enumerate(zip(workload.problems, workload.parts)):
             try:
-                part = library.part(problem, datatype, layout)
+                given = {f: f for f, v in (("datatype", datatype), ("layout", layout)) if v is not None}
+                part = library.part(problem, datatype, layout, given=given)  # the row's label precedes the reason
             except LibraryError as exc:
                 reasons[i] = str(exc)
                 continue
@@ -149,12 +187,12 @@ class Scores:
 
     @classmethod
     def of(cls, library: Library, workload: Workload, scorer: Scorer) -> Scores:
-        tflops, reasons = scorer(library, workload)
-        scored = np.isfinite(tflops) & (tflops > 0)
-        best = np.where(scored, tflops, 0.0).max(axis=1, initial=0.0)
+        """The scores of `scorer`; its matrix becomes the efficiency matrix in place (no copy of its size)."""
+        efficiency, reasons = scorer(library, workload)
+        efficiency[~(np.isfinite(efficiency) & (efficiency > 0))] = 0.0
+        best = efficiency.max(axis=1, initial=0.0)
         served = best > 0
-        efficiency = np.zeros_like(tflops)
-        efficiency[served] = np.where(scored[served], tflops[served], 0.0) / best[served, None]
+        np.divide(efficiency, best[:, None], out=efficiency, where=served[:, None])
         why = tuple(None if s else (r or "no kernel scored") for s, r in zip(served, reasons))
         return cls(library.names, efficiency, served, why)
 
@@ -183,22 +221,29 @@ class Choice:
             "weighted_mean": float(np.average(eff, weights=weights))}
 
 
-def choose(scores: Scores, weights: np.ndarray, *, within: float | None = None, budget: int | None = None) -> Choice:
+def choose(scores: Scores, weights: np.ndarray, *, within: float | None = None, budget: int | None = None,
+           counts: np.ndarray | None = None) -> Choice:
     """The kernels to keep: `within` P percent of every served problem's best, or at most `budget` kernels of
-    the best weighted mean efficiency (see the module docstring). WorkloadError when no problem is served."""
+    the best weighted mean efficiency (see the module docstring); `counts`: how many problems each of `scores`'
+    stands for (default 1 each; a distinct problem's rows, which set cover counts). WorkloadError when no
+    problem is served."""
     if not scores.served.any():
         raise WorkloadError(f"no problem of the workload is served by any kernel of the selection "
                             f"({quantity(len(scores.served), 'problem')}; the first: {scores.reasons[0]})")
-    eff = scores.efficiency[scores.served]
-    w = np.asarray(weights, dtype=np.float64)[scores.served]
+    all_served = bool(scores.served.all())  # then the matrix is used as it is, not copied
+    eff = scores.efficiency if all_served else scores.efficiency[scores.served]
+    w = np.asarray(weights, dtype=np.float64)
+    w = w if all_served else w[scores.served]
+    m = np.ones(len(scores.served), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
+    m = m if all_served else m[scores.served]
     order = _name_order(scores.names)
     over = 0
     if within is not None:
-        kept = _cover(eff >= 1 - within / 100 - _TOLERANCE, eff, w, order, [])
+        kept = _cover(eff >= 1 - within / 100 - _TOLERANCE, eff, w, m, order, [])
     elif budget is not None:
         kept = _facility(eff, w, order, [], budget)
         if not (eff[:, kept] > 0).any(axis=1).all():
-            seed = _cover(eff > 0, eff, w, order, [])
+            seed = _cover(eff > 0, eff, w, m, order, [])
             over = max(0, len(seed) - budget)
             kept = _facility(eff, w, order, seed, max(budget, len(seed)))
     else:
@@ -216,17 +261,33 @@ def _name_order(names: Sequence[str]) -> np.ndarray:
 
 
 def _gains(eff: np.ndarray, w: np.ndarray, current: np.ndarray) -> np.ndarray:
-    """Each kernel's gain in weighted efficiency were it kept next."""
-    return (w[:, None] * np.maximum(eff - current[:, None], 0.0)).sum(axis=0)
+    """Each kernel's gain in weighted efficiency were it kept next (summed `_ROWS` problems at a time)."""
+    gains = np.zeros(eff.shape[1])
+    for lo in range(0, len(eff), _ROWS):
+        rows = slice(lo, lo + _ROWS)
+        gains += (w[rows, None] * np.maximum(eff[rows] - current[rows, None], 0.0)).sum(axis=0)
+    return gains
 
 
-def _cover(good: np.ndarray, eff: np.ndarray, w: np.ndarray, order: np.ndarray, kept: list[int]) -> list[int]:
-    """Greedy set cover: kernels added to `kept` until every problem has a `good` one."""
+def _counts(good: np.ndarray, rows: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Per kernel, how many of the problems `rows` (a mask; problem i counting `m[i]`) it is `good` for (`_ROWS`
+    problems at a time)."""
+    counts = np.zeros(good.shape[1], dtype=np.int64)
+    for lo in range(0, len(good), _ROWS):
+        chunk = slice(lo, lo + _ROWS)
+        counts += m[chunk][rows[chunk]] @ good[chunk][rows[chunk]]
+    return counts
+
+
+def _cover(good: np.ndarray, eff: np.ndarray, w: np.ndarray, m: np.ndarray, order: np.ndarray,
+           kept: list[int]) -> list[int]:
+    """Greedy set cover: kernels added to `kept` until every problem (problem i counting `m[i]`) has a `good`
+    one."""
     kept = list(kept)
     current = eff[:, kept].max(axis=1, initial=0.0)
     uncovered = ~good[:, kept].any(axis=1)
     while uncovered.any():
-        counts = good[uncovered].sum(axis=0)
+        counts = _counts(good, uncovered, m)
         pick = int(np.lexsort((order, -_gains(eff, w, current), -counts))[0])
         kept.append(pick)
         uncovered &= ~good[:, pick]
@@ -332,9 +393,18 @@ class WorkloadChoice:
     request: Request
     workload: Workload
     scores: Scores
+    """Of the workload's distinct problems (`Workload.distinct`)."""
     choice: Choice
+    """Its efficiencies and weights per row of the workload."""
+    rows: np.ndarray = attrs.field(eq=False)
+    """Per row of the workload, its distinct problem in `scores`."""
     builds: tuple[tuple[str, str], ...] = ()
     """Every kernel's (arch, variant), in the order of `scores.names`: what its build cost is estimated by."""
+
+    @property
+    def unserved(self) -> int:
+        """How many rows of the workload no kernel of the selection serves."""
+        return int((~self.scores.served[self.rows]).sum())
 
     @property
     def kept_names(self) -> list[str]:
@@ -348,12 +418,13 @@ class WorkloadChoice:
         c, s = self.choice, self.choice.summary()
         kept = np.array(c.kept)
         best = kept[np.argmax(self.scores.efficiency[:, kept], axis=1)]
-        problems = [{"problem": label, "shape": problem_label(problem), "weight": float(weight),
-                     "efficiency": float(eff) if served else None,
-                     "kernel": self.scores.names[int(k)] if served else None, "not_served": reason}
-                    for label, problem, weight, eff, k, served, reason
-                    in zip(self.workload.labels, self.workload.problems, self.workload.weights, c.efficiency, best,
-                           self.scores.served, self.scores.reasons)]
+        scores = self.scores
+        problems = [{"problem": label, "shape": problem_label(problem, *part), "weight": float(weight),
+                     "efficiency": float(eff) if scores.served[r] else None,
+                     "kernel": scores.names[int(best[r])] if scores.served[r] else None, "not_served": scores.reasons[r]}
+                    for label, problem, part, weight, eff, r
+                    in zip(self.workload.labels, self.workload.problems, self.workload.parts, self.workload.weights,
+                           c.efficiency, self.rows)]
         doc: dict[str, Any] = {
             "workload": str(self.request.workload), "scorer": self.request.scorer_name, "mode": c.mode,
             "value": c.value, "over_budget": c.over_budget, "kernels": len(self.scores.names),
@@ -411,7 +482,8 @@ def choose_for(names: Sequence[str], configs: Sequence[Mapping[str, Any]], reque
     from .applicability import LAYERS
 
     library = library_of(names, configs, where)
-    workload = read_workload(request.workload, library.kinds)
+    workload = read_workload(request.workload, library.kinds, len(library.names))
+    distinct, rows = workload.distinct()  # scored and chosen for once each
     if request.timings:
         from .kernel_table import read_kernel_table
         from .timings import read_timings
@@ -422,7 +494,9 @@ def choose_for(names: Sequence[str], configs: Sequence[Mapping[str, Any]], reque
         from .rank import load_predictor
 
         scorer = predicted(load_predictor(request.model), LAYERS)
-    scores = Scores.of(library, workload, scorer)
-    return WorkloadChoice(request, workload, scores,
-                          choose(scores, workload.weights, within=request.within, budget=request.budget),
+    scores = Scores.of(library, distinct, scorer)
+    choice = choose(scores, distinct.weights, within=request.within, budget=request.budget,
+                    counts=np.bincount(rows, minlength=len(distinct.problems)))
+    per_row = attrs.evolve(choice, efficiency=choice.efficiency[rows], weights=workload.weights)
+    return WorkloadChoice(request, workload, scores, per_row, rows,
                           tuple((str(c.get("arch")), str(c.get("variant"))) for c in configs))
