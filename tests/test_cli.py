@@ -155,3 +155,13 @@ def test_list_of_a_config_file_with_a_list_value_refuses_it(tmp_path):
     data = json.loads(result.output)
     assert [sum(c[s] for c in data["counts"]) for s in ("accepted", "refused")] == [1, 1]
     assert data["rejected"]["knob"][0]["problems"] == ["[128] is not an integer"]
+
+
+def test_emit_takes_every_config_option(tmp_path):
+    """`--config A --config B` is A and B, as for the other commands (and as `--config A B`), not B alone."""
+    a, b = EXAMPLES / "gemm_standard.json", EXAMPLES / "gemm_preshuffle.json"
+    for out, args in ((tmp_path / "options", ["--config", a, "--config", b]), (tmp_path / "files", ["--config", a, b])):
+        assert run("emit", *map(str, args), "-o", str(out)).exit_code == 0
+    names = [[k["name"] for k in json.loads((tmp_path / d / "manifest.json").read_text())["kernels"]]
+             for d in ("options", "files")]
+    assert names[0] == names[1] and len(names[0]) == 4
