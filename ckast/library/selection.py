@@ -17,13 +17,13 @@ class SelectionError(CkastError, ValueError):
 
 
 def check_names(arch: str, profile: str) -> None:
-    """SelectionError unless `arch` (when given) and the API profile `profile` are names ckast knows."""
+    """SelectionError unless `arch` and the API profile `profile` (each when given) are names ckast knows."""
     from ckast.arch import ARCH_NAMES
     from ckast.catalog import profile_names
 
     if arch and arch not in ARCH_NAMES:
         raise SelectionError(f"unknown arch {arch!r}; known: {', '.join(ARCH_NAMES)}")
-    if profile not in profile_names():
+    if profile and profile not in profile_names():
         raise SelectionError(f"unknown CK API profile {profile!r}; known: {', '.join(profile_names())}")
 
 
