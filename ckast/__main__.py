@@ -8,18 +8,19 @@ import sys
 
 def run() -> None:
     from ckast.interrupt import Interrupted, handling
-    from ckast.output.replay import replay
 
     try:
-        with handling():
+        with handling(process=True):  # from here on no signal is lost (the command line's is the same block)
+            from ckast.output.replay import replay
+
             if replay(sys.argv[1:]):
                 return
+            from ckast.cli import main
+
+            main()
     except Interrupted as exc:
         print(f"ckast: {exc}", file=sys.stderr)
         sys.exit(exc.exit_status)
-    from ckast.cli import main
-
-    main()
 
 
 if __name__ == "__main__":

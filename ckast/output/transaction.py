@@ -12,7 +12,8 @@ point changes nothing there (the next run deletes its staging directory).
 - Runs into one directory take turns (`ckast.output.lock`); when the run ends nothing of it is left
   beside the directory (and a directory never created stays so).
 - A signal (`ckast.interrupt`) stops a run before the swap (the directory unchanged) or after it (the
-  new tree in place): the swap and what must follow it run to their end first. The staging tree is
+  new tree in place): the swap and what must follow it run to their end first. A signal whose exception
+  was lost on its way (`ckast.interrupt.check`) stops the run when it starts or before its swap. The staging tree is
   deleted and the lock freed either way.
 """
 
@@ -30,7 +31,7 @@ from pathlib import Path
 import attrs
 
 from ckast.errors import CkastError
-from ckast.interrupt import Interrupted, deferred, settled
+from ckast.interrupt import Interrupted, check, deferred, settled
 
 from .lock import DirectoryLock, lock_path
 
@@ -109,6 +110,7 @@ class Transaction:
         self.previous: set[str] = set()
 
     def __enter__(self) -> Transaction:
+        check()  # a signal whose exception was lost on the way here
         self._check_target()
         try:
             self.lock.__enter__()
@@ -187,6 +189,7 @@ class Transaction:
                     _carry(entry.path, new)
             os.chmod(self.staging, stat.S_IMODE(os.stat(self.out).st_mode))
         _checkpoint("commit")
+        check()
         with deferred():
             self._swap(existed)
             self.committed = True
