@@ -8,9 +8,10 @@ import sys
 
 def run() -> None:
     from ckast.interrupt import Interrupted, handling
+    from ckast.streams import stdout_checked
 
     try:
-        with handling(process=True):  # from here on no signal is lost (the command line's is the same block)
+        with handling(process=True), stdout_checked():  # no signal is lost from here (one block for all)
             from ckast.output.replay import replay
 
             if replay(sys.argv[1:]):

@@ -177,3 +177,21 @@ def test_diff_refuses_a_side_naming_an_unknown_arch_or_profile(side, named):
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == f"ckast diff: {side}: {result.stderr.split(': ', 2)[2]}" and named in result.stderr
     assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("args", [["list", "--rule-set", "tiny", "--arch", "gfx942"], ["--version"]])
+def test_stdout_on_a_full_disk_is_one_line(args):
+    """Output that cannot be written (here /dev/full) is one line on stderr and exit 1, not a traceback, nor
+    Python's report of its flush at exit."""
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([sys.executable, "-m", "ckast", *args], stdout=full, stderr=subprocess.PIPE,
+                                text=True)
+    assert (result.returncode, result.stderr) == (1, "ckast: cannot write the output: No space left on device\n")
+
+
+def test_a_closed_pipe_ends_the_command_quietly():
+    """A reader that went away (`ckast list ... | head -1`): exit 1 as click gives it, and nothing on stderr."""
+    proc = subprocess.Popen([sys.executable, "-m", "ckast", "list", "--rule-set", "tiny", "--arch", "gfx942"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()
+    assert proc.wait() == 1 and proc.stderr.read() == ""
