@@ -48,7 +48,12 @@ def emit(config_paths: tuple[Path, ...], more: tuple[Path, ...], out_dir: Path, 
         ck_api = tree_profile(ck_include, ck_api)
     paths = (*config_paths, *more)
     key = run_key("emit", {"ck_api": ck_api, "format": run_format, "chunk_size": chunk_size}, paths)
-    remove_leftovers(out_dir)
+    from ckast.output import OutputError
+
+    try:
+        remove_leftovers(out_dir)
+    except OutputError as exc:
+        fail(exc)
     last = up_to_date(out_dir, key)
     if last is not None:
         head = _up_to_date_head(last, out_dir)
@@ -58,7 +63,6 @@ def emit(config_paths: tuple[Path, ...], more: tuple[Path, ...], out_dir: Path, 
         return
 
     from ckast.config import ConfigError, load_file
-    from ckast.output import OutputError
     from ckast.workflow.configs import emit_kernels
 
     problems: list[str] = []
