@@ -7,9 +7,9 @@ directory that breaks one is refused with one line (`PlaceError`, bad input: exi
   file system's limit on a name (255 bytes on most) and on a path.
 - What is written from a library (a selector, a benchmark driver, a model) goes outside the library
   (`refuse_inside`): the library stays what `generate` wrote.
-- It holds no other kind of ckast output (`check_kind`): a kernel tree (`emit`), a library (`generate`), a
-  selector (`select emit`), a benchmark driver (`bench emit`) or a model (`select train`), as its manifest
-  (or a model's spec file) says; a rerun of the same kind replaces its own files, another kind would delete
+- It holds no other kind of ckast output (`check_kind`): a kernel tree (`emit` and `generate` write the same
+  kind), a selector (`select emit`), a benchmark driver (`bench emit`) or a model (`select train`), as its
+  manifest (or a model's spec file) says; a run of the same kind replaces its files, another kind would delete
   them.
 """
 
@@ -24,9 +24,8 @@ from .transaction import OutputError
 if TYPE_CHECKING:
     from .manifest import Manifest
 
-KINDS = {"kernels": ("kernel tree", "ckast emit"), "library": ("library", "ckast generate"),
-         "selector": ("selector", "ckast select emit"), "bench": ("benchmark driver", "ckast bench emit"),
-         "model": ("model", "ckast select train")}
+KINDS = {"kernels": ("kernel tree", "ckast emit or ckast generate"), "selector": ("selector", "ckast select emit"),
+         "bench": ("benchmark driver", "ckast bench emit"), "model": ("model", "ckast select train")}
 """Each kind of output: what it is called, and the commands that write it."""
 MODEL_SPEC = "feature_spec.json"
 """The file that marks a model directory (`ckast.select.lightgbm_model.SPEC_FILE`), which has no manifest."""
@@ -103,10 +102,8 @@ def check_kind(out_dir: Path | str, kind: str) -> Manifest | None:
                           "choose another output directory)") from None
     if manifest is None:
         held = "model" if (Path(out_dir) / MODEL_SPEC).is_file() else None
-    elif manifest.selector is not None or manifest.bench is not None:
-        held = "selector" if manifest.selector is not None else "bench"
     else:
-        held = "library" if manifest.run is not None else "kernels"
+        held = "selector" if manifest.selector is not None else "bench" if manifest.bench is not None else "kernels"
     if held is not None and held != kind:
         name, commands = KINDS[held]
         raise PlaceError(f"{out_dir}: holds a {name} (written by {commands}), which a {KINDS[kind][0]} would "

@@ -262,7 +262,7 @@ def generate_library(output: PathLike, rule_set: str | None = None, arch: str | 
         done += count
         progress(done, total)  # type: ignore[misc]  # only passed on when given
 
-    with Transaction(out, on_wait=on_wait, kind="library") as tx:
+    with Transaction(out, on_wait=on_wait) as tx:
         if progress is not None:
             progress(0, total)
         rendered = render_into(kernels, tx.stage, jobs or default_jobs(), advance if progress else None, chunk_size)
