@@ -102,7 +102,7 @@ def handling(process: bool = False) -> Iterator[None]:
             check()
         raise
     finally:
-        _active, sys.unraisablehook = False, unraisable
+        _active, _raised, sys.unraisablehook = False, None, unraisable
         for sig, handler in previous.items():
             signal.signal(sig, signal.SIG_IGN if process else handler)
 

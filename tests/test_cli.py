@@ -167,8 +167,9 @@ def test_emit_takes_every_config_option(tmp_path):
     assert names[0] == names[1] and len(names[0]) == 4
 
 
-@pytest.mark.parametrize(("side", "named"), [("arch=gfx000", "unknown arch 'gfx000'; known: gfx908"),
-                                             ("ck-api=ck-1999.01", "unknown CK API profile 'ck-1999.01'; known: ck-2025")])
+@pytest.mark.parametrize(("side", "named"), [
+    ("arch=gfx000", "unknown arch 'gfx000'; known: gfx908"),
+    ("ck-api=ck-1999.01", "unknown CK API profile 'ck-1999.01'; known: ck-2025")])
 def test_diff_refuses_a_side_naming_an_unknown_arch_or_profile(side, named):
     """A key=value side is checked as the options are: one line naming the value and the known ones, exit 2
     (an unknown arch was a traceback, an unknown profile an empty library)."""

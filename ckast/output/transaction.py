@@ -13,8 +13,8 @@ point changes nothing there (the next run deletes its staging directory).
   beside the directory (and a directory never created stays so).
 - A signal (`ckast.interrupt`) stops a run before the swap (the directory unchanged) or after it (the
   new tree in place): the swap and what must follow it run to their end first. A signal whose exception
-  was lost on its way (`ckast.interrupt.check`) stops the run when it starts or before its swap. The staging tree is
-  deleted and the lock freed either way.
+  was lost on its way (`ckast.interrupt.check`) stops the run when it starts or before its swap. The
+  staging tree is deleted and the lock freed either way.
 """
 
 from __future__ import annotations
