@@ -8,18 +8,20 @@ import sys
 
 def run() -> None:
     from ckast.interrupt import Interrupted, handling
-    from ckast.output.replay import replay
+    from ckast.streams import stdout_checked
 
     try:
-        with handling():
+        with handling(process=True), stdout_checked():  # no signal is lost from here (one block for all)
+            from ckast.output.replay import replay
+
             if replay(sys.argv[1:]):
                 return
+            from ckast.cli import main
+
+            main()
     except Interrupted as exc:
         print(f"ckast: {exc}", file=sys.stderr)
         sys.exit(exc.exit_status)
-    from ckast.cli import main
-
-    main()
 
 
 if __name__ == "__main__":

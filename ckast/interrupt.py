@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -49,14 +50,33 @@ _owner = 0
 _held = 0
 _pending: int | None = None
 _settled = ""
+_raised: Interrupted | None = None
+"""The `Interrupted` the handler raised, kept in case it was lost (see `check`)."""
 
 
 def _raise(signum: int, _frame: FrameType | None) -> None:
-    global _pending
+    global _pending, _raised
     if _held:
         _pending = _pending or signum
         return
-    raise Interrupted(signum)
+    _raised = Interrupted(signum)
+    raise _raised
+
+
+def check() -> None:
+    """Raise again the `Interrupted` of a signal that came before, if there was one. CPython may run a signal's
+    handler from C code that drops what it raises and goes on (the compile of a module that has no bytecode yet
+    does): the signal is then in `_raised` only. `handling()` calls this when its block ends with status 0, and a
+    `Transaction` before it starts and before its swap, so that no signal is lost."""
+    if _raised is not None:
+        raise _raised
+
+
+def _unraisable(info: sys.UnraisableHookArgs) -> None:
+    """Python's report of an exception it had to drop (raised in a `__del__` or a weakref callback), but
+    silent for `Interrupted`: `check` raises it again."""
+    if not isinstance(info.exc_value, Interrupted):
+        sys.__unraisablehook__(info)
 
 
 @contextmanager
@@ -64,17 +84,25 @@ def handling(process: bool = False) -> Iterator[None]:
     """SIGINT and SIGTERM raise `Interrupted` inside the block (only in the main thread, where Python
     runs signal handlers; elsewhere the block runs as it is). The previous handlers come back after,
     unless the block is the whole `process` (a command line): then the signals are ignored from there
-    on, so that one arriving while the interpreter exits after a completed run changes nothing."""
-    global _active, _owner, _pending, _settled
+    on, so that one arriving while the interpreter exits after a completed run changes nothing. A block
+    that would end with status 0 (no exception, or `SystemExit` 0) after a signal raises its `Interrupted`
+    (`check`)."""
+    global _active, _owner, _pending, _settled, _raised
     if threading.current_thread() is not threading.main_thread() or _active:
         yield
         return
     previous = {sig: signal.signal(sig, _raise) for sig in SIGNALS}
-    _active, _owner, _pending, _settled = True, os.getpid(), None, ""
+    _active, _owner, _pending, _settled, _raised = True, os.getpid(), None, "", None
+    unraisable, sys.unraisablehook = sys.unraisablehook, _unraisable
     try:
         yield
+        check()
+    except SystemExit as exc:
+        if not exc.code:  # a command that completed: status 0 only if no signal came
+            check()
+        raise
     finally:
-        _active = False
+        _active, _raised, sys.unraisablehook = False, None, unraisable
         for sig, handler in previous.items():
             signal.signal(sig, signal.SIG_IGN if process else handler)
 
@@ -125,10 +153,10 @@ def interruptible(call: Callable[[], T]) -> T:
 
 
 def _in_child() -> None:
-    global _active, _held, _pending
+    global _active, _held, _pending, _raised
     if not _active:
         return
-    _active, _held, _pending = False, 0, None
+    _active, _held, _pending, _raised = False, 0, None, None
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:

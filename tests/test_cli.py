@@ -155,3 +155,44 @@ def test_list_of_a_config_file_with_a_list_value_refuses_it(tmp_path):
     data = json.loads(result.output)
     assert [sum(c[s] for c in data["counts"]) for s in ("accepted", "refused")] == [1, 1]
     assert data["rejected"]["knob"][0]["problems"] == ["[128] is not an integer"]
+
+
+def test_emit_takes_every_config_option(tmp_path):
+    """`--config A --config B` is A and B, as for the other commands (and as `--config A B`), not B alone."""
+    a, b = EXAMPLES / "gemm_standard.json", EXAMPLES / "gemm_preshuffle.json"
+    for out, args in ((tmp_path / "options", ["--config", a, "--config", b]), (tmp_path / "files", ["--config", a, b])):
+        assert run("emit", *map(str, args), "-o", str(out)).exit_code == 0
+    names = [[k["name"] for k in json.loads((tmp_path / d / "manifest.json").read_text())["kernels"]]
+             for d in ("options", "files")]
+    assert names[0] == names[1] and len(names[0]) == 4
+
+
+@pytest.mark.parametrize(("side", "named"), [
+    ("arch=gfx000", "unknown arch 'gfx000'; known: gfx908"),
+    ("ck-api=ck-1999.01", "unknown CK API profile 'ck-1999.01'; known: ck-2025")])
+def test_diff_refuses_a_side_naming_an_unknown_arch_or_profile(side, named):
+    """A key=value side is checked as the options are: one line naming the value and the known ones, exit 2
+    (an unknown arch was a traceback, an unknown profile an empty library)."""
+    result = subprocess.run([sys.executable, "-m", "ckast", "diff", "--rule-set", "tiny", "--arch", "gfx942", side,
+                             "arch=gfx942"], capture_output=True, text=True)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == f"ckast diff: {side}: {result.stderr.split(': ', 2)[2]}" and named in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("args", [["list", "--rule-set", "tiny", "--arch", "gfx942"], ["--version"]])
+def test_stdout_on_a_full_disk_is_one_line(args):
+    """Output that cannot be written (here /dev/full) is one line on stderr and exit 1, not a traceback, nor
+    Python's report of its flush at exit."""
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([sys.executable, "-m", "ckast", *args], stdout=full, stderr=subprocess.PIPE,
+                                text=True)
+    assert (result.returncode, result.stderr) == (1, "ckast: cannot write the output: No space left on device\n")
+
+
+def test_a_closed_pipe_ends_the_command_quietly():
+    """A reader that went away (`ckast list ... | head -1`): exit 1 as click gives it, and nothing on stderr."""
+    proc = subprocess.Popen([sys.executable, "-m", "ckast", "list", "--rule-set", "tiny", "--arch", "gfx942"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()
+    assert proc.wait() == 1 and proc.stderr.read() == ""

@@ -226,6 +226,8 @@ READER_CASES = [  # manifest -> (JSON path, rule)
     ({"run": []}, "run", "manifest.type"),
     ({"selector": {"parts": []}}, "selector.library", "manifest.required"),
     ({"selector": {"library": ""}}, "selector.library", "manifest.type"),
+    ({"selector": {"library": "/etc"}}, "selector.library", "manifest.path"),
+    ({"bench": {"library": "/"}}, "bench.library", "manifest.path"),
     ({"selector": {"library": "../lib", "parts": [{"kernels": -1}]}}, "selector.parts[0].kernels", "manifest.type"),
     ({"selector": {"library": "../lib", "applicability": [1]}}, "selector.applicability[0]", "manifest.type"),
     ([], "<root>", "manifest.type"),
@@ -263,3 +265,21 @@ def test_a_valid_manifest_reads_whole_and_its_files_only_inside_its_folder(tmp_p
     (tmp_path / "out" / "k.hpp").unlink()
     with pytest.raises(ManifestError, match=r"kernels\[0\]\.header: \"k\.hpp\": cannot read"):
         manifest.read("k.hpp")
+
+
+@pytest.mark.parametrize("key", ["selector", "bench"])
+def test_a_recorded_library_must_be_a_library(lib, tmp_path, key):
+    """A selector's or driver's manifest points `ckast jit` at its library's folder: a folder that holds no
+    library (`../..`, a folder of the user's) is refused with one line, so no manifest adds any folder to the
+    include path; the library it was emitted for is taken."""
+    from ckast.select.cxx.record import RecordError, recorded_library
+
+    out = tmp_path / "deep" / "sel"
+    out.mkdir(parents=True)
+    for record in ("../..", "../../secret.txt/..", "..", "../../lib/../deep"):
+        (out / "manifest.json").write_text(json.dumps({key: {"library": record}}))
+        with pytest.raises(RecordError, match=rf"^{out / 'manifest.json'}: {key}.library: .* holds no library "
+                                              r"\(no manifest listing kernels\)"):
+            recorded_library(out)
+    (out / "manifest.json").write_text(json.dumps({key: {"library": "../../lib"}}))
+    assert recorded_library(out) == lib

@@ -225,3 +225,132 @@ def test_a_users_file_where_a_kernel_goes_is_refused(trees, tmp_path):
     line = _refused(emit(NEW, out))
     assert name in line and "not written by ckast" in line
     assert (out / name).read_text() == "// the user's\n"
+
+
+# --- places: where a run may write -------------------------------------------------------------------------------
+
+
+def cli(*args: str | Path) -> subprocess.CompletedProcess:
+    """`ckast ARGS` run in this process (click's runner): a CompletedProcess as `ckast` gives."""
+    from click.testing import CliRunner
+
+    from ckast.cli import main
+
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)
+
+
+def _place_refused(result: subprocess.CompletedProcess, *needles: str) -> str:
+    """The one line of a run refused for its output directory: exit 2 (bad input), nothing on stdout."""
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ckast: ") and result.stdout == "", result.stderr
+    assert all(needle in lines[0] for needle in needles), lines[0]
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def kernels(tmp_path_factory) -> Path:
+    """A kernel tree `emit` wrote, used as the library of `select emit` and `bench emit`."""
+    out = tmp_path_factory.mktemp("kernels") / "lib"
+    assert emit(OLD, out).returncode == 0
+    return out
+
+
+def _commands(lib: Path, problems: Path) -> dict[str, list[str | Path]]:
+    return {"emit": ["emit", "--config", OLD], "generate": ["generate", "--config", OLD],
+            "select emit": ["select", "emit", "--library", lib],
+            "bench emit": ["bench", "emit", "--library", lib, "--problems", problems]}
+
+
+@pytest.mark.parametrize("command", ["emit", "generate", "select emit", "bench emit"])
+@pytest.mark.parametrize(("out", "where"), [(".", "is the current directory"), ("", "is the current directory"),
+                                            ("..", "holds the current directory")])
+def test_the_current_directory_is_no_output_directory(kernels, tmp_path, monkeypatch, command, out, where):
+    """`-o .` (or `-o ''`, or a directory above): the swap would take the directory from under the shell (it was
+    left in a deleted directory, and emit and generate then crashed in os.getcwd()): refused, nothing changed."""
+    here = tmp_path / "d" / "here"
+    here.mkdir(parents=True)
+    (here / "mine.txt").write_text("x")
+    problems = tmp_path / "problems.csv"
+    problems.write_text("M,N,K\n256,256,256\n")
+    inode = here.stat().st_ino
+    monkeypatch.chdir(here)
+    _place_refused(cli(*_commands(kernels, problems)[command], "-o", out), where,
+                   "would leave your shell in a deleted directory")
+    assert here.stat().st_ino == inode and sorted(p.name for p in here.iterdir()) == ["mine.txt"]
+    assert sorted(p.name for p in here.parent.iterdir()) == ["here"]
+
+
+@pytest.mark.parametrize("name", ["a" * 250, "a" * 256, f"{'b' * 300}/out"])
+def test_a_name_too_long_for_the_file_system_is_one_line(tmp_path, name):
+    """ENAMETOOLONG (the output directory's own name, or the staging tree's beside it) was a traceback."""
+    line = _place_refused(emit(OLD, tmp_path / name), "a name of the path is too long", "at most 242 bytes")
+    assert line.count("\n") == 0 and not list(tmp_path.iterdir())
+
+
+def test_a_path_too_long_for_the_file_system_is_one_line(tmp_path):
+    deep = tmp_path / "/".join(["d" * 200] * 21)  # each name allowed, the path longer than PATH_MAX
+    _place_refused(emit(OLD, deep / "out"), "the path is too long")
+
+
+def test_one_command_does_not_write_over_anothers_output(kernels, tmp_path):
+    """A directory holding another command's output (its manifest says which) is refused with one line naming
+    what is there: the files of the earlier run were deleted. A rerun of the same kind replaces its own."""
+    problems = tmp_path / "problems.csv"
+    problems.write_text("M,N,K\n256,256,256\n")
+    commands = _commands(kernels, problems)
+    made = {"emit": tmp_path / "tree", "select emit": tmp_path / "selector", "bench emit": tmp_path / "bench"}
+    for command, out in made.items():
+        assert cli(*commands[command], "-o", out).returncode == 0, command
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "feature_spec.json").write_text("{}")
+    made["select train"] = tmp_path / "model"
+    names = {"emit": "a kernel tree (written by ckast emit or ckast generate)",
+             "select emit": "a selector (written by ckast select emit)",
+             "bench emit": "a benchmark driver (written by ckast bench emit)",
+             "select train": "a model (written by ckast select train)"}
+    before = {out: snapshot(out) for out in made.values()}
+    for command in commands:
+        own = "emit" if command == "generate" else command  # both write a kernel tree
+        for other, out in made.items():
+            if other != own:
+                _place_refused(cli(*commands[command], "-o", out), f"{out}: holds {names[other]}")
+    assert {out: snapshot(out) for out in made.values()} == before
+    for command, out in (("select emit", made["select emit"]), ("bench emit", made["bench emit"]),
+                         ("generate", made["emit"])):  # a run of the same kind replaces its files
+        assert cli(*commands[command], "-o", out).returncode == 0, command
+
+
+def test_a_model_goes_outside_the_library_and_into_no_other_output(kernels, tmp_path):
+    """`select train -o` inside the library, which `select emit` and `bench emit` refuse, is refused by the same
+    rule, before any training; so is a directory holding another command's output."""
+    from ckast.output.places import PlaceError
+    from ckast.workflow.choosing import TimingRuns, train_model
+
+    runs = TimingRuns(kernels, None, None, ())  # nothing of the runs is read before the places are checked
+    for out, message in ((kernels, "is the library's own directory; the model goes into a directory of its own"),
+                         (kernels / "model", "inside the library")):
+        with pytest.raises(PlaceError, match=message):
+            train_model(runs, out)
+    cwd = os.getcwd()
+    os.chdir(kernels)
+    try:
+        with pytest.raises(PlaceError, match="holds the current directory"):
+            train_model(runs, "..")
+    finally:
+        os.chdir(cwd)
+    other = tmp_path / "other"
+    assert emit(OLD, other).returncode == 0
+    with pytest.raises(PlaceError, match="holds a kernel tree"):
+        train_model(TimingRuns(tmp_path / "lib", None, None, ()), other)
+    assert not (kernels / "model").exists()
+
+
+def test_the_model_marker_is_the_models_spec_file():
+    from ckast.output.places import MODEL_SPEC
+    from ckast.select.lightgbm_model import SPEC_FILE
+
+    assert MODEL_SPEC == SPEC_FILE

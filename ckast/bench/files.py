@@ -46,6 +46,6 @@ def write_driver(plan: Plan, library_dir: Path, out_dir: Path, chunk_kernels: in
     library = library_path(library_dir, out_dir)
     files = driver_files(plan, library, cut)
     manifest = {"run": {"command": "bench emit", "chunk_kernels": chunk_kernels}, "bench": {"library": library}}
-    with Transaction(out_dir, on_wait) as tx:
+    with Transaction(out_dir, on_wait, kind="bench") as tx:
         counts = write_tree(files, manifest, tx)
     return {**counts, "chunks": len(cut)}

@@ -53,12 +53,13 @@ def emit(library_dir, problems_file, out_dir, chunk_kernels, kernel_only):
     from ckast.bench.plan import LEFT_OUT_VARIANTS, plan
     from ckast.output import OutputError
     from ckast.select.applicability import KERNEL_ONLY, LAYERS, describe_layers
-    from ckast.select.library import LibraryError, refuse_output_in
+    from ckast.output.places import refuse_inside
+    from ckast.select.library import LibraryError
     from ckast.select.problem import ProblemError
 
     try:
         the_plan = plan(library_dir, problems_file, KERNEL_ONLY if kernel_only else LAYERS)
-        refuse_output_in(library_dir, out_dir, "the driver")
+        refuse_inside(library_dir, out_dir, "the driver")
         counts = write_driver(the_plan, library_dir, out_dir, chunk_kernels, on_wait=wait_message)
     except (LibraryError, ProblemError, ValueError) as exc:
         bad_input([str(exc)])

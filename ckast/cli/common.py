@@ -85,9 +85,10 @@ def wait_message(message: str) -> None:
 
 
 def fail(exc: Exception) -> NoReturn:
-    """A problem that is not the input's (the output directory, the environment): one line, exit 1."""
+    """A problem that is not the input's (the output directory, the environment): one line, exit 1 (or the
+    error's own `exit_status`: 2 for an output directory no run may write into)."""
     click.echo(f"ckast: {exc}", err=True)
-    sys.exit(1)
+    sys.exit(getattr(exc, "exit_status", 1))
 
 
 CK_API_HELP = ("The default is the API of the CK Tile headers `ckast check` compiles against (the amd-aiter "

@@ -12,8 +12,8 @@ from .common import HELP, CK_API_HELP, LazyChoice, bad_input, fail, profile_name
 
 
 @click.command(options_metavar="--config FILE -o DIR [OPTIONS]", context_settings=HELP)
-@click.option("--config", "config_path", required=True, type=click.Path(path_type=Path), metavar="FILE",
-              help="JSON kernel config file (more files may follow the options).")
+@click.option("--config", "config_paths", required=True, multiple=True, type=click.Path(path_type=Path),
+              metavar="FILE", help="JSON kernel config file (repeatable; more files may also follow the options).")
 @click.argument("more", nargs=-1, type=click.Path(path_type=Path), metavar="[FILE]...")
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path), metavar="DIR",
               help="Output directory.")
@@ -26,9 +26,9 @@ from .common import HELP, CK_API_HELP, LazyChoice, bad_input, fail, profile_name
 @click.option("--ck-include", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="CK include tree the kernels are for: its API profile (see `ckast api detect`) becomes the "
                    "default ck_api, and every kernel's ck_api must be it.")
-def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str | None, run_format: bool,
+def emit(config_paths: tuple[Path, ...], more: tuple[Path, ...], out_dir: Path, ck_api: str | None, run_format: bool,
          chunk_size: int, ck_include: Path | None) -> None:
-    """Validate the config FILEs (--config FILE, then any more) and write the kernels of all of them as one
+    """Validate the config FILEs (each --config FILE, then any more) and write the kernels of all of them as one
     run into DIR.
 
     Invalid input: one line per problem on stderr, exit status 2, nothing written.
@@ -46,9 +46,14 @@ def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str |
             fail(exc)
     if ck_include is not None:
         ck_api = tree_profile(ck_include, ck_api)
-    paths = (config_path, *more)
+    paths = (*config_paths, *more)
     key = run_key("emit", {"ck_api": ck_api, "format": run_format, "chunk_size": chunk_size}, paths)
-    remove_leftovers(out_dir)
+    from ckast.output import OutputError
+
+    try:
+        remove_leftovers(out_dir)
+    except OutputError as exc:
+        fail(exc)
     last = up_to_date(out_dir, key)
     if last is not None:
         head = _up_to_date_head(last, out_dir)
@@ -58,7 +63,6 @@ def emit(config_path: Path, more: tuple[Path, ...], out_dir: Path, ck_api: str |
         return
 
     from ckast.config import ConfigError, load_file
-    from ckast.output import OutputError
     from ckast.workflow.configs import emit_kernels
 
     problems: list[str] = []

@@ -115,7 +115,8 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
 @_DATA
 @_LIBRARY
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path),
-              help="The model directory to write (model_tflops.lgbm, feature_spec.json, cv_metrics.json).")
+              help="The model directory to write (model_tflops.lgbm, feature_spec.json, cv_metrics.json; not the "
+                   "library's).")
 @_SKIP_BAD
 @_KERNELS
 @click.option("--trees", type=click.IntRange(min=1), default=400, show_default=True, help="Boosting rounds.")

@@ -16,6 +16,17 @@ class SelectionError(CkastError, ValueError):
     """The selection cannot be served (unknown rule set, a datatype the set has not, a missing input)."""
 
 
+def check_names(arch: str, profile: str) -> None:
+    """SelectionError unless `arch` and the API profile `profile` (each when given) are names ckast knows."""
+    from ckast.arch import ARCH_NAMES
+    from ckast.catalog import profile_names
+
+    if arch and arch not in ARCH_NAMES:
+        raise SelectionError(f"unknown arch {arch!r}; known: {', '.join(ARCH_NAMES)}")
+    if profile and profile not in profile_names():
+        raise SelectionError(f"unknown CK API profile {profile!r}; known: {', '.join(profile_names())}")
+
+
 @attrs.frozen
 class Selection:
     """One library request: a rule set for an arch, or config files (`configs`; then `rule_set` and

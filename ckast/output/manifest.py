@@ -13,7 +13,8 @@ manifest, the JSON path and the rule. Every key is optional unless marked requir
 - `selector`: what `ckast select emit` records: `library` (required; the library's folder, relative to the
   selector's), `applicability` (layer names) and `parts` (objects);
 - `bench`: what `ckast bench emit` records: `library` (required; the library's folder, relative to the
-  driver's).
+  driver's). A recorded library is used only where it is one: a folder whose manifest lists kernels
+  (`ckast.select.cxx.record.recorded_library`).
 
 A listed path is relative to the manifest's folder, normalised (no empty, `.` or `..` component) and listed
 once per list; `Manifest.read` reads a listed file only where it stays inside that folder once symbolic links
@@ -222,10 +223,14 @@ class _Reader:
                     raise self.fail(at, f"{shown(rel)} is also kernel {owner[rel]}'s file", "manifest.files")
 
     def library(self, obj: Mapping[str, Any], at: str) -> None:
-        """`obj["library"]` (of the record `at`) is a folder's path: a non-empty string without NUL."""
+        """`obj["library"]` (of the record `at`) is a folder's path relative to the manifest's: a non-empty
+        string without NUL, not absolute."""
         library = self.typed(obj["library"], f"{at}.library", str, "a path (a string)")
         if not library or "\0" in library:
             raise self.fail(f"{at}.library", f"{shown(library)} is not a folder's path")
+        if library.startswith("/"):
+            raise self.fail(f"{at}.library", f"{shown(library)} is absolute; the library's folder is recorded "
+                                             "relative to the manifest's", "manifest.path")
 
     def selector(self, data: Any) -> Mapping[str, Any]:
         obj = self.fields(data, "selector", _SELECTOR, ("library",))

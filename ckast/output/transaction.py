@@ -12,8 +12,9 @@ point changes nothing there (the next run deletes its staging directory).
 - Runs into one directory take turns (`ckast.output.lock`); when the run ends nothing of it is left
   beside the directory (and a directory never created stays so).
 - A signal (`ckast.interrupt`) stops a run before the swap (the directory unchanged) or after it (the
-  new tree in place): the swap and what must follow it run to their end first. The staging tree is
-  deleted and the lock freed either way.
+  new tree in place): the swap and what must follow it run to their end first. A signal whose exception
+  was lost on its way (`ckast.interrupt.check`) stops the run when it starts or before its swap. The
+  staging tree is deleted and the lock freed either way.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 import attrs
 
 from ckast.errors import CkastError
-from ckast.interrupt import Interrupted, deferred, settled
+from ckast.interrupt import Interrupted, check, deferred, settled
 
 from .lock import DirectoryLock, lock_path
 
@@ -41,7 +42,10 @@ ckast's, so the next run removes it."""
 
 
 class OutputError(CkastError):
-    """The output directory cannot take the run (one line; nothing was changed)."""
+    """The output directory cannot take the run (one line; nothing was changed). The command line exits with
+    `exit_status`."""
+
+    exit_status = 1
 
 
 @attrs.frozen
@@ -95,11 +99,13 @@ class Transaction:
     """`with Transaction(out_dir) as tx:` write through `tx.stage`, then `tx.commit(files)`; leaving
     the block without a commit (an error) leaves the output directory as it was. OSErrors become
     one-line `OutputError`s. `owned`: the names of the files that are ckast's in a directory without a
-    manifest (a model directory), instead of a previous run's manifest list."""
+    manifest (a model directory), instead of a previous run's manifest list. `kind`: what the run writes (a
+    key of `places.KINDS`); the directory must be a place for it (`places`: else `PlaceError`)."""
 
     def __init__(self, out_dir: Path, on_wait: Callable[[str], None] | None = None,
-                 owned: frozenset[str] | None = None) -> None:
+                 owned: frozenset[str] | None = None, kind: str = "kernels") -> None:
         self.owned = owned
+        self.kind = kind
         self.shown = Path(out_dir)
         self.out = Path(os.path.realpath(out_dir))
         self.staging, self.aside = leftover_paths(self.out)
@@ -109,6 +115,7 @@ class Transaction:
         self.previous: set[str] = set()
 
     def __enter__(self) -> Transaction:
+        check()  # a signal whose exception was lost on the way here
         self._check_target()
         try:
             self.lock.__enter__()
@@ -147,16 +154,13 @@ class Transaction:
     def _previous_files(self) -> set[str]:
         """The files the previous run produced: its manifest's list and the manifest (and the stamp an
         older ckast kept in the tree), or the `owned` files. OutputError when there is a manifest that is not
-        ckast's to read: which files there are ckast's is unknown then."""
-        from .manifest import ManifestError, manifest_in
+        ckast's to read (which files there are ckast's is unknown then), PlaceError when the directory holds
+        another kind of output (`places.check_kind`)."""
+        from .places import check_kind
 
+        manifest = check_kind(self.shown, self.kind)
         if self.owned is not None:
             return set(self.owned)
-        try:
-            manifest = manifest_in(self.shown)
-        except ManifestError as exc:
-            raise OutputError(f"{exc} (so which files there are ckast's is unknown: move the manifest away or "
-                              "choose another output directory)") from None
         if manifest is None:
             return {OLD_STAMP} if (self.out / OLD_STAMP).exists() else set()
         return {*(manifest.files or ()), MANIFEST, OLD_STAMP}
@@ -187,6 +191,7 @@ class Transaction:
                     _carry(entry.path, new)
             os.chmod(self.staging, stat.S_IMODE(os.stat(self.out).st_mode))
         _checkpoint("commit")
+        check()
         with deferred():
             self._swap(existed)
             self.committed = True
@@ -218,6 +223,9 @@ class Transaction:
             os.rename(self.aside, self.staging)
 
     def _check_target(self) -> None:
+        from .places import check_place
+
+        check_place(self.shown)
         parent = self.out.parent
         if self.out == parent:
             raise OutputError(f"{self.shown}: cannot be the root directory")
@@ -250,7 +258,10 @@ def _read_only(directory: Path) -> bool:
 def remove_leftovers(out_dir: Path) -> None:
     """Delete what a killed run left beside `out_dir` (its staging tree, its lock file), unless a run is
     under way there now (a command that finds its tree up to date, and so starts no transaction, calls it
-    first)."""
+    first). PlaceError when `out_dir` is no place for a run (`places.check_place`)."""
+    from .places import check_place
+
+    check_place(out_dir)
     out = Path(os.path.realpath(out_dir))
     if not any(p.exists() for p in (*leftover_paths(out), lock_path(out))):
         return

@@ -118,12 +118,14 @@ def render_selection(request: Request, label: str) -> Side:
     from ckast.config import ConfigError
     from ckast.emit import tree_files
     from ckast.library import SelectionError, build
+    from ckast.library.selection import check_names
     from ckast.library.generate import render_all
     selection = request.selection
     if not selection.configs and (not selection.rule_set or not selection.arch):
         raise SideError(f"{label}: a selection needs a rule set and an arch ({argument('rule_set')}, "
                         f"{argument('arch')}) or a config file")
     try:
+        check_names(selection.arch, selection.ck_api)
         library = build(selection)
         emitted = render_all(library.kernels(), request.jobs)
     except SelectionError as exc:

@@ -183,12 +183,3 @@ def load_library(path: Path) -> Library:
             raise LibraryError(resolved.issues[0].line(str(manifest.path)))
         configs.append(as_dict(resolved.config))
     return Library(Path(path), tuple(k.name for k in manifest.kernels), tuple(configs))
-
-
-def refuse_output_in(library_dir: Path, out: Path, what: str) -> None:
-    """LibraryError when the output directory `out` (-o) is the library's own directory or inside it: `what`
-    goes into a directory of its own, so that the library stays what `generate` wrote."""
-    library, target = Path(library_dir).resolve(), Path(out).resolve()
-    if target == library or library in target.parents:
-        where = "the library's own directory" if target == library else f"inside the library {library_dir}"
-        raise LibraryError(f"-o: {out} is {where}; {what} goes into a directory of its own")

@@ -259,7 +259,7 @@ def write_model(out_dir: Path, booster, spec: Mapping[str, Any], cv: Mapping[str
         out_dir.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(f"{out_dir}: cannot create its parent directory: {exc.strerror or exc}") from None
-    with Transaction(out_dir, owned=frozenset({*files, MODEL_FILE + ".gz"})) as tx:
+    with Transaction(out_dir, owned=frozenset({*files, MODEL_FILE + ".gz"}), kind="model") as tx:
         for name, text in files.items():
             tx.stage.write(name, text)
         tx.commit(set(files))

@@ -250,21 +250,27 @@ def train_model(timings: TimingRuns, output: PathLike, *, trees: int = 400, fold
     Raises:
         TrainError: the runs cannot make one model, or `folds` is 1.
         MissingPackage: lightgbm is not installed.
-        OutputError: the model directory cannot be written (it is left as it was).
+        OutputError: the model directory cannot be written (it is left as it was); `PlaceError` when it is
+            no place for a model (`ckast.output.places`: the library's directory, another command's output).
     """
     from ckast.arch.hardware import hardware
+    from ckast.output.places import check_kind, check_place, refuse_inside
     from ckast.output.transaction import OutputError
     from ckast.cores import default_jobs
     from ckast.select.train import ONE_FOLD, TrainError, dataset, train, write_model
 
     if folds == 1:
         raise TrainError(f"{argument('folds')}: {ONE_FOLD}")
+    check_place(output)  # before training, as the transaction that writes the model will
+    refuse_inside(timings.library_dir, output, "the model")
+    if Path(output).is_dir():
+        check_kind(output, "model")
     rows = dataset(list(timings.timings.runs), timings.library, hardware)
     booster, spec, cv = train(rows, trees, folds, seed, jobs or default_jobs(), progress)
     try:
         write_model(Path(output), booster, spec, cv)
     except OutputError as exc:
-        raise OutputError(f"cannot write the model: {exc}") from None
+        raise type(exc)(f"cannot write the model: {exc}") from None
     return TrainResult(Path(output), len(timings.timings.runs), len(rows.tflops), len(rows.problems), spec, cv)
 
 

@@ -56,18 +56,15 @@ def _selection(rule_set: str | None, arch: str | None, datatypes: str | Iterable
                configs: PathLike | Iterable[PathLike], checked: bool = True) -> Selection:
     """The library request of the options; `checked`: it must name a rule set and an arch (or config files),
     and only names ckast knows (else SelectionError)."""
-    from ckast.arch import ARCH_NAMES
-    from ckast.catalog import DEFAULT_PROFILE, profile_names
+    from ckast.catalog import DEFAULT_PROFILE
+    from ckast.library.selection import check_names
 
     files = tuple(path_list(configs))
     profile = ck_api or DEFAULT_PROFILE
     if checked:
         if not files and (not rule_set or not arch):
             raise SelectionError("a library needs a rule set and an arch (or config files)")
-        if arch and arch not in ARCH_NAMES:
-            raise SelectionError(f"unknown arch {arch!r}; known: {', '.join(ARCH_NAMES)}")
-        if profile not in profile_names():
-            raise SelectionError(f"unknown CK API profile {profile!r}; known: {', '.join(profile_names())}")
+        check_names(arch or "", profile)
     return Selection(rule_set or "", arch or "", profile, _names(datatypes), _names(ndims), _names(variants),
                      None if builder_conf is None else Path(builder_conf), files)
 

@@ -36,7 +36,8 @@ def run_manifest(folder: Path) -> Manifest | None:
 
 def recorded_library(folder: Path) -> Path | None:
     """The library folder the selector or benchmark driver in `folder` was emitted for; None when `folder` holds
-    neither (no manifest, or the manifest of another run)."""
+    neither (no manifest, or the manifest of another run). RecordError when the recorded folder is gone or holds
+    no library (a manifest listing kernels): a manifest cannot point `ckast jit` at any other folder."""
     manifest = run_manifest(folder)
     if manifest is None:
         return None
@@ -46,6 +47,11 @@ def recorded_library(folder: Path) -> Path | None:
             if not library.is_dir():
                 raise RecordError(f"{manifest.path}: {key}.library: {library} is not a folder (the library the "
                                   f"{what} was emitted for: emit it again, or give its folder with -I)")
+            held = run_manifest(library)
+            if held is None or not held.kernels:  # the record points elsewhere (/etc, ../..): nothing is read there
+                raise RecordError(f"{manifest.path}: {key}.library: {library} holds no library (no manifest listing "
+                                  f"kernels), so it is not the one the {what} was emitted for: emit it again, or "
+                                  "give the library's folder with -I")
             return library
     return None
 

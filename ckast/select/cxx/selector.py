@@ -631,13 +631,14 @@ def write_selector(library_dir, model_dirs: Sequence, out, layers: Sequence[str]
     from ckast.output.transaction import Transaction
     from ckast.output.tree import write_tree
     from ckast.select.forest import ModelError
-    from ckast.select.library import load_library, refuse_output_in
+    from ckast.output.places import refuse_inside
+    from ckast.select.library import load_library
     from ckast.select.lightgbm_model import load_model
 
     from .record import library_record
 
     library = load_library(Path(library_dir))
-    refuse_output_in(library_dir, out, "the selector")
+    refuse_inside(library_dir, out, "the selector")
     models = [load_model(Path(m)) for m in model_dirs]
     files, plans = selector_files(library, models, layers)
     for model in models:
@@ -651,7 +652,7 @@ def write_selector(library_dir, model_dirs: Sequence, out, layers: Sequence[str]
         "parts": [{"namespace": p.namespace, "kind": p.kind, "direction": p.direction, "ndim": p.ndim,
                    "datatype": p.datatype, "layout": p.layout, "kernels": len(p.part), "predictor": p.predictor,
                    **({"model": str(p.model.path)} if p.model is not None else {})} for p in plans]}}
-    with Transaction(Path(out)) as tx:
+    with Transaction(Path(out), kind="selector") as tx:
         counts = write_tree(files, manifest, tx)
     return {**counts, "parts": len(plans), "kernels": sum(len(p.part) for p in plans),
             "forests": sum(p.model is not None for p in plans)}
