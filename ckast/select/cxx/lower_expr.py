@@ -4,9 +4,10 @@
 - int: `std::int64_t`, `+ - *` as C++'s, `//` and `%` by `numeric.floor_divide_i64` / `remainder_i64`
   (numpy's), `ceil_div` as `-floor_divide_i64(-a, b)`, `min` / `max` / `gcd` by `std::`;
 - float: `double`, IEEE `+ - * /`, `std::ceil` / `floor` / `trunc`, and numpy's `//`, `%`, `min`, `max`
-  and the C library's `log2` by `numeric`'s helpers; a product that feeds a sum is kept in a local of its
-  own, so no compiler contracts the two into an FMA under the default `-ffp-contract=on` (code compiled
-  with `-ffp-contract=fast`, HIP's default, must turn contraction off);
+  and the C library's `log2` by `numeric`'s helpers, each result through `numeric.canonical_nan` (the
+  language's one NaN); a product that feeds a sum is kept in a local of its own, so no compiler
+  contracts the two into an FMA under the default `-ffp-contract=on` (code compiled with
+  `-ffp-contract=fast`, HIP's default, must turn contraction off);
 - bool: `bool`, `&& || !`, comparisons as C++'s (both sides are pure, so short-circuiting changes no
   value), `where` as `?:`; `float` of a bool is `b ? 1.0 : 0.0`, of an int a `static_cast<double>`.
 Problem fields are members of the problem struct (`problem_struct`): a spatial field's axes are the
@@ -162,12 +163,17 @@ class Lowering:
     def operand(self, node: Expr, axis: int | None) -> n.Expr:
         """A float sum's operand: a product (negated or not) goes to a local, so no FMA contracts the two."""
         built = self.child(node, axis)
-        inner = built.operand if isinstance(built, n.UnOp) else built
-        if isinstance(inner, n.BinOp) and inner.op == "*":
+        if _product(built):
             built = self.hoisted(node, built, axis)
         return built
 
     def op(self, node: Op, axis: int | None) -> n.Expr:
+        built = self.operation(node, axis)
+        if node.type is float and node.op not in ("where", "float"):
+            return num.call(num.CANONICAL_NAN, built)
+        return built
+
+    def operation(self, node: Op, axis: int | None) -> n.Expr:
         op, kind = node.op, node.args[0].type
         if op in ("==", "!=") and kind is str:
             return self.string_compare(node)
@@ -223,6 +229,16 @@ def lower_features(trees: Sequence[Expr], table: KernelTable, hw: Mapping[str, f
     """`trees` as C++ over the problem struct object `problem` (its fields read by name) and the kernel index
     `kernel` (a position in `table`); `hw` holds the hardware figures; names start `prefix`."""
     return _Staged(table, hw, problem, kernel, prefix).run(tuple(trees))
+
+
+_CANONICAL = n.ident(num.CANONICAL_NAN)
+
+
+def _product(built: n.Expr) -> bool:
+    """Whether `built` is a product, negated or not, through `canonical_nan` or not."""
+    while isinstance(built, n.UnOp) or isinstance(built, n.Call) and built.fn == _CANONICAL:
+        built = built.operand if isinstance(built, n.UnOp) else built.args[0]
+    return isinstance(built, n.BinOp) and built.op == "*"
 
 
 def _read(node: Expr) -> bool:

@@ -5,7 +5,8 @@ kernel column, else a scalar; a spatial problem field is an int64 array over the
 (`problem_values`). Each node is computed once per scope (trees evaluated in one scope share their
 common subtrees); a subtree that reads neither the problem nor the hardware is computed once per table
 and kept in its `cache`. Each operation is numpy's on the node's type (`nodes` states them); `log2` is
-the C library's, which the generated C++ calls (`_log2`).
+the C library's, which the generated C++ calls (`_log2`). A NaN a float operation yields is the canonical
+NaN (`canonical`): which sign numpy's loops give a NaN depends on the CPU they run on.
 
 `ProblemsScope` evaluates a tree for many problems at once: each problem field is a column with one row
 per problem (`problems_values`), and a value is an array of (problems, kernels), or (problems, 1) where
@@ -37,9 +38,27 @@ _KEPT = {frozenset(), frozenset(("kernel",))}
 """The sources of the subtrees a table's cache keeps."""
 
 
+NAN = np.float64(math.nan)
+"""The canonical NaN: the positive quiet NaN (`math.nan`'s bits; C++'s `quiet_NaN()`)."""
+_PASSED = frozenset(("where", "float"))
+"""The operations that yield one of their operands' values, or an exact float: no NaN of their own."""
+
+
+def canonical(x: Value) -> Value:
+    """`x` (a float operation's fresh result) with every NaN the canonical `NAN`: numpy's SIMD loops give
+    the NaN of, say, `log2(-1)` a sign that depends on the CPU, and two NaN operands either one's."""
+    if np.ndim(x) == 0:
+        return NAN if x != x else x
+    nan = np.isnan(x)
+    if nan.any():
+        np.copyto(x, NAN, where=nan)
+    return x
+
+
 def _log2(x: Value) -> Value:
     """The C library's log2 (`select.libm`), which the generated C++ (`std::log2`) calls; numpy and the C
-    library agree on zero, negative, infinite and NaN arguments, where `math.log2` raises."""
+    library agree on zero and infinite arguments, where `math.log2` raises, and give a NaN for negative
+    and NaN arguments (of a sign `canonical` makes the same)."""
     out = np.log2(x)
     regular = np.isfinite(x) & (x > 0)
     if np.ndim(out):
@@ -92,7 +111,8 @@ class Scope:
 
     def _compute(self, node: Expr) -> Value:
         if isinstance(node, Op):
-            return FUNCTIONS[node.op](*[self.value(a) for a in node.args])
+            out = FUNCTIONS[node.op](*[self.value(a) for a in node.args])
+            return canonical(out) if node.type is float and node.op not in _PASSED else out
         if isinstance(node, Const):
             return np.float64(node.value) if node.type is float else node.value
         if isinstance(node, Field):
