@@ -49,9 +49,8 @@ def canonical(x: Value) -> Value:
     the NaN of, say, `log2(-1)` a sign that depends on the CPU, and two NaN operands either one's."""
     if np.ndim(x) == 0:
         return NAN if x != x else x
-    nan = np.isnan(x)
-    if nan.any():
-        np.copyto(x, NAN, where=nan)
+    if np.isnan(np.minimum.reduce(x, axis=None, initial=math.inf)):  # NaN propagates: one pass, no new array
+        np.copyto(x, NAN, where=np.isnan(x))
     return x
 
 
