@@ -35,8 +35,9 @@ from ckast.data_files import cache_root, keep_bytes
 
 _FUNCTION = "_compile_and_eval"
 """attr._make's function that compiles and runs a generated script: (script, globs, locs, filename)."""
-_SALT = re.compile(r"(\bhash\(\(\n\s*)(-?\d+)(,)")
-"""The first item of the tuple a generated `__hash__` hashes: the class's salt."""
+_SALT = re.compile(r"(hash\(\(\n\s*)(-?\d+)(,)")
+"""The first item of the tuple a generated `__hash__` hashes: the class's salt (no `\\b`: the literal prefix is
+what makes the search fast)."""
 LIMIT = 4 << 20
 """The cache file's bound in bytes (the classes of every module of ckast take 0.8 MB)."""
 Entry = tuple[int, CodeType]
