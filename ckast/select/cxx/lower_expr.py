@@ -40,6 +40,7 @@ import numpy as np
 
 from ckast import nodes as n
 from ckast.select.expr import Const, Expr, Field, Lookup, Named, Op, Over, Scope, children
+from ckast.select.expr.nodes import PICKING
 from ckast.select.features.table import KernelTable
 
 from . import numeric as num
@@ -169,7 +170,7 @@ class Lowering:
 
     def op(self, node: Op, axis: int | None) -> n.Expr:
         built = self.operation(node, axis)
-        if node.type is float and node.op not in ("where", "float"):
+        if node.type is float and node.op not in PICKING:
             return num.call(num.CANONICAL_NAN, built)
         return built
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from ckast.select.libm import libm
 
-from .nodes import Col, Const, Expr, Field, Hw, Lookup, Named, Op, Over
+from .nodes import PICKING, Col, Const, Expr, Field, Hw, Lookup, Named, Op, Over
 
 if TYPE_CHECKING:
     from ckast.select.features.table import KernelTable
@@ -40,8 +40,6 @@ _KEPT = {frozenset(), frozenset(("kernel",))}
 
 NAN = np.float64(math.nan)
 """The canonical NaN: the positive quiet NaN (`math.nan`'s bits; C++'s `quiet_NaN()`)."""
-_PASSED = frozenset(("where", "float"))
-"""The operations that yield one of their operands' values, or an exact float: no NaN of their own."""
 
 
 def canonical(x: Value) -> Value:
@@ -111,7 +109,7 @@ class Scope:
     def _compute(self, node: Expr) -> Value:
         if isinstance(node, Op):
             out = FUNCTIONS[node.op](*[self.value(a) for a in node.args])
-            return canonical(out) if node.type is float and node.op not in _PASSED else out
+            return canonical(out) if node.type is float and node.op not in PICKING else out
         if isinstance(node, Const):
             return np.float64(node.value) if node.type is float else node.value
         if isinstance(node, Field):

@@ -82,6 +82,9 @@ SIGNATURES: Mapping[str, tuple[tuple[type, ...], type | None]] = {
 ARITY = {"neg": 1, "log2": 1, "ceil": 1, "floor": 1, "trunc": 1, "not": 1, "float": 1, "where": 3}
 """Operands of the operations that do not take two."""
 OPS = (*SIGNATURES, "where")
+PICKING = frozenset(("where", "float"))
+"""The operations whose float value is an operand's (`where`) or exact (`float` of an int or a bool): they
+make no NaN, so theirs is not made the canonical one (every other float operation's is)."""
 OVER: Mapping[str, type] = {"all": bool, "any": bool, "prod": int}
 """`Over`'s reductions and the type each takes (and gives)."""
 
