@@ -38,7 +38,7 @@ _FUNCTION = "_compile_and_eval"
 _SALT = re.compile(r"(hash\(\(\n\s*)(-?\d+)(,)")
 """The first item of the tuple a generated `__hash__` hashes: the class's salt (no `\\b`: the literal prefix is
 what makes the search fast)."""
-LIMIT = 4 << 20
+LIMIT = 2 << 20
 """The cache file's bound in bytes (the classes of every module of ckast take 0.8 MB)."""
 Entry = tuple[int, CodeType]
 """A script's salt (0 if it has none) and its code."""
