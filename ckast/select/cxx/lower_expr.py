@@ -4,10 +4,9 @@
 - int: `std::int64_t`, `+ - *` as C++'s, `//` and `%` by `numeric.floor_divide_i64` / `remainder_i64`
   (numpy's), `ceil_div` as `-floor_divide_i64(-a, b)`, `min` / `max` / `gcd` by `std::`;
 - float: `double`, IEEE `+ - * /`, `std::ceil` / `floor` / `trunc`, and numpy's `//`, `%`, `min`, `max`
-  and the C library's `log2` by `numeric`'s helpers, each result through `numeric.canonical_nan` (the
-  language's one NaN); a product that feeds a sum is kept in a local of its own, so no compiler
-  contracts the two into an FMA under the default `-ffp-contract=on` (code compiled with
-  `-ffp-contract=fast`, HIP's default, must turn contraction off);
+  and the C library's `log2` by `numeric`'s helpers; a product that feeds a sum is kept in a local of its
+  own, so no compiler contracts the two into an FMA under the default `-ffp-contract=on` (code compiled
+  with `-ffp-contract=fast`, HIP's default, must turn contraction off);
 - bool: `bool`, `&& || !`, comparisons as C++'s (both sides are pure, so short-circuiting changes no
   value), `where` as `?:`; `float` of a bool is `b ? 1.0 : 0.0`, of an int a `static_cast<double>`.
 Problem fields are members of the problem struct (`problem_struct`): a spatial field's axes are the
@@ -19,7 +18,7 @@ compute what reads them in Python (`Scope`) and emit the values.
 The plans: `lower_features` (here) computes trees per kernel, staged by what they read (features and the
 analytic model); `lower_predicate.lower_predicate` folds a conjunction of bool trees per kernel
 (applicability). `lower_features` turns trees into nodes whose values are bit-identical to
-`FeatureSet.matrix`'s:
+`FeatureSet.matrix`'s (a float value through `numeric.canonical_nan`, the language's one NaN):
 - a subtree that reads only kernel columns and hardware figures is computed here and emitted as
   `static constexpr <type> <prefix>_k<i>[]` (one entry per kernel of the table, indexed by the kernel's
   position) or, when every kernel has the same value, as a literal;
@@ -40,7 +39,6 @@ import numpy as np
 
 from ckast import nodes as n
 from ckast.select.expr import Const, Expr, Field, Lookup, Named, Op, Over, Scope, children
-from ckast.select.expr.nodes import PICKING
 from ckast.select.features.table import KernelTable
 
 from . import numeric as num
@@ -164,17 +162,12 @@ class Lowering:
     def operand(self, node: Expr, axis: int | None) -> n.Expr:
         """A float sum's operand: a product (negated or not) goes to a local, so no FMA contracts the two."""
         built = self.child(node, axis)
-        if _product(built):
+        inner = built.operand if isinstance(built, n.UnOp) else built
+        if isinstance(inner, n.BinOp) and inner.op == "*":
             built = self.hoisted(node, built, axis)
         return built
 
     def op(self, node: Op, axis: int | None) -> n.Expr:
-        built = self.operation(node, axis)
-        if node.type is float and node.op not in PICKING:
-            return num.call(num.CANONICAL_NAN, built)
-        return built
-
-    def operation(self, node: Op, axis: int | None) -> n.Expr:
         op, kind = node.op, node.args[0].type
         if op in ("==", "!=") and kind is str:
             return self.string_compare(node)
@@ -232,16 +225,6 @@ def lower_features(trees: Sequence[Expr], table: KernelTable, hw: Mapping[str, f
     return _Staged(table, hw, problem, kernel, prefix).run(tuple(trees))
 
 
-_CANONICAL = n.ident(num.CANONICAL_NAN)
-
-
-def _product(built: n.Expr) -> bool:
-    """Whether `built` is a product, negated or not, through `canonical_nan` or not."""
-    while isinstance(built, n.UnOp) or isinstance(built, n.Call) and built.fn == _CANONICAL:
-        built = built.operand if isinstance(built, n.UnOp) else built.args[0]
-    return isinstance(built, n.BinOp) and built.op == "*"
-
-
 def _read(node: Expr) -> bool:
     """A problem field's read (converted or not): one member read, kept in no local."""
     return isinstance(node, (Const, Field)) or (isinstance(node, Op) and node.op == "float"
@@ -281,14 +264,16 @@ class _Staged(Lowering):
         mask = np.zeros(known.shape, dtype=bool)
         staged = []
         with np.errstate(all="ignore"):
-            values = tuple(self.child(tree, None) for tree in trees)
+            values = [self.child(tree, None) for tree in trees]
             for j, tree in enumerate(trees):
                 stage = self.stage(tree)
                 if stage == "kernel":
                     known[:, j], mask[:, j] = self.scope.value(tree), True
                     stage = "kernel" if isinstance(values[j], n.Index) else "const"
+                elif tree.type is float:  # the language's one NaN (known values have it already)
+                    values[j] = num.call(num.CANONICAL_NAN, values[j])
                 staged.append(stage)
-        return Lowered(tuple(self.decls), tuple(self.per_problem), tuple(self.stmts["mixed"]), values,
+        return Lowered(tuple(self.decls), tuple(self.per_problem), tuple(self.stmts["mixed"]), tuple(values),
                        tuple(staged), known, mask)
 
     @staticmethod

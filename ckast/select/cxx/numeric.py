@@ -12,9 +12,9 @@ gets an inline helper here:
   SVML on AVX-512 machines and differs from glibc in the last bit for about 1 in 10,000 arguments);
 - `floor_divide_i64` / `remainder_i64`: numpy's int64 `//` and `%` (floor semantics; a zero divisor
   gives 0, as numpy does after its warning).
-- `canonical_nan`: a float operation's result with its NaN the canonical one (`expr.evaluate.canonical`:
-  the positive quiet NaN), as the language defines it; the sign of the NaN an x86 operation or glibc
-  makes differs from numpy's on some CPUs.
+- `canonical_nan`: a tree's float value with its NaN the canonical one (`expr.evaluate.canonical`: the
+  positive quiet NaN), as the language defines it; the sign of the NaN an x86 operation or glibc makes
+  differs from numpy's on some CPUs.
 A bool as a float (1.0 / 0.0) is a conditional expression (`flag`).
 """
 

@@ -7,9 +7,9 @@ problem's fields), "kernel" (the kernel table's columns), "hw" (the hardware pro
 Types:
 - `int`: int64, as numpy computes it (wrapping arithmetic); problem sizes and integer knobs.
 - `float`: float64, IEEE as numpy computes it; the features and the analytic model (as CK's feature
-  engines compute on float64 arrays). A NaN a float operation yields (but `where`, which picks a value)
-  is one canonical NaN, the positive quiet one, whatever sign the CPU's or the C library's NaN has, so
-  Python and the generated C++ agree bit for bit.
+  engines compute on float64 arrays). A tree's float value has one NaN, the positive quiet one, whatever
+  sign the CPU's or the C library's NaN has (no operation tells NaNs apart: comparisons, `where`, lookups
+  and truth treat them alike), so Python and the generated C++ agree bit for bit.
 - `bool`: comparisons, logic and boolean knobs.
 - `str`: categorical knobs (pipeline, variant, layout, ...) and a problem's direction; a string is only
   compared (`.eq`, `.ne`, `.isin`), looked up (`lookup`) or picked (`where`).
@@ -82,9 +82,6 @@ SIGNATURES: Mapping[str, tuple[tuple[type, ...], type | None]] = {
 ARITY = {"neg": 1, "log2": 1, "ceil": 1, "floor": 1, "trunc": 1, "not": 1, "float": 1, "where": 3}
 """Operands of the operations that do not take two."""
 OPS = (*SIGNATURES, "where")
-PICKING = frozenset(("where", "float"))
-"""The operations whose float value is an operand's (`where`) or exact (`float` of an int or a bool): they
-make no NaN, so theirs is not made the canonical one (every other float operation's is)."""
 OVER: Mapping[str, type] = {"all": bool, "any": bool, "prod": int}
 """`Over`'s reductions and the type each takes (and gives)."""
 
