@@ -102,14 +102,9 @@ _SOURCES = {
 
 @functools.cache
 def _version() -> str:
-    # importlib.metadata costs tens of milliseconds to import: only `ckast --version` and callers that
-    # ask for `ckast.__version__` pay for it.
-    from importlib.metadata import PackageNotFoundError, version
+    from ckast.version import version
 
-    try:
-        return version("ckast")
-    except PackageNotFoundError:  # running from a source tree that is not installed
-        return "0.0.0"
+    return version()
 
 
 def __getattr__(name: str) -> Any:  # PEP 562

@@ -1,5 +1,6 @@
-"""`python -m ckast` and the `ckast` script: a rerun that would change nothing is answered from its
-record (`ckast.output.replay`) before the command line is built; anything else runs the command line."""
+"""`python -m ckast` and the `ckast` script: `ckast --version` is answered before anything else is imported,
+and a rerun that would change nothing from its record (`ckast.output.replay`) before the command line is
+built; anything else runs the command line."""
 
 from __future__ import annotations
 
@@ -7,6 +8,11 @@ import sys
 
 
 def run() -> None:
+    if sys.argv[1:] == ["--version"]:
+        from ckast.version import version_line
+
+        print(version_line())
+        return
     from ckast.interrupt import Interrupted, handling
     from ckast.streams import stdout_checked
 

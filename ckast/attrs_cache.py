@@ -9,9 +9,13 @@ file name; the others are compiled as before and added to the file when the proc
 object from the file is what `compile` returns for that source, so the classes are the same.
 
 One literal differs from process to process: the salt `__hash__` mixes into a class's hash, attrs's
-`hash()` of a string (randomized per process). The file keys each script with that literal taken
-out and keeps the value it was compiled with; a hit with another salt gets it swapped in among the
-code's constants. If attrs no longer has the function this replaces, `install()` leaves attrs as it is.
+`hash()` of a string (randomized per process), the first item of the tuple it hashes (`return hash((`,
+or `_cache_wrapper(hash((` for a class that caches its hash). The file keys each script with that literal
+taken out and keeps the value it was compiled with; a hit with another salt gets it swapped in among the
+code's constants, so the file stops changing once it holds the classes a command defines. It is bounded
+all the same (`LIMIT`: scripts of another attrs or of edited classes are never hits again): a file found
+larger is not read, and one that would be written larger keeps only this process's scripts. If attrs no
+longer has the function this replaces, `install()` leaves attrs as it is.
 """
 
 from __future__ import annotations
@@ -31,8 +35,11 @@ from ckast.data_files import cache_root, keep_bytes
 
 _FUNCTION = "_compile_and_eval"
 """attr._make's function that compiles and runs a generated script: (script, globs, locs, filename)."""
-_SALT = re.compile(r"(return hash\(\(\n\s*)(-?\d+)(,)")
-"""The first item of the tuple a generated `__hash__` hashes: the class's salt."""
+_SALT = re.compile(r"(hash\(\(\n\s*)(-?\d+)(,)")
+"""The first item of the tuple a generated `__hash__` hashes: the class's salt (no `\\b`: the literal prefix is
+what makes the search fast)."""
+LIMIT = 2 << 20
+"""The cache file's bound in bytes (the classes of every module of ckast take 0.8 MB)."""
 Entry = tuple[int, CodeType]
 """A script's salt (0 if it has none) and its code."""
 
@@ -55,6 +62,7 @@ def install() -> bool:
     if original is None or getattr(original, "cached", False) or path is None:
         return False
     codes = _load(path)
+    used: set[tuple[str, str]] = set()
     added = False
     # compile() inherits the __future__ flags of its caller: those of attr._make, given explicitly here.
     feature = getattr(_make, "annotations", None)
@@ -65,8 +73,9 @@ def install() -> bool:
         salts: list[int] = []
         key = (filename, _SALT.sub(lambda m: salts.append(int(m[2])) or f"{m[1]}#{m[3]}", script, count=1))
         salt = salts[0] if salts else 0
+        used.add(key)
         kept = codes.get(key)
-        if kept is None:
+        if not _entry(kept):  # none, or not what this module writes: compiled again
             code = compile(script, filename, "exec", flags=flags, dont_inherit=True)
             codes[key] = (salt, code)
             added = True
@@ -77,8 +86,17 @@ def install() -> bool:
     compile_and_eval.cached = True  # type: ignore[attr-defined]
     setattr(_make, _FUNCTION, compile_and_eval)
     pid = os.getpid()
-    atexit.register(lambda: added and os.getpid() == pid and keep_bytes(path, marshal.dumps(codes)))
+    atexit.register(lambda: added and os.getpid() == pid and _save(path, codes, used))
     return True
+
+
+def _save(path: Path, codes: dict[tuple[str, str], Entry], used: set[tuple[str, str]]) -> None:
+    """Write `codes` to `path`, or only the `used` ones where all of them pass `LIMIT`."""
+    data = marshal.dumps(codes)
+    if len(data) > LIMIT:
+        data = marshal.dumps({key: codes[key] for key in used})
+    if len(data) <= LIMIT:
+        keep_bytes(path, data)
 
 
 def _with_constant(code: CodeType, old: int, new: int) -> CodeType:
@@ -88,9 +106,16 @@ def _with_constant(code: CodeType, old: int, new: int) -> CodeType:
     return code.replace(co_consts=consts)
 
 
+def _entry(kept: Any) -> bool:
+    return type(kept) is tuple and len(kept) == 2 and type(kept[0]) is int and type(kept[1]) is CodeType
+
+
 def _load(path: Path) -> dict[tuple[str, str], Entry]:
+    """The file's scripts; none from a file that is missing, unreadable or larger than `LIMIT`."""
     try:
-        codes = marshal.loads(path.read_bytes())
+        with path.open("rb") as f:
+            data = f.read(LIMIT + 1)
+        codes = marshal.loads(data) if len(data) <= LIMIT else {}
     except (OSError, ValueError, EOFError, TypeError):
         return {}
     return codes if isinstance(codes, dict) else {}

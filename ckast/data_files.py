@@ -58,16 +58,49 @@ def keep_json(path: Path, data: Any) -> None:
     keep_bytes(path, json.dumps(data).encode())
 
 
+ENTRIES, BYTES = 1000, 256 << 20
+"""What one directory of the cache holds at most: files, and bytes in them (`keep_bytes` removes the least
+recently written past either when it adds a file)."""
+
+
 def keep_bytes(path: Path, data: bytes) -> None:
     """Write `data` to the cache file `path`, replaced in one rename; best effort (a cache never fails
-    a run)."""
+    a run). A file new to its directory bounds the directory (`ENTRIES`, `BYTES`)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        new = not path.exists()
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         tmp.write_bytes(data)
         os.replace(tmp, path)
+        if new:
+            bound(path.parent, ENTRIES, BYTES)
     except OSError:
         pass
+
+
+def bound(directory: Path, entries: int, size: int | None = None) -> None:
+    """Remove the least recently written entries of `directory` (files, and folders with their files; not
+    another process's staging files, `.*`) past the newest `entries`, or past `size` bytes of files if given."""
+    import shutil  # not at the top: only when a cache directory gains a file
+
+    found = []
+    with os.scandir(directory) as scan:
+        for entry in scan:
+            if not entry.name.startswith("."):
+                st = entry.stat(follow_symlinks=False)
+                found.append((st.st_mtime_ns, st.st_size if entry.is_file(follow_symlinks=False) else 0, entry))
+    found.sort(key=lambda f: f[0], reverse=True)
+    total = 0
+    for count, (_, nbytes, entry) in enumerate(found, 1):
+        total += nbytes
+        if count > entries or (size is not None and total > size and count > 1):
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                continue
 
 
 def file_states(root: Path | str, paths: Iterable[str]) -> dict[str, list[int] | None]:

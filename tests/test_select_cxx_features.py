@@ -142,27 +142,31 @@ def test_every_op_matches_numpy_on_edge_values(stage, kind):
     run, lowered = _edge_unit(trees, table, f"s1_edges_{stage}_{kind.__name__}", kind)
     assert set(lowered.staged) == {"kernel": {"kernel"}, "problem": {"problem"}, "mixed": {"problem", "mixed"}}[stage]
     out = np.empty(len(trees))
-    bad = []
+    bad, nans = [], set()
     for k, (x, y) in enumerate(pairs):
         px, py = (x, y) if stage == "problem" else (x, kind(0))
         want = _numpy(trees, {"x": px, "y": py}, table)[k]
         run(px, py, k, out)
-        differ = out.view(np.uint64) != want.view(np.uint64)
-        if math.isnan(x) and math.isnan(y):  # two NaN operands: which sign survives is numpy's loop's choice
-            differ &= ~(np.isnan(out) & np.isnan(want))
+        nans.update(want[np.isnan(want)].view(np.uint64).tolist())
+        differ = out.view(np.uint64) != want.view(np.uint64)  # NaN included: the language has one
         for j in np.flatnonzero(differ):
             bad.append((str(trees[j])[:60], x, y, out[j], want[j]))
     assert not bad, bad[:10]
+    assert nans == ({CANONICAL} if kind is float else set())  # an operation yields the one NaN; so does C++
+
+
+CANONICAL = np.float64(math.nan).view(np.uint64)
+"""The bits of the language's one NaN: the positive quiet NaN."""
 
 
 def test_log2_is_glibcs_in_python_and_cxx():
-    """The language's log2 is glibc's: math.log2 elementwise, numpy's special values."""
-    x = np.array([3.0, 10.0, 1e-7, 123456789.0, 0.0, -1.0, math.inf, math.nan])
+    """The language's log2 is glibc's: math.log2 elementwise, numpy's zero and infinity, the one NaN."""
+    x = np.array([3.0, 10.0, 1e-7, 123456789.0, 0.0, math.inf, -1.0, -math.inf, math.nan, -math.nan])
     with np.errstate(all="ignore"):
-        got = FUNCTIONS["log2"](x)
+        got = E.Scope(None, {"x": x}).value(E.log2(E.Field("x", None, float)))
+        assert got[4:6].tolist() == np.log2(x[4:6]).tolist() == [-math.inf, math.inf]
     assert [v.hex() for v in got[:4]] == [math.log2(v).hex() for v in x[:4]]
-    with np.errstate(all="ignore"):
-        assert got[4:].view(np.uint64).tolist() == np.log2(x[4:]).view(np.uint64).tolist()
+    assert got[6:].view(np.uint64).tolist() == [CANONICAL] * 4
     assert FUNCTIONS["log2"](np.float64(10.0)) == math.log2(10.0)
 
 
@@ -181,4 +185,5 @@ def test_staging_constant_arrays_problem_locals_and_known(tmp_path):
     assert len(lowered.per_problem) == 1  # log2(M), once per problem
     # `shared` is computed once per kernel, and its product with N kept out of the sum
     text = n.to_source(n.Namespace("x", [n.FunctionDef("f", n.Builtin("void"), [], [*lowered.per_kernel])]))
-    assert text.count("std::ceil") == 1 and lowered.values[4] in {n.ident(f"s_m{i}") for i in range(3)}
+    shared_local = {num.call(num.CANONICAL_NAN, n.ident(f"s_m{i}")) for i in range(3)}  # a float: the one NaN
+    assert text.count("std::ceil") == 1 and lowered.values[4] in shared_local

@@ -24,9 +24,9 @@ COMMANDS = {"emit": ("emit", "emit"), "check": ("check", "check"), "jit": ("chec
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
-    from ckast import __version__
+    from ckast.version import version_line
 
-    click.echo(f"ckast, version {__version__}", color=ctx.color)
+    click.echo(version_line(), color=ctx.color)
     ctx.exit()
 
 

@@ -51,6 +51,12 @@ STREAMK_REDUCTIONS = ("tree", "linear")
 Config = Mapping[str, Any]
 
 
+def _interned(name: str) -> str:
+    """`sys.intern`, as a Python function: attrs reads a converter's signature, and a builtin's costs the
+    first reader milliseconds (`inspect` parses its text signature with `tokenize`)."""
+    return sys.intern(name)
+
+
 @attrs.frozen
 class Knob:
     """One config field.
@@ -60,7 +66,7 @@ class Knob:
     `kinds`/`variants` restrict where the knob may appear (None: everywhere).
     """
 
-    name: str = attrs.field(converter=sys.intern)
+    name: str = attrs.field(converter=_interned)
     """Interned: configs are built and read by knob name (keyword arguments, dict keys)."""
     type: type
     default: Any = None

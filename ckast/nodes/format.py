@@ -6,7 +6,6 @@ a check (tests) or a user's choice.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 STYLE_FILE = Path(__file__).with_name("style.clang-format")
@@ -27,12 +26,16 @@ def executable() -> str:
 
 
 def version() -> str:
+    import subprocess  # not at the top: every `emit` imports this module, few run clang-format
+
     out = subprocess.run([executable(), "--version"], capture_output=True, text=True, check=True).stdout
     return out.split("version", 1)[1].split()[0]
 
 
 def clang_format(source: str, *, assume_filename: str = "x.hpp") -> str:
     """`source` formatted with ckast's style file by the pinned clang-format."""
+    import subprocess
+
     proc = subprocess.run(
         [executable(), f"--style=file:{STYLE_FILE}", f"--assume-filename={assume_filename}"],
         input=source,

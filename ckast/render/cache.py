@@ -7,7 +7,9 @@ which it also holds) and `structural.json`, the knobs that are not slotted per (
 reads the structural file and the files of the shapes it meets, and nothing else (an emit of one
 kernel reads two small files, not the templates of every library rendered before). JSON, not pickle:
 reading a cache never runs code. A process that recorded something merges its templates into each
-shape's file and replaces it in one rename; a lost race only costs a recording later.
+shape's file and replaces it in one rename; a lost race only costs a recording later. Bounds: a shape keeps
+its newest `PER_SHAPE` templates, a build's directory the files `ckast.data_files.keep_bytes` allows, and
+the cache the directories of the `BUILDS` builds that wrote last.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ckast.data_files import cache_root, keep_json
+from ckast.data_files import bound, cache_root, keep_json
 from ckast.nodes.marks import Form, OrderGuard, WidthGuard
 
 from .templates import KernelTemplate
@@ -26,6 +28,10 @@ from .templates import KernelTemplate
 Key = tuple
 Structural = dict[tuple[str, str], set[str]]
 STRUCTURAL = "structural.json"
+PER_SHAPE = 64
+"""The templates a shape's file keeps (the newest)."""
+BUILDS = 4
+"""The build directories kept (those written last): another build's templates are never read."""
 
 
 def cache_dir() -> Path | None:
@@ -74,14 +80,20 @@ def save(directory: Path | None, shapes: Mapping[Key, list[KernelTemplate]], kno
     never fails a run)."""
     if directory is None:
         return
+    new = not directory.exists()
     for key, templates in shapes.items():
         known = stored(directory, key)
         known += [plain for plain in (json.loads(json.dumps(_plain(t))) for t in templates) if plain not in known]
-        keep_json(_shape_file(directory, key), {"key": list(key), "templates": known})
+        keep_json(_shape_file(directory, key), {"key": list(key), "templates": known[-PER_SHAPE:]})
     old = structural(directory)
     if any(not knobs.get(v, set()) <= old.get(v, set()) for v in knobs) or not (directory / STRUCTURAL).exists():
         merged = {v: old.get(v, set()) | knobs.get(v, set()) for v in {*old, *knobs}}
         keep_json(directory / STRUCTURAL, sorted([kind, variant, sorted(s)] for (kind, variant), s in merged.items()))
+    if new and directory.exists():
+        try:
+            bound(directory.parent, BUILDS)
+        except OSError:
+            pass
 
 
 def _shape_file(directory: Path, key: Key) -> Path:

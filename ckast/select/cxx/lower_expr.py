@@ -18,7 +18,7 @@ compute what reads them in Python (`Scope`) and emit the values.
 The plans: `lower_features` (here) computes trees per kernel, staged by what they read (features and the
 analytic model); `lower_predicate.lower_predicate` folds a conjunction of bool trees per kernel
 (applicability). `lower_features` turns trees into nodes whose values are bit-identical to
-`FeatureSet.matrix`'s:
+`FeatureSet.matrix`'s (a float value through `numeric.canonical_nan`, the language's one NaN):
 - a subtree that reads only kernel columns and hardware figures is computed here and emitted as
   `static constexpr <type> <prefix>_k<i>[]` (one entry per kernel of the table, indexed by the kernel's
   position) or, when every kernel has the same value, as a literal;
@@ -264,14 +264,16 @@ class _Staged(Lowering):
         mask = np.zeros(known.shape, dtype=bool)
         staged = []
         with np.errstate(all="ignore"):
-            values = tuple(self.child(tree, None) for tree in trees)
+            values = [self.child(tree, None) for tree in trees]
             for j, tree in enumerate(trees):
                 stage = self.stage(tree)
                 if stage == "kernel":
                     known[:, j], mask[:, j] = self.scope.value(tree), True
                     stage = "kernel" if isinstance(values[j], n.Index) else "const"
+                elif tree.type is float:  # the language's one NaN (known values have it already)
+                    values[j] = num.call(num.CANONICAL_NAN, values[j])
                 staged.append(stage)
-        return Lowered(tuple(self.decls), tuple(self.per_problem), tuple(self.stmts["mixed"]), values,
+        return Lowered(tuple(self.decls), tuple(self.per_problem), tuple(self.stmts["mixed"]), tuple(values),
                        tuple(staged), known, mask)
 
     @staticmethod

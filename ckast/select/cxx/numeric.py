@@ -12,6 +12,9 @@ gets an inline helper here:
   SVML on AVX-512 machines and differs from glibc in the last bit for about 1 in 10,000 arguments);
 - `floor_divide_i64` / `remainder_i64`: numpy's int64 `//` and `%` (floor semantics; a zero divisor
   gives 0, as numpy does after its warning).
+- `canonical_nan`: a tree's float value with its NaN the canonical one (`expr.evaluate.canonical`: the
+  positive quiet NaN), as the language defines it; the sign of the NaN an x86 operation or glibc makes
+  differs from numpy's on some CPUs.
 A bool as a float (1.0 / 0.0) is a conditional expression (`flag`).
 """
 
@@ -31,6 +34,7 @@ HEADERS = (n.Header("cmath", system=True), n.Header("cstdint", system=True), n.H
 FLOOR_DIVIDE, REMAINDER = "numpy_floor_divide", "numpy_remainder"
 MINIMUM, MAXIMUM, LOG2 = "numpy_minimum", "numpy_maximum", "numpy_log2"
 FLOOR_DIVIDE_I64, REMAINDER_I64 = "floor_divide_i64", "remainder_i64"
+CANONICAL_NAN = "canonical_nan"
 
 ZERO, ONE = n.FloatLit(0.0), n.FloatLit(1.0)
 
@@ -121,6 +125,12 @@ def _log2() -> n.FunctionDef:
     return _function(LOG2, DOUBLE, (("a", DOUBLE),), [n.Return(std("log2", _v("a")))])
 
 
+def _canonical_nan() -> n.FunctionDef:
+    a = _v("a")
+    return _function(CANONICAL_NAN, DOUBLE, (("a", DOUBLE),),
+                     [n.Return(n.Cond(n.BinOp("==", a, a), a, n.FloatLit(math.nan)))])
+
+
 def _floor_divide_i64() -> n.FunctionDef:
     a, b = _v("a"), _v("b")
     inexact = n.BinOp("&&", n.BinOp("!=", n.BinOp("%", a, b), n.IntLit(0)),
@@ -152,6 +162,6 @@ def _remainder_i64() -> n.FunctionDef:
 
 DEFINITIONS: tuple[n.FunctionDef, ...] = (
     _floor_divide(), _remainder(), _pick(MINIMUM, "<"), _pick(MAXIMUM, ">"), _log2(), _floor_divide_i64(),
-    _remainder_i64(),
+    _remainder_i64(), _canonical_nan(),
 )
 """Every helper, in dependency order (none calls another)."""

@@ -5,7 +5,10 @@ kernel column, else a scalar; a spatial problem field is an int64 array over the
 (`problem_values`). Each node is computed once per scope (trees evaluated in one scope share their
 common subtrees); a subtree that reads neither the problem nor the hardware is computed once per table
 and kept in its `cache`. Each operation is numpy's on the node's type (`nodes` states them); `log2` is
-the C library's, which the generated C++ calls (`_log2`).
+the C library's, which the generated C++ calls (`_log2`). A float value `value` gives has its NaN the
+canonical one (`canonical`): which sign numpy's loops give a NaN depends on the CPU they run on, and no
+operation tells one NaN from another (comparisons, `where`, lookups and truth treat every NaN alike), so
+the sign shows only in a tree's value.
 
 `ProblemsScope` evaluates a tree for many problems at once: each problem field is a column with one row
 per problem (`problems_values`), and a value is an array of (problems, kernels), or (problems, 1) where
@@ -37,9 +40,24 @@ _KEPT = {frozenset(), frozenset(("kernel",))}
 """The sources of the subtrees a table's cache keeps."""
 
 
+NAN = np.float64(math.nan)
+"""The canonical NaN: the positive quiet NaN (`math.nan`'s bits; C++'s `quiet_NaN()`)."""
+
+
+def canonical(x: Value) -> Value:
+    """The float value `x` with every NaN the canonical `NAN` (`x` itself when it holds none): numpy's SIMD
+    loops give the NaN of, say, `log2(-1)` a sign that depends on the CPU, and two NaN operands either one's."""
+    if np.ndim(x) == 0:
+        return NAN if x != x else x
+    if np.isnan(np.minimum.reduce(x, axis=None, initial=math.inf)):  # NaN propagates: one pass, no new array
+        return np.where(np.isnan(x), NAN, x)
+    return x
+
+
 def _log2(x: Value) -> Value:
     """The C library's log2 (`select.libm`), which the generated C++ (`std::log2`) calls; numpy and the C
-    library agree on zero, negative, infinite and NaN arguments, where `math.log2` raises."""
+    library agree on zero and infinite arguments, where `math.log2` raises, and give a NaN for negative
+    and NaN arguments (of a sign `canonical` makes the same)."""
     out = np.log2(x)
     regular = np.isfinite(x) & (x > 0)
     if np.ndim(out):
@@ -83,7 +101,13 @@ class Scope:
         self.kept: dict[Expr, Value] = self.memo if table is None else table.cache
 
     def value(self, node: Expr) -> Value:
-        """`node`'s value: one entry per kernel of the table where it reads a kernel column."""
+        """`node`'s value: one entry per kernel of the table where it reads a kernel column; a float's NaN
+        is the canonical one."""
+        found = self._value(node)
+        return canonical(found) if node.type is float else found
+
+    def _value(self, node: Expr) -> Value:
+        """`node`'s value as computed (a NaN of any sign), memoized."""
         memo = self.kept if node.sources in _KEPT else self.memo
         found = memo.get(node)
         if found is None:
@@ -92,7 +116,7 @@ class Scope:
 
     def _compute(self, node: Expr) -> Value:
         if isinstance(node, Op):
-            return FUNCTIONS[node.op](*[self.value(a) for a in node.args])
+            return FUNCTIONS[node.op](*[self._value(a) for a in node.args])
         if isinstance(node, Const):
             return np.float64(node.value) if node.type is float else node.value
         if isinstance(node, Field):
@@ -109,7 +133,7 @@ class Scope:
         if isinstance(node, Over):
             return self._over(node)
         if isinstance(node, Named):
-            return self.value(node.expr)
+            return self._value(node.expr)
         raise TypeError(f"not an expression node: {node!r}")
 
     def _field(self, node: Field) -> Value:
@@ -127,7 +151,7 @@ class Scope:
         return v[index] if -len(v) <= index < len(v) else 0
 
     def _over(self, node: Over) -> Value:
-        return _OVER[node.op](self.value(node.arg))
+        return _OVER[node.op](self._value(node.arg))
 
     def _column(self, node: Col) -> np.ndarray:
         if node.type is str:
@@ -145,7 +169,7 @@ class Scope:
             codes, values = self.table.categorical(node.key.name)
             mapped = [table.get(FILL[str] if v is None else v, node.default) for v in values]
             return np.array(mapped, dtype=dtype)[codes]
-        keys = self.value(node.key)
+        keys = self._value(node.key)
         if np.ndim(keys) == 0:
             found = table.get(keys.item() if isinstance(keys, np.generic) else keys, node.default)
             return np.float64(found) if node.type is float else found
@@ -174,4 +198,4 @@ class ProblemsScope(Scope):
         return v[:, [index]] if -axes <= index < axes else np.zeros((len(v), 1), dtype=v.dtype)
 
     def _over(self, node: Over) -> Value:
-        return _OVER[node.op](self.value(node.arg), axis=-1, keepdims=True)
+        return _OVER[node.op](self._value(node.arg), axis=-1, keepdims=True)

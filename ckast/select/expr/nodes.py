@@ -7,7 +7,9 @@ problem's fields), "kernel" (the kernel table's columns), "hw" (the hardware pro
 Types:
 - `int`: int64, as numpy computes it (wrapping arithmetic); problem sizes and integer knobs.
 - `float`: float64, IEEE as numpy computes it; the features and the analytic model (as CK's feature
-  engines compute on float64 arrays).
+  engines compute on float64 arrays). A tree's float value has one NaN, the positive quiet one, whatever
+  sign the CPU's or the C library's NaN has (no operation tells NaNs apart: comparisons, `where`, lookups
+  and truth treat them alike), so Python and the generated C++ agree bit for bit.
 - `bool`: comparisons, logic and boolean knobs.
 - `str`: categorical knobs (pipeline, variant, layout, ...) and a problem's direction; a string is only
   compared (`.eq`, `.ne`, `.isin`), looked up (`lookup`) or picked (`where`).
