@@ -9,9 +9,11 @@ import sys
 
 def run() -> None:
     if sys.argv[1:] == ["--version"]:
+        from ckast.streams import stdout_checked
         from ckast.version import version_line
 
-        print(version_line())
+        with stdout_checked():
+            print(version_line())
         return
     from ckast.interrupt import Interrupted, handling
     from ckast.streams import stdout_checked

@@ -12,7 +12,8 @@ _DIST = "ckast-"
 
 def version() -> str:
     """The version of the ckast distribution `importlib.metadata` finds (the first on `sys.path`): the name
-    of its `.dist-info` folder says it; where the metadata is another kind, `importlib.metadata` reads it.
+    of its `.dist-info` folder says it, or an `.egg-info` folder's PKG-INFO; where the metadata is another
+    kind, `importlib.metadata` reads it.
     "0.0.0" for a source tree that is not installed."""
     for entry in sys.path:
         try:
@@ -23,7 +24,22 @@ def version() -> str:
             if name.startswith(_DIST) and name.endswith(".dist-info"):
                 return name[len(_DIST):-len(".dist-info")]
             if name.lower().startswith(("ckast.egg-info", _DIST)) and name.endswith(".egg-info"):
-                return _from_metadata()
+                return _egg_version(os.path.join(entry or ".", name))
+    return _from_metadata()
+
+
+def _egg_version(folder: str) -> str:
+    """The version an `.egg-info` folder's PKG-INFO states (an editable install leaves one in the source
+    tree), else `importlib.metadata`'s."""
+    try:
+        with open(os.path.join(folder, "PKG-INFO"), encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("Version:"):
+                    return line.split(":", 1)[1].strip()
+                if not line.strip():  # the headers end at the first blank line
+                    break
+    except OSError:
+        pass
     return _from_metadata()
 
 
