@@ -18,6 +18,10 @@ manifest, the JSON path and the rule. Every key is optional unless marked requir
 A listed path is relative to the manifest's folder, normalised (no empty, `.` or `..` component) and listed
 once per list; `Manifest.read` reads a listed file only where it stays inside that folder once symbolic links
 are resolved, and only if it is a regular file.
+
+A command that uses a library's kernels (`select`, `select emit`, `bench emit`, `diff`) reads it with
+`read_library`, which also checks each kernel's config as `emit` checks a config file (its knobs, then the arch
+rules) and hands on each config with every knob that applies, in ckast's spellings.
 """
 
 from __future__ import annotations
@@ -102,6 +106,22 @@ def read_manifest(folder: Path | str) -> Manifest:
         first = exc.issues[0]
         raise ManifestError(path, first.path, first.message, first.rule) from None
     return _Reader(path).manifest(data)
+
+
+def read_library(folder: Path | str) -> Manifest:
+    """`read_manifest`, each kernel's config checked as `emit` checks a config (`ckast.config.resolve_kernel`:
+    the knobs, then the arch rules) and given as `as_dict` has it; ManifestError naming the first bad knob."""
+    from ckast.config import as_dict, resolve_kernel
+
+    manifest = read_manifest(folder)
+    kernels = []
+    for i, kernel in enumerate(manifest.kernels or ()):
+        resolved = resolve_kernel(kernel.config, key_path(key_path("kernels", i), "config"))
+        if not resolved.ok:
+            first = resolved.issues[0]
+            raise ManifestError(manifest.path, first.path, first.message, first.rule)
+        kernels.append(attrs.evolve(kernel, config=as_dict(resolved.config)))
+    return manifest if manifest.kernels is None else attrs.evolve(manifest, kernels=tuple(kernels))
 
 
 def manifest_in(folder: Path | str) -> Manifest | None:

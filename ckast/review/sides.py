@@ -23,7 +23,7 @@ import attrs
 
 from ckast.errors import CkastError
 from ckast.library.selection import Selection
-from ckast.output.manifest import ManifestError, read_manifest
+from ckast.output.manifest import ManifestError, read_library
 
 class SideError(CkastError, ValueError):
     """A side that cannot be read (bad input: exit 2)."""
@@ -84,10 +84,11 @@ def read_side(text: str, request: Request) -> Side:
 
 
 def read_tree(root: Path) -> Side:
-    """A generated tree, from its manifest (`ckast.output.manifest`): each kernel's files and config, and the
-    run files; SideError naming the manifest, the JSON path and the rule when it or a listed file is refused."""
+    """A generated tree, from its manifest (`ckast.output.manifest.read_library`): each kernel's files and config
+    (checked as `emit` checks one), and the run files; SideError naming the manifest, the JSON path and the rule
+    when it, a config or a listed file is refused."""
     try:
-        manifest = read_manifest(root)
+        manifest = read_library(root)
 
         def text(rel: str) -> str:
             data = manifest.read(rel)
