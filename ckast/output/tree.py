@@ -9,12 +9,13 @@ files ckast never listed are kept as they are.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ckast.json_out import dumps
 
 if TYPE_CHECKING:
     from ckast.lower.identity import EntryPoint
@@ -60,7 +61,7 @@ class JsonText(str):
 def json_line(item: Any) -> JsonText:
     """`item` as JSON, keys sorted (a string, e.g. one of a manifest's file paths, by the C encoder
     `json.dumps` ends in, without building an encoder per call)."""
-    return JsonText(encode_basestring_ascii(item) if type(item) is str else json.dumps(item, sort_keys=True))
+    return JsonText(encode_basestring_ascii(item) if type(item) is str else dumps(item, sort_keys=True))
 
 
 def manifest_text(manifest: Mapping[str, Any]) -> str:
@@ -69,12 +70,12 @@ def manifest_text(manifest: Mapping[str, Any]) -> str:
     lines = ["{"]
     for i, key in enumerate(sorted(manifest)):
         value, comma = manifest[key], "," if i < len(manifest) - 1 else ""
-        head = f"  {json.dumps(key)}: "
+        head = f"  {dumps(key)}: "
         if isinstance(value, list) and value:
             items = [f"    {item if type(item) is JsonText else json_line(item)}" for item in value]
             lines += [head + "[", ",\n".join(items), "  ]" + comma]
         else:
-            lines.append(head + json.dumps(value, sort_keys=True) + comma)
+            lines.append(head + dumps(value, sort_keys=True) + comma)
     return "\n".join(lines + ["}"]) + "\n"
 
 

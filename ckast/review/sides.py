@@ -23,6 +23,7 @@ import attrs
 
 from ckast.errors import CkastError
 from ckast.library.selection import Selection
+from ckast.number_text import parse_int
 from ckast.output.manifest import ManifestError, read_library
 
 class SideError(CkastError, ValueError):
@@ -142,9 +143,12 @@ def _override(request: Request, text: str) -> Request:
             raise SideError(f"{text}: {item!r} is not key=value with a key of: {', '.join(_KEYS)}")
         value = value.strip()
         if field in ("datatypes", "variants", "ndims", "configs"):
-            item_value: Any = int(value) if field == "ndims" and value.isdigit() else value
-            if field == "ndims" and not isinstance(item_value, int):
-                raise SideError(f"{text}: ndim={value!r} is not an integer")
+            item_value: Any = value
+            if field == "ndims":
+                try:
+                    item_value = parse_int(value)
+                except ValueError:
+                    raise SideError(f"{text}: ndim={value!r} is not an integer") from None
             if field == "configs":
                 item_value = Path(value)
             changes[field] = (*changes.get(field, ()), item_value)

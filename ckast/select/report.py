@@ -4,7 +4,6 @@ in batches and printed as they come, as JSON or text) and predictions for an eva
 from __future__ import annotations
 
 import itertools
-import json
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -13,6 +12,8 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ckast.json_out import dumps
+from ckast.number_text import parse_float
 from ckast.wording import quantity
 
 from .library import Library, LibraryError, Part, direction_of, load_library
@@ -85,9 +86,9 @@ def problem_weight(fields: Mapping[str, Any], where: str) -> float:
     value = fields.get(WEIGHT)
     if value is None or value == "":
         return 1.0
-    try:
-        weight = float(value) if not isinstance(value, bool) else math.nan
-    except (TypeError, ValueError):
+    try:  # text as number_text reads it (ASCII digits only)
+        weight = parse_float(value) if isinstance(value, str) else float(value) if not isinstance(value, bool) else 0
+    except (TypeError, ValueError, OverflowError):
         weight = math.nan
     if not math.isfinite(weight) or weight <= 0:
         raise ProblemError(WEIGHT, f"{value!r} is not a positive number", where)
@@ -216,19 +217,20 @@ def _ranked(label: str, ranking: Ranking, library: Library, hw, top: int, with_f
         features = model_features(problem.kind)
         matrix = features.matrix(problem, part.table, hw)[shown]
         for entry, row in zip(entries, matrix):
-            entry["features"] = dict(zip(features.names, (float(v) for v in row)))
+            entry["features"] = {name: float(v) if math.isfinite(v) else None  # strict JSON: NaN is null
+                                 for name, v in zip(features.names, row)}
     return {"problem": label, "fields": problem_fields(problem), "arch": part.arch, "datatype": part.datatype,
             "kernels": len(part), "applicable": int(ranking.applicable.sum()), "refused": dict(ranking.refused),
             "top": entries, "why_not": [_why_not(ranking, library, name) for name in why_not]}
 
 
 def json_chunks(head: Mapping[str, Any], problems: Iterable[Mapping[str, Any]]) -> Iterator[str]:
-    """`json.dumps({**head, "problems": list(problems)}, indent=2)` (`head` not empty) in pieces, one per problem
+    """`dumps({**head, "problems": list(problems)}, indent=2)` (`head` not empty) in pieces, one per problem
     as it comes: the document is complete once the last piece is out."""
-    yield json.dumps(head, indent=2)[:-len("\n}")] + ',\n  "problems": ['
+    yield dumps(head, indent=2)[:-len("\n}")] + ',\n  "problems": ['
     separator = "\n    "
     for problem in problems:
-        yield separator + json.dumps(problem, indent=2).replace("\n", "\n    ")
+        yield separator + dumps(problem, indent=2).replace("\n", "\n    ")
         separator = ",\n    "
     yield "]\n}" if separator == "\n    " else "\n  ]\n}"
 
