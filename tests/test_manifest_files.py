@@ -141,6 +141,25 @@ def test_a_config_breaking_the_knob_rules_is_refused_by_every_library_command(em
         assert not command[-1].exists()
 
 
+def test_a_library_this_ckast_wrote_is_not_checked_again_until_its_manifest_changes(tmp_path, monkeypatch):
+    """A large library's configs are checked once, by the run that wrote it (its stamp records the manifest's
+    digest); a manifest edited since is checked in full."""
+    from ckast.output import manifest as manifest_module
+
+    out = tmp_path / "lib"
+    assert cli("emit", "--config", EXAMPLES / "gemm_standard.json", "-o", out).exit_code == 0
+    monkeypatch.setattr(manifest_module, "STAMP_FROM", 2)
+    checked = []
+    monkeypatch.setattr(manifest_module, "_checked", lambda config: checked.append(config) or dict(config))
+    written = read_manifest(out).kernels
+    assert manifest_module.read_library(out).kernels == written and checked == []
+    edit(out, lambda m: m["kernels"][0]["config"].__setitem__("tile_m", 0))
+    monkeypatch.undo()
+    monkeypatch.setattr(manifest_module, "STAMP_FROM", 2)
+    with pytest.raises(ManifestError, match=r"kernels\[0\]\.config\.tile_m: 0 must be at least 1"):
+        manifest_module.read_library(out)
+
+
 def test_a_config_breaking_an_arch_rule_is_refused_naming_the_rule(lib):
     edit(lib, lambda m: m["kernels"][0]["config"].__setitem__("warp_tile_m", 64))
     line = refused(cli("select", "--library", lib, *PROBLEM), "manifest.json: kernels[0].config.warp_tile_m: ")

@@ -26,6 +26,7 @@ rules) and hands on each config with every knob that applies, in ckast's spellin
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -95,33 +96,71 @@ class Manifest:
 
 def read_manifest(folder: Path | str) -> Manifest:
     """The manifest in `folder`, checked (see the module docstring); ManifestError otherwise."""
+    return _read(folder)[0]
+
+
+def _read(folder: Path | str) -> tuple[Manifest, bytes]:
+    """`read_manifest`, and the manifest's bytes."""
     path = Path(folder) / MANIFEST
     if not os.path.lexists(path):
         raise ManifestError(path, "", "missing (not a tree ckast generated)", "file.read")
     try:
-        data = parse_json(read_input(path), str(path))
+        raw = read_input(path)
+        data = parse_json(raw, str(path))
     except InputFileError as exc:
         raise ManifestError(path, "", exc.message, "file.read") from None
     except ConfigError as exc:
         first = exc.issues[0]
         raise ManifestError(path, first.path, first.message, first.rule) from None
-    return _Reader(path).manifest(data)
+    return _Reader(path).manifest(data), raw
+
+
+STAMP_FROM = 1000
+"""Kernels from which `read_library` looks for a run stamp (reading it costs about as much as checking 1,000
+configs)."""
 
 
 def read_library(folder: Path | str) -> Manifest:
     """`read_manifest`, each kernel's config checked as `emit` checks a config (`ckast.config.resolve_kernel`:
-    the knobs, then the arch rules) and given as `as_dict` has it; ManifestError naming the first bad knob."""
-    from ckast.config import as_dict, resolve_kernel
+    the knobs, then the arch rules) and given as `as_dict` has it; ManifestError naming the first bad knob.
 
-    manifest = read_manifest(folder)
+    A library of `STAMP_FROM` kernels or more whose manifest is, byte for byte, the one this ckast wrote there
+    (its run stamp, `stamp.written_by_this_ckast`) is not checked again: its configs are `emit`'s, as it wrote
+    them. A config met before in the process (the other side of a `diff`) is not checked twice."""
+    from ckast.config import resolve_kernel
+
+    from .stamp import manifest_digest, written_by_this_ckast
+
+    manifest, raw = _read(folder)
+    if len(manifest.kernels or ()) >= STAMP_FROM and written_by_this_ckast(folder, manifest_digest(raw)):
+        return manifest
     kernels = []
     for i, kernel in enumerate(manifest.kernels or ()):
-        resolved = resolve_kernel(kernel.config, key_path(key_path("kernels", i), "config"))
-        if not resolved.ok:
+        config = _checked(kernel.config)
+        if config is None:
+            resolved = resolve_kernel(kernel.config, key_path(key_path("kernels", i), "config"))
             first = resolved.issues[0]
             raise ManifestError(manifest.path, first.path, first.message, first.rule)
-        kernels.append(attrs.evolve(kernel, config=as_dict(resolved.config)))
+        kernels.append(attrs.evolve(kernel, config=dict(config)))
     return manifest if manifest.kernels is None else attrs.evolve(manifest, kernels=tuple(kernels))
+
+
+_CHECKED: dict[str, Mapping[str, Any] | None] = {}
+"""Configs `_checked` has seen (as JSON text), kept for the process up to `_CHECKED_MAX`."""
+_CHECKED_MAX = 1 << 16
+
+
+def _checked(config: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """`config` with every knob that applies, as `as_dict` has it, if it passes `resolve_kernel`; else None."""
+    from ckast.config import as_dict, resolve_kernel
+
+    key = json.dumps(config)  # the C encoder: quick, and true is not 1
+    if key not in _CHECKED:
+        if len(_CHECKED) >= _CHECKED_MAX:
+            _CHECKED.clear()
+        resolved = resolve_kernel(config, "")
+        _CHECKED[key] = as_dict(resolved.config) if resolved.ok else None
+    return _CHECKED[key]
 
 
 def manifest_in(folder: Path | str) -> Manifest | None:

@@ -20,7 +20,7 @@ from ckast.json_out import dumps
 if TYPE_CHECKING:
     from ckast.lower.identity import EntryPoint
 
-from .stamp import write_stamp
+from .stamp import manifest_digest, write_stamp
 from .transaction import MANIFEST, Transaction
 
 
@@ -43,12 +43,14 @@ def write_tree(files: Iterable[tuple[str, str]], manifest: Mapping[str, Any], tx
     written = sum(w for w, _ in staged.values())
     unchanged = len(staged) - written
     current = set(staged)
-    staged[MANIFEST] = tx.stage.put(MANIFEST, manifest_text({**manifest, "files": sorted(current)}))
+    text = manifest_text({**manifest, "files": sorted(current)})
+    staged[MANIFEST] = tx.stage.put(MANIFEST, text)
     produced = current | {MANIFEST}
     record = None
     if stamp is not None:  # the staged files' sizes and times are those the tree has after the swap
         states = dict(sorted((path, state) for path, (_, state) in staged.items()))
-        record = partial(write_stamp, tx.out, stamp[0], {**stamp[1], "files": len(current)}, states)
+        record = partial(write_stamp, tx.out, stamp[0], {**stamp[1], "files": len(current)}, states,
+                         manifest_digest(text.encode()))
     removed = tx.commit(produced, then=record)
     return {"written": written, "unchanged": unchanged, "removed": removed}
 
