@@ -408,11 +408,13 @@ def _tree_text(block: bytes, number: int) -> _TreeText:
     shrinkage = fields.get("shrinkage", "1")
     if re.fullmatch(_NUMBER, shrinkage, re.IGNORECASE) is None or not math.isfinite(float(shrinkage)):
         raise ModelError(f"shrinkage: {_shown(shrinkage)} is not a finite number")
-    leaves = _integer(fields, "num_leaves", low=1)
-    room = (len(fields.get("leaf_value", "")) + 1) // 2
-    if leaves > room:  # checked before any array is sized by it
+    leaves = _integer(fields, "num_leaves", low=1)  # checked against the leaves before any array is sized by it
+    if "leaf_value" not in fields:
+        raise ModelError(f"leaf_value: missing (num_leaves = {leaves} values)")
+    room = (len(fields["leaf_value"]) + 1) // 2
+    if leaves > room:
         raise ModelError(f"num_leaves: {leaves:,}, but leaf_value has room for {room:,} values at most (its text is "
-                         f"{len(fields.get('leaf_value', '')):,} characters)")
+                         f"{len(fields['leaf_value']):,} characters)")
     return _TreeText(fields, leaves, _integer(fields, "num_cat", low=0))
 
 
