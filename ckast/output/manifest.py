@@ -115,9 +115,9 @@ def _read(folder: Path | str) -> tuple[Manifest, bytes]:
     return _Reader(path).manifest(data), raw
 
 
-STAMP_FROM = 1000
-"""Kernels from which `read_library` looks for a run stamp (reading it costs about as much as checking 1,000
-configs)."""
+STAMP_FROM = 2000
+"""Kernels from which `read_library` looks for a run stamp (reading it and digesting ckast's files costs about as
+much as checking 2,000 configs)."""
 
 
 def read_library(folder: Path | str) -> Manifest:

@@ -3,9 +3,9 @@
 A run's stamp holds the run key (a digest of everything the output depends on: ckast's own files, the
 command, its options and the names and bytes of its input files), the summary the command prints, the
 size and modification time of every file the run produced, and the digests of ckast's files and of the
-manifest it wrote (`written_by_this_ckast`: a library read back needs no second check of its configs). A rerun with the same key whose files
-all still have those sizes and times is up to date. A file changed or removed by hand fails the check,
-and the run is done in full (which rewrites it).
+manifest it wrote (`written_by_this_ckast`: a library read back needs no second check of its configs). A
+rerun with the same key whose files all still have those sizes and times is up to date. A file changed or
+removed by hand fails the check, and the run is done in full (which rewrites it).
 
 The stamp is kept outside the output tree, in the cache directory (`ckast.data_files.cache_root`,
 `runs/<digest of the tree's real path>.json`): the tree holds only what the inputs determine, so a
