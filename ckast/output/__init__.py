@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from .tree import entry_points_for, entry_points_of, write_tree
 
 __all__ = ["CMAKE_FILE", "kernels_cmake", "MANIFEST", "Manifest", "ManifestError", "ManifestKernel", "OutputError",
-           "Stage", "Transaction", "entry_points_for", "entry_points_of", "manifest_in", "read_library", "read_manifest",
-           "write_tree"]
+           "Stage", "Transaction", "entry_points_for", "entry_points_of", "manifest_in", "read_library",
+           "read_manifest", "write_tree"]
 _SOURCE = {
     **dict.fromkeys(("CMAKE_FILE", "kernels_cmake"), "cmake"),
     **dict.fromkeys(("MANIFEST", "OutputError", "Stage", "Transaction"), "transaction"),
