@@ -160,6 +160,16 @@ def test_a_library_this_ckast_wrote_is_not_checked_again_until_its_manifest_chan
         manifest_module.read_library(out)
 
 
+def test_a_config_checked_before_in_the_process_is_told_apart_by_its_types(emitted, lib):
+    """Configs are checked once per process (both sides of a diff): 1 is still not true."""
+    from ckast.output.manifest import read_library
+
+    assert read_library(emitted).kernels[0].config["pad_m"] is False
+    edit(lib, lambda m: m["kernels"][0]["config"].__setitem__("pad_m", 0))
+    with pytest.raises(ManifestError, match=r"kernels\[0\]\.config\.pad_m: 0 is not true or false"):
+        read_library(lib)
+
+
 def test_a_config_breaking_an_arch_rule_is_refused_naming_the_rule(lib):
     edit(lib, lambda m: m["kernels"][0]["config"].__setitem__("warp_tile_m", 64))
     line = refused(cli("select", "--library", lib, *PROBLEM), "manifest.json: kernels[0].config.warp_tile_m: ")

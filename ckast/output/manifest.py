@@ -26,7 +26,6 @@ rules) and hands on each config with every knob that applies, in ckast's spellin
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -141,12 +140,13 @@ def read_library(folder: Path | str) -> Manifest:
             resolved = resolve_kernel(kernel.config, key_path(key_path("kernels", i), "config"))
             first = resolved.issues[0]
             raise ManifestError(manifest.path, first.path, first.message, first.rule)
-        kernels.append(attrs.evolve(kernel, config=dict(config)))
+        kernels.append(ManifestKernel(kernel.name, dict(config), kernel.header, kernel.files, kernel.entry_points))
     return manifest if manifest.kernels is None else attrs.evolve(manifest, kernels=tuple(kernels))
 
 
-_CHECKED: dict[str, Mapping[str, Any] | None] = {}
-"""Configs `_checked` has seen (as JSON text), kept for the process up to `_CHECKED_MAX`."""
+_CHECKED: dict[tuple, Mapping[str, Any] | None] = {}
+"""Configs `_checked` has seen (their items and the types of their values: true is not 1), kept for the process up
+to `_CHECKED_MAX`."""
 _CHECKED_MAX = 1 << 16
 
 
@@ -154,7 +154,11 @@ def _checked(config: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """`config` with every knob that applies, as `as_dict` has it, if it passes `resolve_kernel`; else None."""
     from ckast.config import as_dict, resolve_kernel
 
-    key = json.dumps(config)  # the C encoder: quick, and true is not 1
+    key = (tuple(config.items()), tuple(map(type, config.values())))
+    try:
+        hash(key)
+    except TypeError:  # a list or an object among the values: no knob takes one
+        return None
     if key not in _CHECKED:
         if len(_CHECKED) >= _CHECKED_MAX:
             _CHECKED.clear()
