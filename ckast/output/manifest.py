@@ -125,8 +125,8 @@ def read_library(folder: Path | str) -> Manifest:
 
     A library of `STAMP_FROM` kernels or more whose manifest is, byte for byte, the one this ckast wrote there
     (its run stamp, `stamp.written_by_this_ckast`) is not checked again: its configs are `emit`'s, as it wrote
-    them. A config met before in the process (the other side of a `diff`) is not checked twice."""
-    from ckast.config import resolve_kernel
+    them."""
+    from ckast.config import as_dict, resolve_kernel
 
     from .stamp import manifest_digest, written_by_this_ckast
 
@@ -135,36 +135,13 @@ def read_library(folder: Path | str) -> Manifest:
         return manifest
     kernels = []
     for i, kernel in enumerate(manifest.kernels or ()):
-        config = _checked(kernel.config)
-        if config is None:
-            resolved = resolve_kernel(kernel.config, key_path(key_path("kernels", i), "config"))
+        resolved = resolve_kernel(kernel.config, key_path(key_path("kernels", i), "config"))
+        if not resolved.ok:
             first = resolved.issues[0]
             raise ManifestError(manifest.path, first.path, first.message, first.rule)
-        kernels.append(ManifestKernel(kernel.name, dict(config), kernel.header, kernel.files, kernel.entry_points))
+        config = as_dict(resolved.config)
+        kernels.append(ManifestKernel(kernel.name, config, kernel.header, kernel.files, kernel.entry_points))
     return manifest if manifest.kernels is None else attrs.evolve(manifest, kernels=tuple(kernels))
-
-
-_CHECKED: dict[tuple, Mapping[str, Any] | None] = {}
-"""Configs `_checked` has seen (their items and the types of their values: true is not 1), kept for the process up
-to `_CHECKED_MAX`."""
-_CHECKED_MAX = 1 << 16
-
-
-def _checked(config: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """`config` with every knob that applies, as `as_dict` has it, if it passes `resolve_kernel`; else None."""
-    from ckast.config import as_dict, resolve_kernel
-
-    key = (tuple(config.items()), tuple(map(type, config.values())))
-    try:
-        hash(key)
-    except TypeError:  # a list or an object among the values: no knob takes one
-        return None
-    if key not in _CHECKED:
-        if len(_CHECKED) >= _CHECKED_MAX:
-            _CHECKED.clear()
-        resolved = resolve_kernel(config, "")
-        _CHECKED[key] = as_dict(resolved.config) if resolved.ok else None
-    return _CHECKED[key]
 
 
 def manifest_in(folder: Path | str) -> Manifest | None:
