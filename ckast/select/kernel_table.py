@@ -248,8 +248,8 @@ def _int(where: str, column: str, text: str) -> int:
 
 
 def _positive(text: str) -> int | None:
-    """`text` as a positive integer (`number_text.parse_int`, no sign or space), else None."""
-    if text != text.strip() or text.startswith("-"):
+    """`text` as a positive integer (`number_text.parse_int`, without spaces), else None."""
+    if text != text.strip():
         return None
     try:
         value = parse_int(text)
