@@ -393,3 +393,15 @@ def test_trees_are_bounded_by_what_the_model_reader_reads(libs, tmp_path):
     assert not (tmp_path / "m").exists()
     with pytest.raises(TrainError, match=f"trees: {model_limits.MAX_TREES + 1} is not within 1..100,000"):
         train(None, model_limits.MAX_TREES + 1, 0, 0, 1)
+
+
+def test_train_writes_no_model_the_reader_refuses(libs, tables, tmp_path, monkeypatch):
+    """Within the bound of trees a model may still be larger than a model file ckast reads: refused, not written."""
+    from ckast.select import forest
+
+    monkeypatch.setattr(forest, "MODEL_LIMIT", 20_000)
+    code, out, err = _invoke("train", "--data", str(tables["train"]), "--library", str(libs["conv"]), "-o",
+                             str(tmp_path / "m"), "--trees", "30", "--folds", "0")
+    assert (code, out, len(err.splitlines())) == (2, "", 1), err
+    assert "the trained model is not one ckast reads (" in err and "more than the 20,000 a model file" in err
+    assert err.rstrip().endswith("train fewer trees (--trees)") and not (tmp_path / "m").exists()

@@ -234,6 +234,14 @@ def read_model(path: Path) -> Forest:
         raise ModelError(f"{path}: {exc}") from None
 
 
+def check_model_text(text: str) -> None:
+    """ModelError unless `read_model` reads a model file holding `text` (what the trainer checks before writing)."""
+    data = text.encode()
+    if len(data) > MODEL_LIMIT:
+        raise ModelError(f"{len(data):,} bytes, more than the {MODEL_LIMIT:,} a model file ckast reads may have")
+    parse_model(data)
+
+
 def _gunzip(data: bytes, limit: int) -> bytes:
     """The bytes of gzip `data` (every member), refused once they pass `limit` (a gzip bomb stops there)."""
     out = bytearray()

@@ -199,6 +199,7 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
     thread, so fits x threads <= `jobs` and every fit is the same whatever `jobs` is. `progress(fit, trees
     done)` is called after each tree, from the fit's thread: fit 0 is the final model, fit f the f-th fold.
     """
+    from .forest import ModelError, check_model_text
     from .model_features import model_features
 
     if not 1 <= trees <= MAX_TREES:
@@ -222,6 +223,10 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
     if fold is not None:
         tasks += [task(f + 1, np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(folds)]
     booster, *held_out = fit_all(tasks, jobs)
+    try:  # ckast writes no model it would refuse to read (its size included)
+        check_model_text(booster.model_to_string())
+    except ModelError as exc:
+        raise TrainError(f"the trained model is not one ckast reads ({exc}): train fewer trees (--trees)") from None
     cv = {"folds": 0}
     if fold is not None:
         predicted = np.empty(len(data.tflops))
