@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ckast.json_out import dumps
+
 
 def user_cache_dir() -> Path:
     """`$XDG_CACHE_HOME/ckast` or `~/.cache/ckast` (also where `ckast check` keeps CK's headers)."""
@@ -54,8 +56,12 @@ def _parse_toml(data: bytes) -> dict[str, Any]:
 
 
 def keep_json(path: Path, data: Any) -> None:
-    """Write `data` as JSON to the cache file `path` (`keep_bytes`)."""
-    keep_bytes(path, json.dumps(data).encode())
+    """Write `data` as JSON to the cache file `path` (`keep_bytes`); nothing if it is not strict JSON."""
+    try:
+        text = dumps(data)
+    except ValueError:
+        return
+    keep_bytes(path, text.encode())
 
 
 ENTRIES, BYTES = 1000, 256 << 20

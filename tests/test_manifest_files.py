@@ -124,6 +124,48 @@ def test_a_config_select_cannot_read_as_knobs_is_refused_naming_the_knob(lib):
     refused(cli("select", "--library", lib, *PROBLEM), "manifest.json: kernels[1].config.tile_m: ")
 
 
+@pytest.mark.parametrize(("tile_m", "message"), [(-1, "-1 must be at least 1"), (0, "0 must be at least 1")])
+def test_a_config_breaking_the_knob_rules_is_refused_by_every_library_command(emitted, lib, tmp_path, tile_m,
+                                                                             message):
+    """A hand-edited config the knob rules refuse is not ranked, emitted into a selector or driver, or diffed as
+    unchanged: each command refuses the library as `emit` refuses the config."""
+    edit(lib, lambda m: m["kernels"][0]["config"].__setitem__("tile_m", tile_m))
+    problems = tmp_path / "problems.csv"
+    problems.write_text("M,N,K\n256,256,256\n")
+    where = f"{lib / 'manifest.json'}: kernels[0].config.tile_m: {message} [rule tile.positive]"
+    refused(cli("select", "--library", lib, *PROBLEM), where)
+    refused(cli("diff", "-j", "1", emitted, lib), where)
+    for command in (("select", "emit", "--library", lib, "-o", tmp_path / "sel"),
+                    ("bench", "emit", "--library", lib, "--problems", problems, "-o", tmp_path / "bench")):
+        refused(cli(*command), where)
+        assert not command[-1].exists()
+
+
+def test_a_library_this_ckast_wrote_is_not_checked_again_until_its_manifest_changes(tmp_path, monkeypatch):
+    """A large library's configs are checked once, by the run that wrote it (its stamp records the manifest's
+    digest); a manifest edited since is checked in full."""
+    from ckast.output import manifest as manifest_module
+
+    out = tmp_path / "lib"
+    assert cli("emit", "--config", EXAMPLES / "gemm_standard.json", "-o", out).exit_code == 0
+    monkeypatch.setattr(manifest_module, "STAMP_FROM", 2)
+    checked = []
+    monkeypatch.setattr("ckast.config.resolve_kernel", lambda config, path: checked.append(config))
+    written = read_manifest(out).kernels
+    assert manifest_module.read_library(out).kernels == written and checked == []
+    edit(out, lambda m: m["kernels"][0]["config"].__setitem__("tile_m", 0))
+    monkeypatch.undo()
+    monkeypatch.setattr(manifest_module, "STAMP_FROM", 2)
+    with pytest.raises(ManifestError, match=r"kernels\[0\]\.config\.tile_m: 0 must be at least 1"):
+        manifest_module.read_library(out)
+
+
+def test_a_config_breaking_an_arch_rule_is_refused_naming_the_rule(lib):
+    edit(lib, lambda m: m["kernels"][0]["config"].__setitem__("warp_tile_m", 64))
+    line = refused(cli("select", "--library", lib, *PROBLEM), "manifest.json: kernels[0].config.warp_tile_m: ")
+    assert "[rule " in line
+
+
 def test_a_listed_link_leading_out_of_the_library_is_not_followed(emitted, lib, tmp_path):
     target = kernel_file(lib)
     target.unlink()

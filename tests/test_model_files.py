@@ -279,6 +279,25 @@ def test_more_trees_than_max_trees_are_refused(monkeypatch):
                     + tree.replace("Tree=0", "Tree=1") + end)
 
 
+@pytest.mark.parametrize("leaves", [2**31 - 1, 10**15])
+def test_num_leaves_is_checked_against_the_tree_before_arrays_are_sized_by_it(leaves):
+    """`num_leaves=2147483647` in a small model allocated 16 GiB before its leaves were counted."""
+    import tracemalloc
+
+    text = _chain(4).replace("num_leaves=4\n", f"num_leaves={leaves}\n")
+    text = re.sub(r"tree_sizes=\d+", f"tree_sizes={len(text[text.index('Tree=0'):text.index('end of trees')])}", text)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ModelError) as info:
+            parse_model(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert str(info.value) == (f"Tree=0: num_leaves: {leaves:,}, but leaf_value has room for 4 values at most (its "
+                               "text is 7 characters)")
+    assert peak < 1 << 20
+
+
 def test_a_cycle_away_from_the_root_is_refused():
     text = _chain(5)  # nodes 0 -> 1 -> 2 -> 3; make 2 and 3 each other's right child, 1's right a leaf
     text = text.replace("left_child=-1 -2 -3 -4\nright_child=1 2 3 -5", "left_child=-1 -2 -3 -4\nright_child=1 -5 3 2")
@@ -310,6 +329,7 @@ SPEC_MUTATIONS = {
     "categorical_encodings": ({"pipeline": ["compv3"]}, 'categorical_encodings.pipeline: expected {value: integer '
                                                         'code}, not ["compv3"]'),
     "params": ([], "params: expected an object, not []"),
+    "op_type": (["gemm"], 'op_type: ["gemm"] is not one of gemm_universal, gemm, grouped_conv'),
 }
 
 

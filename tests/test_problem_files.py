@@ -295,3 +295,21 @@ def test_a_json_problems_file_is_read_up_to_its_limit(lib, tmp_path, monkeypatch
                "give this many problems as CSV, which is read row by row\n")
     monkeypatch.setattr(report, "JSON_LIMIT", size)
     assert cli("select", "--library", lib, "--problems", path, "-k", "1")[0] == 0
+
+
+@pytest.mark.parametrize(("column", "text", "message"), [
+    ("M", "1_0", "'1_0' is not an integer (ASCII digits 0-9, optionally after '-')"),
+    ("M", "\u0661\u0662\u0668", "'\u0661\u0662\u0668' is not an integer (ASCII digits 0-9"),
+    ("M", "\u00b2", "'\u00b2' is not an integer (ASCII digits 0-9"),
+    ("M", "9" * 5000, "is out of range [1, 2147483647]"),
+    ("weight", "1_0", "'1_0' is not a positive number"),
+    ("weight", "\u0661", "'\u0661' is not a positive number"),
+])
+def test_problem_numbers_are_ascii_decimals(lib, tmp_path, column, text, message):
+    """Python's int() and float() read `1_0` and other scripts' digits; a problem's numbers are ASCII digits."""
+    path = tmp_path / "p.csv"
+    path.write_text(f"M,N,K,weight\n{text if column == 'M' else 64},64,64,{text if column != 'M' else 1}\n",
+                    encoding="utf-8")
+    code, out, err = cli("select", "--library", lib, "--problems", path)
+    assert (code, out, len(err.splitlines())) == (2, "", 1), err
+    assert err.startswith(f"{path}: row 1: {column}: ") and message in err, err

@@ -139,6 +139,8 @@ def test_config_at_git_revision(tmp_path, monkeypatch):
     ("no/such/thing", "not a directory, a config file, REV:FILE or key=value selection"),
     ("colour=blue", "is not key=value with a key of"),
     ("ndim=two", "ndim='two' is not an integer"),
+    ("ndim=\u00b2", "ndim='\u00b2' is not an integer"),  # str.isdigit() holds, int() raised
+    ("ndim=1_0", "ndim='1_0' is not an integer"),
     ("rule-set=full", "a selection needs a rule set and an arch"),
 ])
 def test_trouble_exits_2(tmp_path, side, message):

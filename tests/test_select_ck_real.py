@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import time
 from collections import Counter
 
 import numpy as np
@@ -311,12 +312,53 @@ def _unbuilt(rows):
      "row 1: identical_to: omits grouped_conv_forward_bf16_2d_16x64x64_compv5 (row 3), built alike"),
     (_unlisted, "row 3: block_per_cu: grouped_conv_forward_bf16_2d_16x64x64_compv5 is library kernel grouped_conv_"),
     (_unbuilt, "row 1: built_warp_tile: no kernel of the library"),
+    (_set("16x64x64_compv3", "built_tile", "\u00b916x64x64"), "row 1: built_tile: '\u00b916x64x64' is not three "
+                                                              "positive integers"),
+    (_set("16x64x64_compv3", "built_tile", "1_6x64x64"), "row 1: built_tile: '1_6x64x64' is not three positive"),
+    (_set("16x64x64_compv3", "built_wave", "\u0661x4x1"), "row 1: built_wave: '\u0661x4x1' is not three positive"),
+    (_set("16x64x64_compv3", "block_per_cu", "\u00b2"), "row 1: block_per_cu: '\u00b2' is not a positive integer"),
+    (_set("16x64x64_compv3", "block_per_cu", "9" * 5000), "row 1: block_per_cu: '" + "9" * 43 + "...9999999' (5002 "
+                                                          "characters) is not a positive integer"),
+    (_set("16x64x64_compv3", "vector_a_b_c", "4x8x" + "8" * 4400), "row 1: vector_a_b_c: '4x8x" + "8" * 24),
 ])
 def test_bad_kernel_tables_are_refused(libs, tmp_path, change, message):
     path = _conv_table(tmp_path, change)
     with pytest.raises(TimingError) as info:
         read_kernel_table(path, load_library(libs["conv"]))
     assert str(info.value).startswith(f"{path}: ") and message in str(info.value)
+
+
+def _big_table(tmp_path, rows: int):
+    """A GEMM kernel table of `rows` names, each built as one of the 32 kernels of the sweep, whose rows built alike
+    differ in their label: an `identical_to` check (every row against every other before) that passes, then a
+    refusal at the second name of a kernel."""
+    table = _rows(GEMM_KERNELS)
+    out = [{**table[i % len(table)], "csv_kernel_name": f"k{i}", "codegen_kernel_name": f"c{i}", "identical_to": ""}
+           for i in range(rows)]
+    return _write(tmp_path / f"kernels_{rows}.csv", out)
+
+
+def _check_time(libs, path) -> float:
+    library = load_library(libs["gemm"])
+    best = math.inf
+    for _ in range(2):
+        start = time.perf_counter()
+        with pytest.raises(TimingError, match=r"row 33: codegen_kernel_name: k32 is library kernel "):
+            read_kernel_table(path, library)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def test_the_kernel_table_check_scales_linearly(libs, tmp_path):
+    """The check compared every row with every other (5,000 rows 12.7 s, 20,000 killed at 300 s): 16 times the
+    rows take about 16 times as long (a quadratic check, 256 times)."""
+    small, large = _check_time(libs, _big_table(tmp_path, 250)), _check_time(libs, _big_table(tmp_path, 4000))
+    assert large < 40 * small, (small, large)
+
+
+@pytest.mark.slow
+def test_a_kernel_table_of_20000_rows_is_checked_in_seconds(libs, tmp_path):
+    assert _check_time(libs, _big_table(tmp_path, 20_000)) < 10
 
 
 def test_unbuilt_row_names_the_nearest_kernel(libs, tmp_path):

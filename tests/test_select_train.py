@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import pty
+import re
 import sys
 import threading
 import time
@@ -23,7 +25,7 @@ from ckast.select.evaluate import group_runs
 from ckast.select.progress import Progress
 from ckast.select.train import fit_all, group_folds
 
-from .select_helpers import conv_entries, gemm_entries, synth_module, write_library
+from .select_helpers import ROOT, conv_entries, gemm_entries, synth_module, write_library
 
 lgb = pytest.importorskip("lightgbm")
 
@@ -284,3 +286,122 @@ def test_mixed_directions_are_refused(libs, tables, tmp_path):
     path = _csv(tmp_path / "t.csv", rows)
     code, _, err = _invoke("train", "--data", str(path), "--library", str(libs["conv"]), "-o", str(tmp_path / "m"))
     assert code == 2 and err.startswith(f"{path}: row 1: direction: bwd_data is not the kernel's direction (forward)")
+
+
+# hostile measurements, numbers and cells: refused in one line naming the file, the row and the column
+
+
+@pytest.mark.parametrize(("column", "value", "message"), [
+    ("latency_ms", "1e-320", "latency_ms: '1e-320' is not a physical measurement (a subnormal number"),
+    ("tflops", "4e-310", "tflops: '4e-310' is not a physical measurement (a subnormal number"),
+    ("latency_ms", "0", "latency_ms: '0' is not a positive number"),
+    ("latency_ms", "1e999", "latency_ms: '1e999' is not a positive number"),
+    ("latency_ms", "inf", "latency_ms: 'inf' is not a positive number"),
+    ("tflops", "nan", "tflops: 'nan' is not a positive number"),
+    ("latency_ms", "1e-300", "latency_ms: '1e-300' gives inf TFLOPS for 1.07374e+10 FLOPs, not a physical"),
+])
+def test_non_physical_measurements_are_refused(libs, tmp_path, column, value, message):
+    """A latency of 1e-320 ms made infinite TFLOPS, which `select train` trained on and wrote into
+    cv_metrics.json as `Infinity`."""
+    library = load_library(libs["gemm"])
+    rows = [{"kernel": library.names[i % 3], "M": 1024, "N": 1024, "K": 1024 * (1 + i), column: "1"} for i in range(6)]
+    rows[4][column] = value
+    path = _csv(tmp_path / "t.csv", rows)
+    code, out, err = _invoke("train", "--data", str(path), "--library", str(libs["gemm"]), "-o", str(tmp_path / "m"),
+                             "--trees", "2", "--folds", "2")
+    assert (code, out, len(err.splitlines())) == (2, "", 1), err
+    assert err.startswith(f"{path}: row 5: {message}"), err
+    assert not (tmp_path / "m").exists()
+
+
+def test_every_json_ckast_writes_is_strict():
+    """`Infinity` and `NaN`, which json.dumps writes by default, are no JSON: ckast's encoder refuses them."""
+    from ckast.data_files import keep_json
+    from ckast.json_out import dumps
+
+    for value in (math.inf, -math.inf, math.nan):
+        with pytest.raises(ValueError):
+            dumps({"rmse": [value]})
+    assert dumps({"rmse": 1.5}) == '{"rmse": 1.5}'
+    source = "\n".join(p.read_text() for p in (ROOT / "ckast").rglob("*.py") if p.name != "json_out.py")
+    assert "allow_nan" not in source and not re.search(r"json\.dump\(", source)
+    writers = re.findall(r"(?:click\.echo|yield|keep_bytes|lines\.append|_FILE:)[^\n]*json\.dumps", source)
+    assert writers == []
+    keep_json(ROOT / "never-written.json", {"x": math.nan})  # a cache entry that is not JSON is not kept
+    assert not (ROOT / "never-written.json").exists()
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "parquet"])
+def test_is_valid_means_the_same_in_every_format(libs, tmp_path, fmt):
+    """JSON and Parquet `is_valid: 0` was a valid run while CSV `0` was a failed one."""
+    library = load_library(libs["gemm"])
+    flags = [0, 1, "false", "True", "no", "YES", False, True, None]
+    rows = [{"kernel": library.names[0], "M": 64 * (i + 1), "N": 64, "K": 64, "tflops": 1.0 + i, "is_valid": flag}
+            for i, flag in enumerate(flags)]
+    path = tmp_path / f"t.{fmt}"
+    if fmt == "parquet":  # a column holds one type: each flag in a table of its own
+        paths = []
+        for i, row in enumerate(rows):
+            paths.append(tmp_path / f"t{i}.parquet")
+            synth_module().write([row], paths[-1])
+    else:
+        synth_module().write(rows, path)
+        paths = [path]
+    timings = read_timings(paths, library)
+    assert [r.tflops for r in timings.runs] == [2.0, 4.0, 6.0, 8.0, 9.0] and timings.failed == 4
+    synth_module().write([{**rows[0], "is_valid": "maybe"}], tmp_path / "bad.csv")
+    with pytest.raises(TimingError, match=r"bad\.csv: row 1: is_valid: 'maybe' is not true or false"):
+        read_timings([tmp_path / "bad.csv"], library)
+
+
+@pytest.mark.parametrize("text", ["1_0", "\u0661\u0662", "\u00b9\u00b2", "0x10", "1,5", "\uff11"])
+def test_measurements_are_ascii_numbers(libs, tmp_path, text):
+    """Python's float() reads `1_0` and Arabic-Indic digits (and full-width ones); ckast reads ASCII digits."""
+    library = load_library(libs["gemm"])
+    path = _csv(tmp_path / "t.csv", [{"kernel": library.names[0], "M": 64, "N": 64, "K": 64, "tflops": text}])
+    with pytest.raises(TimingError) as info:
+        read_timings([path], library)
+    assert str(info.value) == f"{path}: row 1: tflops: {text!r} is not a positive number"
+
+
+@pytest.mark.parametrize("fmt", ["json", "parquet"])
+@pytest.mark.parametrize("name", [["gemm_a"], {"name": "gemm_a"}, 7])
+def test_a_kernel_name_that_is_not_a_string_is_one_line(libs, tmp_path, fmt, name):
+    """A list or an object as a kernel name raised TypeError (unhashable) from the name lookup."""
+    library = load_library(libs["gemm"])
+    path = tmp_path / f"t.{fmt}"
+    synth_module().write([{"kernel": name, "M": 64, "N": 64, "K": 64, "tflops": 1.0}], path)
+    code, out, err = _invoke("train", "--data", str(path), "--library", str(libs["gemm"]), "-o", str(tmp_path / "m"))
+    assert (code, out) == (2, "") and err.startswith(f"{path}: row 1: kernel: ") and len(err.splitlines()) == 1
+    assert err.rstrip().endswith("is not a kernel's name (a string)")
+    results = {"results": [{"kernel_config": {"name": name}, "benchmarks": [{"m": 64, "n": 64, "k": 64, "tflops": 1}]}]}
+    (tmp_path / "ck.json").write_text(json.dumps(results))
+    with pytest.raises(TimingError, match=r"results\[0\]\.benchmarks\[0\]: kernel: .* is not a kernel's name"):
+        read_timings([tmp_path / "ck.json"], library)
+
+
+def test_trees_are_bounded_by_what_the_model_reader_reads(libs, tmp_path):
+    """`--trees 100001` wrote a model that `select` refused: both bounds are `model_limits.MAX_TREES`."""
+    from ckast.select import forest, model_limits
+    from ckast.select.train import TrainError, train
+
+    assert forest.MAX_TREES is model_limits.MAX_TREES
+    code, out, err = _invoke("train", "--data", str(tmp_path / "t.csv"), "--library", str(libs["gemm"]), "-o",
+                             str(tmp_path / "m"), "--trees", str(model_limits.MAX_TREES + 1))
+    assert code == 2 and out == ""
+    assert f"'--trees': {model_limits.MAX_TREES + 1} is not in the range 1<=x<=100000" in err
+    assert not (tmp_path / "m").exists()
+    with pytest.raises(TrainError, match=f"trees: {model_limits.MAX_TREES + 1} is not within 1..100,000"):
+        train(None, model_limits.MAX_TREES + 1, 0, 0, 1)
+
+
+def test_train_writes_no_model_the_reader_refuses(libs, tables, tmp_path, monkeypatch):
+    """Within the bound of trees a model may still be larger than a model file ckast reads: refused, not written."""
+    from ckast.select import forest
+
+    monkeypatch.setattr(forest, "MODEL_LIMIT", 20_000)
+    code, out, err = _invoke("train", "--data", str(tables["train"]), "--library", str(libs["conv"]), "-o",
+                             str(tmp_path / "m"), "--trees", "30", "--folds", "0")
+    assert (code, out, len(err.splitlines())) == (2, "", 1), err
+    assert "the trained model is not one ckast reads (" in err and "more than the 20,000 a model file" in err
+    assert err.rstrip().endswith("train fewer trees (--trees)") and not (tmp_path / "m").exists()

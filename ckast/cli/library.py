@@ -162,8 +162,7 @@ def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, conf
       ckast list --rule-set full --arch gfx942 --ck-api ck-2025.11 --rejected
       ckast list --rule-set tiny --arch gfx942 --names
     """
-    import json
-
+    from ckast.json_out import dumps
     from ckast.library import listing
 
     request = workload_request(workload, within, budget, model_dir, timings, kernel_table)
@@ -182,11 +181,11 @@ def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, conf
             bad_input([str(exc)])
         except workload_errors()[1] as exc:
             fail(exc)
-        click.echo(json.dumps(choice.as_json(), indent=2) if as_json else "\n".join(choice.lines()))
+        click.echo(dumps(choice.as_json(), indent=2) if as_json else "\n".join(choice.lines()))
         unserved_end(choice.unserved, len(choice.workload.problems), allow_unserved, err=as_json)
         return
     if as_json:
-        click.echo(json.dumps(listing.as_json(library, names=names, rejected=rejected), indent=2))
+        click.echo(dumps(listing.as_json(library, names=names, rejected=rejected), indent=2))
         return
     lines = listing.names(library) if names else listing.table(library)
     if rejected:
@@ -223,11 +222,10 @@ def explain(target, rule_set, arch, datatypes, ndims, variants, ck_api, builder_
       ckast explain grouped_conv_fp16_nhwgc_forward_gfx942_..._1a2b3c4d5e --rule-set tiny --arch gfx942
       ckast explain cfg.json --dot graph.dot
     """
-    import json
-
     from ckast import explain as ex
     from ckast.config import ConfigError, kernel_objects, read_json, resolve_kernel
     from ckast.config.errors import MAX_REPORTED
+    from ckast.json_out import dumps
     from ckast.lower.identity import kernel_name
 
     path = Path(target)
@@ -278,7 +276,7 @@ def explain(target, rule_set, arch, datatypes, ndims, variants, ck_api, builder_
             bad_input([f"no config of this selection is named {target!r} (see `ckast list --names`)"])
         config, issues, origin = found[0].config, found[0].issues, found[0].candidate.origin
     explained = ex.explanation(config, issues, origin)
-    click.echo(json.dumps(explained, indent=2) if as_json else "\n".join(ex.lines(explained)))
+    click.echo(dumps(explained, indent=2) if as_json else "\n".join(ex.lines(explained)))
     if dot_file:
         graph = ex.build_graph(config)
         if graph is None:

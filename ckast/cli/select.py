@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ckast.select.model_limits import MAX_TREES
 from ckast.wording import quantity
 
 from .common import ALLOW_UNSERVED, HELP, bad_input, fail, jobs_option, unserved_end
@@ -119,7 +120,8 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
                    "library's).")
 @_SKIP_BAD
 @_KERNELS
-@click.option("--trees", type=click.IntRange(min=1), default=400, show_default=True, help="Boosting rounds.")
+@click.option("--trees", type=click.IntRange(1, MAX_TREES), default=400, show_default=True,
+              help="Boosting rounds (the trees of the model).")
 @click.option("--folds", type=click.IntRange(min=0), default=5, show_default=True,
               help="GroupKFold folds for the CV metrics (0: no cross-validation).")
 @click.option("--seed", type=int, default=0, show_default=True)
@@ -196,8 +198,7 @@ def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_
       ckast select eval --data gemm_fp16_rcr_gfx942_sweep_results_b.csv \\
           --kernels gemm_fp16_rcr_gfx942_kernels.csv --library lib/
     """
-    import json
-
+    from ckast.json_out import dumps
     from ckast.select.applicability import describe_layers
     from ckast.select.evaluate import table
     from ckast.select.forest import ModelError
@@ -210,7 +211,7 @@ def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_
     except (ModelError, LibraryError) as exc:
         bad_input([str(exc)])
     if as_json:
-        click.echo(json.dumps(evaluation.as_dict(), indent=2))
+        click.echo(dumps(evaluation.as_dict(), indent=2))
         return
     apart = evaluation.not_applicable
     click.echo(f"{quantity(evaluation.runs, 'run')} of {quantity(evaluation.kernels, 'kernel')} on "

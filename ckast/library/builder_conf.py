@@ -33,6 +33,7 @@ from ckast.arch import arch_spec
 from ckast.arch.rules import DEPTHWISE
 from ckast.config.knobs import CONV_LAYOUTS
 from ckast.errors import CkastError
+from ckast.number_text import parse_int
 
 from .conv_common import Triple, axes, conv_candidate, tile_knobs
 from .selection import Candidate, Selection, SelectionError
@@ -360,7 +361,7 @@ def _expect(args: list[str], count: int, name: str) -> list[str]:
 
 def _int(text: str) -> int:
     try:
-        return int(text)
+        return parse_int(text)
     except ValueError:
         raise LineError(f"{text!r} is not an integer") from None
 

@@ -15,17 +15,18 @@ from ckast.lazy import exports
 if TYPE_CHECKING:
     from .cmake import CMAKE_FILE, kernels_cmake
     from .transaction import MANIFEST, OutputError, Stage, Transaction
-    from .manifest import Manifest, ManifestError, ManifestKernel, manifest_in, read_manifest
+    from .manifest import Manifest, ManifestError, ManifestKernel, manifest_in, read_library, read_manifest
     from .places import PlaceError
     from .tree import entry_points_for, entry_points_of, write_tree
 
 __all__ = ["CMAKE_FILE", "kernels_cmake", "MANIFEST", "Manifest", "ManifestError", "ManifestKernel", "OutputError",
-           "PlaceError", "Stage", "Transaction", "entry_points_for", "entry_points_of", "manifest_in", "read_manifest",
-           "write_tree"]
+           "PlaceError", "Stage", "Transaction", "entry_points_for", "entry_points_of", "manifest_in", "read_library",
+           "read_manifest", "write_tree"]
 _SOURCE = {
     **dict.fromkeys(("CMAKE_FILE", "kernels_cmake"), "cmake"),
     **dict.fromkeys(("MANIFEST", "OutputError", "Stage", "Transaction"), "transaction"),
-    **dict.fromkeys(("Manifest", "ManifestError", "ManifestKernel", "manifest_in", "read_manifest"), "manifest"),
+    **dict.fromkeys(("Manifest", "ManifestError", "ManifestKernel", "manifest_in", "read_library", "read_manifest"),
+                   "manifest"),
     **dict.fromkeys(("entry_points_for", "entry_points_of", "write_tree"), "tree"),
     "PlaceError": "places",
 }

@@ -19,6 +19,10 @@ manifest, the JSON path and the rule. Every key is optional unless marked requir
 A listed path is relative to the manifest's folder, normalised (no empty, `.` or `..` component) and listed
 once per list; `Manifest.read` reads a listed file only where it stays inside that folder once symbolic links
 are resolved, and only if it is a regular file.
+
+A command that uses a library's kernels (`select`, `select emit`, `bench emit`, `diff`) reads it with
+`read_library`, which also checks each kernel's config as `emit` checks a config file (its knobs, then the arch
+rules) and hands on each config with every knob that applies, in ckast's spellings.
 """
 
 from __future__ import annotations
@@ -92,17 +96,53 @@ class Manifest:
 
 def read_manifest(folder: Path | str) -> Manifest:
     """The manifest in `folder`, checked (see the module docstring); ManifestError otherwise."""
+    return _read(folder)[0]
+
+
+def _read(folder: Path | str) -> tuple[Manifest, bytes]:
+    """`read_manifest`, and the manifest's bytes."""
     path = Path(folder) / MANIFEST
     if not os.path.lexists(path):
         raise ManifestError(path, "", "missing (not a tree ckast generated)", "file.read")
     try:
-        data = parse_json(read_input(path), str(path))
+        raw = read_input(path)
+        data = parse_json(raw, str(path))
     except InputFileError as exc:
         raise ManifestError(path, "", exc.message, "file.read") from None
     except ConfigError as exc:
         first = exc.issues[0]
         raise ManifestError(path, first.path, first.message, first.rule) from None
-    return _Reader(path).manifest(data)
+    return _Reader(path).manifest(data), raw
+
+
+STAMP_FROM = 2000
+"""Kernels from which `read_library` looks for a run stamp (reading it and digesting ckast's files costs about as
+much as checking 2,000 configs)."""
+
+
+def read_library(folder: Path | str) -> Manifest:
+    """`read_manifest`, each kernel's config checked as `emit` checks a config (`ckast.config.resolve_kernel`:
+    the knobs, then the arch rules) and given as `as_dict` has it; ManifestError naming the first bad knob.
+
+    A library of `STAMP_FROM` kernels or more whose manifest is, byte for byte, the one this ckast wrote there
+    (its run stamp, `stamp.written_by_this_ckast`) is not checked again: its configs are `emit`'s, as it wrote
+    them."""
+    from ckast.config import as_dict, resolve_kernel
+
+    from .stamp import manifest_digest, written_by_this_ckast
+
+    manifest, raw = _read(folder)
+    if len(manifest.kernels or ()) >= STAMP_FROM and written_by_this_ckast(folder, manifest_digest(raw)):
+        return manifest
+    kernels = []
+    for i, kernel in enumerate(manifest.kernels or ()):
+        resolved = resolve_kernel(kernel.config, key_path(key_path("kernels", i), "config"))
+        if not resolved.ok:
+            first = resolved.issues[0]
+            raise ManifestError(manifest.path, first.path, first.message, first.rule)
+        config = as_dict(resolved.config)
+        kernels.append(ManifestKernel(kernel.name, config, kernel.header, kernel.files, kernel.entry_points))
+    return manifest if manifest.kernels is None else attrs.evolve(manifest, kernels=tuple(kernels))
 
 
 def manifest_in(folder: Path | str) -> Manifest | None:

@@ -1,10 +1,11 @@
 """Run stamps: skip a rerun that would change nothing, without enumerating or rendering anything.
 
 A run's stamp holds the run key (a digest of everything the output depends on: ckast's own files, the
-command, its options and the names and bytes of its input files), the summary the command prints, and
-the size and modification time of every file the run produced. A rerun with the same key whose files
-all still have those sizes and times is up to date. A file changed or removed by hand fails the check,
-and the run is done in full (which rewrites it).
+command, its options and the names and bytes of its input files), the summary the command prints, the
+size and modification time of every file the run produced, and the digests of ckast's files and of the
+manifest it wrote (`written_by_this_ckast`: a library read back needs no second check of its configs). A
+rerun with the same key whose files all still have those sizes and times is up to date. A file changed or
+removed by hand fails the check, and the run is done in full (which rewrites it).
 
 The stamp is kept outside the output tree, in the cache directory (`ckast.data_files.cache_root`,
 `runs/<digest of the tree's real path>.json`): the tree holds only what the inputs determine, so a
@@ -83,10 +84,29 @@ def up_to_date(out_dir: Path | str, key: str) -> dict | None:
     return stamp.get("summary")
 
 
-def write_stamp(out_dir: Path | str, key: str, summary: Mapping[str, Any], files: Mapping[str, Any]) -> None:
+def write_stamp(out_dir: Path | str, key: str, summary: Mapping[str, Any], files: Mapping[str, Any],
+                manifest: str | None = None) -> None:
     """Record the run that produced the tree at `out_dir`: its key, `summary` (what to report when a
-    rerun finds the tree up to date) and `files` (`ckast.data_files.file_states` of what it produced).
-    Best effort, like every cache."""
+    rerun finds the tree up to date), `files` (`ckast.data_files.file_states` of what it produced) and
+    `manifest` (`manifest_digest` of the manifest it wrote). Best effort, like every cache."""
     path = stamp_path(out_dir)
     if path is not None:
-        keep_json(path, {"dir": os.path.realpath(out_dir), "key": key, "summary": dict(summary), "files": dict(files)})
+        keep_json(path, {"dir": os.path.realpath(out_dir), "key": key, "summary": dict(summary), "files": dict(files),
+                         "generator": generator_digest(), "manifest": manifest})
+
+
+def manifest_digest(data: bytes) -> str:
+    """The digest of a manifest's bytes, as a stamp records it."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def written_by_this_ckast(out_dir: Path | str, digest: str) -> bool:
+    """Whether the stamp of `out_dir` records a manifest of `digest` (`manifest_digest`) written there by a run of
+    this ckast (the same files: `generator_digest`). Reads only."""
+    path = stamp_path(out_dir)
+    try:
+        stamp = json.loads(path.read_bytes()) if path is not None else None
+    except (OSError, ValueError):
+        return False
+    return (isinstance(stamp, dict) and stamp.get("manifest") == digest
+            and stamp.get("dir") == os.path.realpath(out_dir) and stamp.get("generator") == generator_digest())

@@ -9,17 +9,18 @@ files ckast never listed are kept as they are.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ckast.json_out import dumps
+
 if TYPE_CHECKING:
     from ckast.lower.identity import EntryPoint
 
-from .stamp import write_stamp
+from .stamp import manifest_digest, write_stamp
 from .transaction import MANIFEST, Transaction
 
 
@@ -42,12 +43,14 @@ def write_tree(files: Iterable[tuple[str, str]], manifest: Mapping[str, Any], tx
     written = sum(w for w, _ in staged.values())
     unchanged = len(staged) - written
     current = set(staged)
-    staged[MANIFEST] = tx.stage.put(MANIFEST, manifest_text({**manifest, "files": sorted(current)}))
+    text = manifest_text({**manifest, "files": sorted(current)})
+    staged[MANIFEST] = tx.stage.put(MANIFEST, text)
     produced = current | {MANIFEST}
     record = None
     if stamp is not None:  # the staged files' sizes and times are those the tree has after the swap
         states = dict(sorted((path, state) for path, (_, state) in staged.items()))
-        record = partial(write_stamp, tx.out, stamp[0], {**stamp[1], "files": len(current)}, states)
+        record = partial(write_stamp, tx.out, stamp[0], {**stamp[1], "files": len(current)}, states,
+                         manifest_digest(text.encode()))
     removed = tx.commit(produced, then=record)
     return {"written": written, "unchanged": unchanged, "removed": removed}
 
@@ -60,7 +63,7 @@ class JsonText(str):
 def json_line(item: Any) -> JsonText:
     """`item` as JSON, keys sorted (a string, e.g. one of a manifest's file paths, by the C encoder
     `json.dumps` ends in, without building an encoder per call)."""
-    return JsonText(encode_basestring_ascii(item) if type(item) is str else json.dumps(item, sort_keys=True))
+    return JsonText(encode_basestring_ascii(item) if type(item) is str else dumps(item, sort_keys=True))
 
 
 def manifest_text(manifest: Mapping[str, Any]) -> str:
@@ -69,12 +72,12 @@ def manifest_text(manifest: Mapping[str, Any]) -> str:
     lines = ["{"]
     for i, key in enumerate(sorted(manifest)):
         value, comma = manifest[key], "," if i < len(manifest) - 1 else ""
-        head = f"  {json.dumps(key)}: "
+        head = f"  {dumps(key)}: "
         if isinstance(value, list) and value:
             items = [f"    {item if type(item) is JsonText else json_line(item)}" for item in value]
             lines += [head + "[", ",\n".join(items), "  ]" + comma]
         else:
-            lines.append(head + json.dumps(value, sort_keys=True) + comma)
+            lines.append(head + dumps(value, sort_keys=True) + comma)
     return "\n".join(lines + ["}"]) + "\n"
 
 

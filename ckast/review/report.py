@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ckast.json_out import dumps
 from ckast.wording import quantity
 
 from .compare import Group, LibraryDiff, unified_diff
@@ -71,7 +72,7 @@ def as_json(diff: LibraryDiff) -> str:
             "changed": [group(g, True) for g in diff.changed], "renamed": [group(g, False) for g in diff.renamed],
             "added": list(diff.added), "removed": list(diff.removed),
             "run_files": {"changed": list(run.changed), "added": list(run.added), "removed": list(run.removed)}}
-    return json.dumps(data, indent=2, default=str)
+    return dumps(data, indent=2, default=str)
 
 
 def _notes(side: Side) -> str:

@@ -24,7 +24,8 @@ import attrs
 from ckast.arguments import argument
 from ckast.errors import CkastError
 from ckast.library.selection import Selection
-from ckast.output.manifest import ManifestError, read_manifest
+from ckast.number_text import parse_int
+from ckast.output.manifest import ManifestError, read_library
 
 class SideError(CkastError, ValueError):
     """A side that cannot be read (bad input: exit 2)."""
@@ -85,10 +86,11 @@ def read_side(text: str, request: Request) -> Side:
 
 
 def read_tree(root: Path) -> Side:
-    """A generated tree, from its manifest (`ckast.output.manifest`): each kernel's files and config, and the
-    run files; SideError naming the manifest, the JSON path and the rule when it or a listed file is refused."""
+    """A generated tree, from its manifest (`ckast.output.manifest.read_library`): each kernel's files and config
+    (checked as `emit` checks one), and the run files; SideError naming the manifest, the JSON path and the rule
+    when it, a config or a listed file is refused."""
     try:
-        manifest = read_manifest(root)
+        manifest = read_library(root)
 
         def text(rel: str) -> str:
             data = manifest.read(rel)
@@ -145,9 +147,12 @@ def _override(request: Request, text: str) -> Request:
             raise SideError(f"{text}: {item!r} is not key=value with a key of: {', '.join(_KEYS)}")
         value = value.strip()
         if field in ("datatypes", "variants", "ndims", "configs"):
-            item_value: Any = int(value) if field == "ndims" and value.isdigit() else value
-            if field == "ndims" and not isinstance(item_value, int):
-                raise SideError(f"{text}: ndim={value!r} is not an integer")
+            item_value: Any = value
+            if field == "ndims":
+                try:
+                    item_value = parse_int(value)
+                except ValueError:
+                    raise SideError(f"{text}: ndim={value!r} is not an integer") from None
             if field == "configs":
                 item_value = Path(value)
             changes[field] = (*changes.get(field, ()), item_value)

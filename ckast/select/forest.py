@@ -35,8 +35,10 @@ import numpy as np
 
 from ckast.errors import CkastError
 from ckast.input_file import DEFAULT_LIMIT, InputFileError, read_input
+from ckast.number_text import INTEGER, REAL
 
 from .libm import libm
+from .model_limits import MAX_DEPTH, MAX_TREES
 
 ZERO_THRESHOLD = float(np.float32(1e-35))
 INT_MIN = -(2**31)
@@ -48,10 +50,6 @@ DECISION_TYPES = (MISSING_NAN + 1) << 2
 
 MODEL_LIMIT = DEFAULT_LIMIT
 """Largest model file read, and the most its gzip form may unpack to (a 2,000-tree, 255-leaf model is ~40 MB)."""
-MAX_DEPTH = 512
-"""Deepest tree read (levels of splits): the emitter lowers trees recursively, one Python frame per level."""
-MAX_TREES = 100_000
-"""Most trees read (CK's models hold hundreds to thousands; a tree costs ~15 us to read however small)."""
 VERSIONS = ("v2", "v3", "v4")
 """LightGBM's text model versions whose trees this module reads."""
 
@@ -60,8 +58,8 @@ _IDENTITY = ("regression", "regression_l1", "huber", "fair", "quantile", "mape",
 _EXP = ("poisson", "gamma", "tweedie")
 
 _GZIP = b"\x1f\x8b"
-_INT = r"-?[0-9]+"
-_NUMBER = r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:nan|inf)"
+_NUMBER = rf"{REAL}|[-+]?(?:nan|inf)"
+"""A model's number: ckast's (`number_text.REAL`), or LightGBM's nan and inf (a threshold may be +-inf)."""
 _CHARACTERS = {int: re.compile(r"[^-0-9 ]"), float: re.compile(r"[^-+.0-9eEnaifNAIF ]")}
 """What no integer (number) field holds: within these characters Python reads a token as LightGBM does."""
 _TREE_START = re.compile(rb"\nTree=")
@@ -236,6 +234,14 @@ def read_model(path: Path) -> Forest:
         raise ModelError(f"{path}: {exc}") from None
 
 
+def check_model_text(text: str) -> None:
+    """ModelError unless `read_model` reads a model file holding `text` (what the trainer checks before writing)."""
+    data = text.encode()
+    if len(data) > MODEL_LIMIT:
+        raise ModelError(f"{len(data):,} bytes, more than the {MODEL_LIMIT:,} a model file ckast reads may have")
+    parse_model(data)
+
+
 def _gunzip(data: bytes, limit: int) -> bytes:
     """The bytes of gzip `data` (every member), refused once they pass `limit` (a gzip bomb stops there)."""
     out = bytearray()
@@ -318,7 +324,7 @@ def _integer(fields: dict[str, str], key: str, default: int | None = None, low: 
         if default is None:
             raise ModelError(f"{key}: missing")
         return default
-    if re.fullmatch(_INT, value) is None:
+    if re.fullmatch(INTEGER, value) is None:
         raise ModelError(f"{key}: {_shown(value)} is not an integer")
     if len(value) > 19:
         raise ModelError(f"{key}: {_shown(value)} is out of range")
@@ -360,7 +366,7 @@ def _header(fields: dict[str, str], trees: int) -> tuple[tuple[str, ...], str, s
     sizes = None
     if "tree_sizes" in fields:
         tokens = fields["tree_sizes"].split(" ")
-        bad = next((v for v in tokens if re.fullmatch(_INT, v) is None or len(v) > 19), None)
+        bad = next((v for v in tokens if re.fullmatch(INTEGER, v) is None or len(v) > 19), None)
         if bad is not None:
             raise ModelError(f"tree_sizes: {_shown(bad)} is not {'an integer' if len(bad) <= 19 else 'in range'}")
         sizes = [int(v) for v in tokens]
@@ -410,7 +416,14 @@ def _tree_text(block: bytes, number: int) -> _TreeText:
     shrinkage = fields.get("shrinkage", "1")
     if re.fullmatch(_NUMBER, shrinkage, re.IGNORECASE) is None or not math.isfinite(float(shrinkage)):
         raise ModelError(f"shrinkage: {_shown(shrinkage)} is not a finite number")
-    return _TreeText(fields, _integer(fields, "num_leaves", low=1), _integer(fields, "num_cat", low=0))
+    leaves = _integer(fields, "num_leaves", low=1)  # checked against the leaves before any array is sized by it
+    if "leaf_value" not in fields:
+        raise ModelError(f"leaf_value: missing (num_leaves = {leaves} values)")
+    room = (len(fields["leaf_value"]) + 1) // 2
+    if leaves > room:
+        raise ModelError(f"num_leaves: {leaves:,}, but leaf_value has room for {room:,} values at most (its text is "
+                         f"{len(fields['leaf_value']):,} characters)")
+    return _TreeText(fields, leaves, _integer(fields, "num_cat", low=0))
 
 
 class _Trees:
@@ -448,7 +461,7 @@ class _Trees:
             return None if record else np.array(tokens, dtype=np.int64 if kind is int else np.float64)
         except ValueError:
             number, bad = next((n, t) for n, v in enumerate(values) if v for t in v.split(" ")
-                               if not re.fullmatch(_INT if kind is int else _NUMBER, t, re.IGNORECASE))
+                               if not re.fullmatch(INTEGER if kind is int else _NUMBER, t, re.IGNORECASE))
             raise ModelError(f"Tree={number}: {key}: {_shown(bad)} is not {name}") from None
         except OverflowError:
             bad = max(tokens, key=len)

@@ -41,8 +41,10 @@ import attrs
 
 from ckast.arch import ARCH_NAMES, arch_spec
 from ckast.config.ck_spellings import CONV_PADS_FIXED, VALUES, tensor_types
+from ckast.config.errors import shorten
 from ckast.config.knobs import (CONV, CONV_LAYOUTS, DATATYPES, EPILOGUES, GEMM, GEMM_LAYOUTS, PIPELINES, SCHEDULERS,
                                 VARIANTS)
+from ckast.number_text import parse_int
 
 from .library import Library
 from .timings import TimingError, csv_rows
@@ -103,8 +105,9 @@ def read_kernel_table(path: Path, library: Library) -> KernelTable:
         _check_identical(path, rows)
     index: dict[str, int] = {}
     holder: dict[int, _Row] = {}
+    by_key = _by_key(library)
     for row in rows:
-        kernel = _match(path, row, library)
+        kernel = _match(path, row, library, by_key)
         other = holder.setdefault(kernel, row)
         if other is not row and other.values != row.values:
             column = _differing(other, row)
@@ -225,9 +228,10 @@ def _datatype(where: str, kind: str, text: str) -> str:
 
 def _dims(where: str, column: str, text: str) -> tuple[int, int, int]:
     parts = text.split("x")
-    if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
-        raise TimingError(f"{where}: {column}: {text!r} is not three positive integers AxBxC")
-    return int(parts[0]), int(parts[1]), int(parts[2])
+    dims = tuple(_positive(p) for p in parts)
+    if len(dims) != 3 or None in dims:
+        raise TimingError(f"{where}: {column}: {shorten(repr(text))} is not three positive integers AxBxC")
+    return dims  # type: ignore[return-value]
 
 
 def _bool(where: str, column: str, text: str) -> bool:
@@ -237,14 +241,29 @@ def _bool(where: str, column: str, text: str) -> bool:
 
 
 def _int(where: str, column: str, text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise TimingError(f"{where}: {column}: {text!r} is not a positive integer")
-    return int(text)
+    value = _positive(text)
+    if value is None:
+        raise TimingError(f"{where}: {column}: {shorten(repr(text))} is not a positive integer")
+    return value
+
+
+def _positive(text: str) -> int | None:
+    """`text` as a positive integer (`number_text.parse_int`, without spaces), else None."""
+    if text != text.strip():
+        return None
+    try:
+        value = parse_int(text)
+    except ValueError:
+        return None
+    return value if value > 0 else None
 
 
 def _check_identical(path: Path, rows: list[_Row]) -> None:
-    """Each row's `identical_to` lists exactly the other rows built alike."""
+    """Each row's `identical_to` lists exactly the other rows built alike (rows grouped by their values once)."""
     by_name = {row.name: row for row in rows}
+    alike: dict[tuple, list[_Row]] = {}
+    for row in rows:
+        alike.setdefault(_built(row), []).append(row)
     for row in rows:
         where = f"{path}: row {row.number}: {IDENTICAL}"
         listed = [name.strip() for name in row.cells.get(IDENTICAL, "").split(";") if name.strip()]
@@ -258,10 +277,15 @@ def _check_identical(path: Path, rows: list[_Row]) -> None:
                 column = _differing(row, other)
                 raise TimingError(f"{where}: {name} (row {other.number}) is built differently: {column} "
                                   f"{other.cells.get(column, '')!r}, not {row.cells.get(column, '')!r}")
-        alike = [other for other in rows if other is not row and other.values == row.values]
-        missing = [other for other in alike if other.name not in listed]
-        if missing:
-            raise TimingError(f"{where}: omits {missing[0].name} (row {missing[0].number}), built alike")
+        named = set(listed)
+        missing = next((other for other in alike[_built(row)] if other is not row and other.name not in named), None)
+        if missing is not None:
+            raise TimingError(f"{where}: omits {missing.name} (row {missing.number}), built alike")
+
+
+def _built(row: _Row) -> tuple:
+    """A row's values as a key: rows built alike have equal keys."""
+    return tuple(sorted(row.values.items()))
 
 
 def _differing(a: _Row, b: _Row) -> str:
@@ -269,13 +293,17 @@ def _differing(a: _Row, b: _Row) -> str:
 
 
 _MISSING = object()
+_KEY = ("kind", "layout", "datatype", "arch", "pipeline", "scheduler", "epilogue",
+        *(f"{p}_{d}" for p in ("tile", "warp", "warp_tile") for d in "mnk"))
+"""The knobs of the required columns, which every row gives."""
 
 
-def _match(path: Path, row: _Row, library: Library) -> int:
-    """The one library kernel whose config holds every knob of `row`."""
+def _match(path: Path, row: _Row, library: Library, by_key: Mapping[tuple, list[int]]) -> int:
+    """The one library kernel whose config holds every knob of `row` (looked up among the kernels `by_key` holding
+    the knobs every row gives)."""
     where = f"{path}: row {row.number}"
-    matches = [i for i, config in enumerate(library.configs)
-               if all(config.get(k, _MISSING) == v for k, v in row.knobs.items())]
+    matches = [i for i in by_key.get(tuple(row.knobs.get(k, _MISSING) for k in _KEY), ())
+               if all(library.configs[i].get(k, _MISSING) == v for k, v in row.knobs.items())]
     if len(matches) == 1:
         return matches[0]
     if matches:
@@ -298,3 +326,11 @@ def _match(path: Path, row: _Row, library: Library) -> int:
     raise TimingError(f"{where}: {column}: no kernel of the library {library.path} is built as {row.name} "
                       f"({row.cells[column]!r}); the nearest, {library.names[nearest]}, has "
                       f"{('x' if column in _DIMS or column == 'vector_a_b_c' else ',').join(held)}")
+
+
+def _by_key(library: Library) -> dict[tuple, list[int]]:
+    """The library's kernels by their `_KEY` knobs (built once per table: its rows are matched in one pass)."""
+    index: dict[tuple, list[int]] = {}
+    for i, config in enumerate(library.configs):
+        index.setdefault(tuple(config.get(k, _MISSING) for k in _KEY), []).append(i)
+    return index

@@ -216,7 +216,7 @@ def _read_spec(path: Path) -> dict[str, Any]:
         raise ModelError(f"{path}: {issue.path + ': ' if issue.path else ''}{issue.message}") from None
     if not isinstance(spec, dict):
         raise ModelError(f"{path}: expected a JSON object, not {type(spec).__name__}")
-    if spec.get("op_type") not in OP_TYPES:
+    if not isinstance(spec.get("op_type"), str) or spec["op_type"] not in OP_TYPES:
         raise ModelError(f"{path}: op_type: {shown(spec.get('op_type'))} is not one of {', '.join(OP_TYPES)}")
     for field in _SPEC_NAMES:
         value = spec.get(field, [] if field != "feature_names" else None)

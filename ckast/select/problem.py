@@ -23,7 +23,6 @@ of these defaults as the kernel knob does. A problem of another variant has no D
 
 from __future__ import annotations
 
-import re
 import string
 from collections.abc import Mapping
 from typing import Any
@@ -32,12 +31,10 @@ import attrs
 
 from ckast.config.errors import shorten
 from ckast.errors import CkastError
+from ckast.number_text import OutOfRange, parse_int
 
 INT_MAX = 2**31 - 1
 """Every size is a CK `index_t` (int32)."""
-_DECIMAL = re.compile(r"-?[0-9]+")
-_DIGITS_MAX = 20
-"""Integers of more digits are out of range without being converted."""
 _PADS = ("pad_", "left_pad_", "right_pad_")
 
 DIRECTIONS = ("forward", "bwd_data", "bwd_weight")
@@ -267,13 +264,13 @@ def _int(fields: Mapping[str, Any], name: str, where: str, default: int | None =
         return default
     lo, hi = bounds(name)
     if isinstance(value, str):
-        text = value.strip(string.whitespace)
-        if not _DECIMAL.fullmatch(text):
-            raise ProblemError(name, f"{shorten(repr(value))} is not an integer (ASCII digits 0-9, optionally "
-                                     "after '-')", where)
-        if len(text.lstrip("-").lstrip("0")) > _DIGITS_MAX:  # beyond every bound (int() refuses 4,301 digits)
-            raise ProblemError(name, f"{shorten(text)} is out of range [{lo}, {hi}]", where)
-        value = int(text)
+        try:
+            value = parse_int(value)
+        except OutOfRange:
+            raise ProblemError(name, f"{shorten(value.strip(string.whitespace))} is out of range [{lo}, {hi}]",
+                               where) from None
+        except ValueError as exc:
+            raise ProblemError(name, f"{shorten(repr(value))} {exc}", where) from None
     elif isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):

@@ -4,7 +4,6 @@ in batches and printed as they come, as JSON or text) and predictions for an eva
 from __future__ import annotations
 
 import itertools
-import json
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -15,6 +14,8 @@ import numpy as np
 
 from ckast.arguments import argument
 from ckast.config.errors import shorten
+from ckast.json_out import dumps
+from ckast.number_text import parse_float
 from ckast.wording import quantity
 
 from .library import Library, LibraryError, Part, direction_of, load_library
@@ -132,9 +133,9 @@ def problem_weight(fields: Mapping[str, Any], where: str) -> float:
     value = fields.get(WEIGHT)
     if value is None or value == "":
         return 1.0
-    try:
-        weight = float(value) if not isinstance(value, bool) else math.nan
-    except (TypeError, ValueError):
+    try:  # text as number_text reads it (ASCII digits only)
+        weight = parse_float(value) if isinstance(value, str) else float(value) if not isinstance(value, bool) else 0
+    except (TypeError, ValueError, OverflowError):
         weight = math.nan
     if not math.isfinite(weight) or weight <= 0:
         raise ProblemError(WEIGHT, f"{value!r} is not a positive number", where)
@@ -276,7 +277,8 @@ def _ranked(label: str, ranking: Ranking, library: Library, hw, top: int, with_f
         features = model_features(problem.kind)
         matrix = features.matrix(problem, part.table, hw)[shown]
         for entry, row in zip(entries, matrix):
-            entry["features"] = dict(zip(features.names, (float(v) for v in row)))
+            entry["features"] = {name: float(v) if math.isfinite(v) else None  # strict JSON: NaN is null
+                                 for name, v in zip(features.names, row)}
     return {"problem": label, "shape": problem_label(problem), "fields": problem_fields(problem), "arch": part.arch,
             "datatype": part.datatype,
             "kernels": len(part), "applicable": int(ranking.applicable.sum()), "refused": dict(ranking.refused),
@@ -284,12 +286,12 @@ def _ranked(label: str, ranking: Ranking, library: Library, hw, top: int, with_f
 
 
 def json_chunks(head: Mapping[str, Any], problems: Iterable[Mapping[str, Any]]) -> Iterator[str]:
-    """`json.dumps({**head, "problems": list(problems)}, indent=2)` (`head` not empty) in pieces, one per problem
+    """`dumps({**head, "problems": list(problems)}, indent=2)` (`head` not empty) in pieces, one per problem
     as it comes: the document is complete once the last piece is out."""
-    yield json.dumps(head, indent=2)[:-len("\n}")] + ',\n  "problems": ['
+    yield dumps(head, indent=2)[:-len("\n}")] + ',\n  "problems": ['
     separator = "\n    "
     for problem in problems:
-        yield separator + json.dumps(problem, indent=2).replace("\n", "\n    ")
+        yield separator + dumps(problem, indent=2).replace("\n", "\n    ")
         separator = ",\n    "
     yield "]\n}" if separator == "\n    " else "\n  ]\n}"
 

@@ -13,7 +13,11 @@ Columns (one row per run; other columns are ignored):
 - the measurement: `tflops` (or `measured_tflops`), or `time_ms` (or `latency_ms`, `avg_time_ms`); TFLOPS
   is derived from the problem's FLOPs and the time when only the time is given.
 - optionally `arch` (must be the kernel's) and `is_valid` (rows with false are failed runs, dropped and
-  counted, as CK's benchmark JSON records them).
+  counted, as CK's benchmark JSON records them): true or false, 1 or 0, yes or no, in any format and case.
+
+Numbers written as text are read as `ckast.number_text` reads them (ASCII digits only). A measurement must be
+physical: a positive, finite time or TFLOPS of normal magnitude (not 0, subnormal or infinite), whose TFLOPS (as
+derived from a time) is finite and positive too.
 
 JSON holds a list of such row objects, `{"rows": [...]}`, or CK's benchmark result file (`metadata`,
 `results[].kernel_config.name`, `results[].benchmarks[]` with `m, n, k, avg_time_ms, tflops, is_valid`),
@@ -38,6 +42,7 @@ default, what a dispatcher user can be given.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ckast.errors import CkastError
+from ckast.number_text import parse_float
 
 from .applicability import KERNEL_ONLY, applicable
 from .library import Library, direction_of
@@ -105,10 +111,10 @@ def read_timings(paths: list[Path], library: Library, skip_bad: bool = False,
     runs, bad, failed = [], [], 0
     for path in paths:
         for where, row in _rows(Path(path), library):
-            if _false(row.get("is_valid")):
-                failed += 1
-                continue
             try:
+                if not _valid(row.get("is_valid"), where):
+                    failed += 1
+                    continue
                 runs.append(_run(row, where, library, kernels))
             except TimingError as exc:
                 if not skip_bad:
@@ -140,9 +146,12 @@ def _applicable(runs: list[Run], library: Library, layers: Sequence[str]) -> tup
 
 
 def _run(row: Mapping[str, Any], where: str, library: Library, kernels: KernelTable | None) -> Run:
-    name = next((row[c] for c in KERNEL_COLUMNS if _given(row.get(c))), None)
-    if name is None:
+    column = next((c for c in KERNEL_COLUMNS if _given(row.get(c))), None)
+    if column is None:
         raise TimingError(f"{where}: kernel: missing")
+    name = row[column]
+    if not isinstance(name, str):
+        raise TimingError(f"{where}: {column}: {_short(name)} is not a kernel's name (a string)")
     if kernels is not None:
         if name not in kernels.index:
             raise TimingError(f"{where}: kernel: {_short(name)} is not in the kernel table {kernels.path}")
@@ -191,7 +200,14 @@ def _tflops(row: Mapping[str, Any], problem: Problem, where: str) -> float:
         value = _number(row[column])
         if value is None or not math.isfinite(value) or value <= 0:
             raise TimingError(f"{where}: {column}: {_short(row[column])} is not a positive number")
-        return to_tflops(value)
+        if value < sys.float_info.min:
+            raise TimingError(f"{where}: {column}: {_short(row[column])} is not a physical measurement (a subnormal "
+                              f"number, below {sys.float_info.min:g})")
+        tflops = to_tflops(value)
+        if not sys.float_info.min <= tflops <= sys.float_info.max:
+            raise TimingError(f"{where}: {column}: {_short(row[column])} gives {tflops:g} TFLOPS for "
+                              f"{problem.flops:g} FLOPs, not a physical measurement")
+        return tflops
     raise TimingError(f"{where}: tflops: missing (give tflops or time_ms)")
 
 
@@ -282,8 +298,8 @@ def _ck_kernel(config: Mapping[str, Any], library: Library) -> Any:
     """The library's name of a kernel CK's benchmark names `config["name"]`: the name itself, else the one
     library kernel whose knobs agree with every identifying knob the config holds."""
     name = config.get("name")
-    if name in library.index:
-        return name
+    if not isinstance(name, str) or name in library.index:
+        return name  # a name that is not a string is refused with its row
     knobs = {k: config[k] for k in _CK_MATCH_KNOBS if k in config}
     if "dtype" in config:
         knobs["datatype"] = config["dtype"]
@@ -298,17 +314,38 @@ def _given(value: Any) -> bool:
     return value is not None and value != "" and not (isinstance(value, float) and math.isnan(value))
 
 
-def _false(value: Any) -> bool:
-    return value is False or (isinstance(value, str) and value.strip().lower() in ("false", "0", "no"))
+_VALID = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+
+
+def _valid(value: Any, where: str) -> bool:
+    """Whether a row's `is_valid` cell says the run succeeded (absent: it did), read alike in every format: a
+    boolean, the number 1 or 0, or a string of `_VALID` in any case."""
+    if not _given(value):
+        return True
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return value == 1
+    if isinstance(value, str) and value.strip().lower() in _VALID:
+        return _VALID[value.strip().lower()]
+    raise TimingError(f"{where}: is_valid: {_short(value)} is not true or false (1 or 0, yes or no)")
 
 
 def _number(value: Any) -> float | None:
+    """A cell as a number (text as `number_text.parse_float` reads it); None if it is none."""
     if isinstance(value, bool):
         return None
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
+    if isinstance(value, (int, float)):
+        try:
+            return float(value)
+        except OverflowError:  # an integer beyond every float
+            return math.inf
+    if isinstance(value, str):
+        try:
+            return parse_float(value)
+        except ValueError:
+            return None
+    return None
 
 
 def _short(value: Any) -> str:

@@ -9,7 +9,6 @@ thread each. Training is deterministic for a seed, whatever the number of fits a
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
@@ -21,9 +20,11 @@ import numpy as np
 
 from ckast.arguments import argument
 from ckast.errors import CkastError
+from ckast.json_out import dumps
 
 from .evaluate import group_runs, outcome, summary
 from .library import Library, direction_of
+from .model_limits import MAX_TREES
 from .problem import Problem
 from .timings import Run
 
@@ -203,8 +204,11 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
     thread, so fits x threads <= `jobs` and every fit is the same whatever `jobs` is. `progress(fit, trees
     done)` is called after each tree, from the fit's thread: fit 0 is the final model, fit f the f-th fold.
     """
+    from .forest import ModelError, check_model_text
     from .model_features import model_features
 
+    if not 1 <= trees <= MAX_TREES:
+        raise TrainError(f"trees: {trees} is not within 1..{MAX_TREES:,} (the trees a model ckast reads may have)")
     features = model_features(data.kind)
     names = list(features.names)
     categorical = [i for i, name in enumerate(names) if name in features.categorical]
@@ -224,6 +228,10 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
     if fold is not None:
         tasks += [task(f + 1, np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(folds)]
     booster, *held_out = fit_all(tasks, jobs)
+    try:  # ckast writes no model it would refuse to read (its size included)
+        check_model_text(booster.model_to_string())
+    except ModelError as exc:
+        raise TrainError(f"the trained model is not one ckast reads ({exc}): train fewer trees (--trees)") from None
     cv = {"folds": 0}
     if fold is not None:
         predicted = np.empty(len(data.tflops))
@@ -253,8 +261,8 @@ def write_model(out_dir: Path, booster, spec: Mapping[str, Any], cv: Mapping[str
 
     from .lightgbm_model import MODEL_FILE, SPEC_FILE
 
-    files = {MODEL_FILE: booster.model_to_string(), SPEC_FILE: json.dumps(spec, indent=2) + "\n",
-             CV_FILE: json.dumps(cv, indent=2) + "\n"}
+    files = {MODEL_FILE: booster.model_to_string(), SPEC_FILE: dumps(spec, indent=2) + "\n",
+             CV_FILE: dumps(cv, indent=2) + "\n"}
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
