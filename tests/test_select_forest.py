@@ -114,7 +114,9 @@ _STUMP = b"num_leaves=2\nnum_cat=0\nsplit_feature=0\nthreshold=1\ndecision_type=
     (_HEAD + b"num_leaves=1\nnum_cat=0\nleaf_value=0\n", "no 'end of trees' (truncated?)"),
     (_HEAD.replace(b"max_feature_idx=0\n", b"") + b"num_leaves=1\nnum_cat=0\nleaf_value=0\n" + _END,
      "max_feature_idx: missing"),
-    (_HEAD + _STUMP + b"leaf_value=1\n" + _END, "Tree=0: leaf_value: 1 values, not 2 (num_leaves)"),
+    (_HEAD + _STUMP + b"leaf_value=1 2 3\n" + _END, "Tree=0: leaf_value: 3 values, not 2 (num_leaves)"),
+    (_HEAD + _STUMP + b"leaf_value=1\n" + _END,
+     "Tree=0: num_leaves: 2, but leaf_value has room for 1 value at most"),  # checked before anything is sized
     (_HEAD + _STUMP.replace(b"split_feature=0", b"split_feature=3") + b"leaf_value=1 2\n" + _END,
      "Tree=0: split_feature: node 0 splits on feature 3; the model has features 0..0"),
     (_HEAD + _STUMP.replace(b"threshold=1", b"threshold=x") + b"leaf_value=1 2\n" + _END,

@@ -36,6 +36,7 @@ import numpy as np
 from ckast.errors import CkastError
 from ckast.input_file import DEFAULT_LIMIT, InputFileError, read_input
 from ckast.number_text import INTEGER, REAL
+from ckast.wording import quantity
 
 from .libm import libm
 from .model_limits import MAX_DEPTH, MAX_TREES
@@ -421,8 +422,8 @@ def _tree_text(block: bytes, number: int) -> _TreeText:
         raise ModelError(f"leaf_value: missing (num_leaves = {leaves} values)")
     room = (len(fields["leaf_value"]) + 1) // 2
     if leaves > room:
-        raise ModelError(f"num_leaves: {leaves:,}, but leaf_value has room for {room:,} values at most (its text is "
-                         f"{len(fields['leaf_value']):,} characters)")
+        raise ModelError(f"num_leaves: {leaves:,}, but leaf_value has room for {quantity(room, 'value')} at most (its "
+                         f"text is {quantity(len(fields['leaf_value']), 'character')})")
     return _TreeText(fields, leaves, _integer(fields, "num_cat", low=0))
 
 
