@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# One fresh generate of a README Speed set, by CK's generator or by ckast, into a new directory; the command
-# that `farm-bench --vs` times (README, "Speed"). Directories are left for the caller to delete after the call.
+# One fresh generate of a Speed set (docs/speed.md), by CK's generator or by ckast, into a new directory: the
+# command a whole-process timer runs, alternating the two sides (ratios pair by pair; tools/bench_generate.py --ck
+# does the same in rounds of its own). Directories are left for the caller to delete after the call.
 #
 #   tools/bench_vs_ck.sh TOOL SET MODE ROOT
 #     TOOL  ck | ckast       SET  a | b | c (README's sets)
@@ -8,8 +9,8 @@
 #     ROOT  where the output directories go (tmpfs or disk)
 #   PYTHON (default python3): the interpreter of both; CK_DIR (default /work/ckgen): CK's rebuilt generator.
 #
-#   farm-bench -n 5 --vs "tools/bench_vs_ck.sh ck a warm /dev/shm/bn" -- tools/bench_vs_ck.sh ckast a warm /dev/shm/bn
-#   farm-bench -n 5 --vs "taskset -c 0 tools/bench_vs_ck.sh ck a warm /dev/shm/bn" -- ...   # CK on one core
+#   tools/bench_vs_ck.sh ckast a warm /dev/shm/bn           # then, alternately:
+#   taskset -c 0 tools/bench_vs_ck.sh ck a warm /dev/shm/bn  # CK on one core
 set -euo pipefail
 tool=$1 set=$2 mode=$3 root=$4
 py=${PYTHON:-python3}
