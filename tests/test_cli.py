@@ -196,3 +196,18 @@ def test_a_closed_pipe_ends_the_command_quietly():
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     proc.stdout.close()
     assert proc.wait() == 1 and proc.stderr.read() == ""
+
+
+@pytest.mark.parametrize("text", ["1_0", "\u0662", "\u00b2", " 2_0 "])
+@pytest.mark.parametrize("option", ["--ndim", "-j", "--chunk-size"])
+def test_integer_options_take_ascii_digits_only(option, text):
+    """Python's int() reads `1_0` and other scripts' digits; ckast's options read numbers as its files do."""
+    result = CliRunner().invoke(main, ["generate", "--rule-set", "tiny", "--arch", "gfx942", option, text, "-o", "x"])
+    assert result.exit_code == 2 and f"{text!r} is not a valid integer" in result.output, result.output
+
+
+@pytest.mark.parametrize("text", ["1_0", "nan", "inf", "\u0662%"])
+def test_within_takes_ascii_decimals_only(text):
+    result = CliRunner().invoke(main, ["list", "--rule-set", "tiny", "--arch", "gfx942", "--for", "w.csv",
+                                       "--within", text])
+    assert result.exit_code == 2 and f"{text!r} is not a percentage" in result.output, result.output

@@ -9,7 +9,7 @@ import click
 from ckast.bench.chunks import CHUNK_KERNELS
 from ckast.wording import quantity
 
-from .common import HELP, bad_input, fail, wait_message
+from .common import HELP, Integer, bad_input, fail, wait_message
 
 
 @click.group("bench", context_settings=HELP)
@@ -25,7 +25,7 @@ def bench() -> None:
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path),
               help="Where the driver goes: bench_driver.cpp, bench_chunks.hpp, one bench_chunk_<N>.cpp per chunk of "
                    "kernels and a CMakeLists.txt (with a manifest.json listing them).")
-@click.option("--chunk-kernels", type=click.IntRange(min=1), default=CHUNK_KERNELS, show_default=True,
+@click.option("--chunk-kernels", type=Integer(min=1), default=CHUNK_KERNELS, show_default=True,
               help="Kernels per chunk TU. Each chunk compiles on its own, so `cmake --build -j` builds them in "
                    "parallel; the default keeps a chunk to a few CPU-minutes per GPU arch while CK Tile's headers "
                    "are parsed once per chunk, not once per kernel.")

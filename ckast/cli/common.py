@@ -99,7 +99,7 @@ CK_API_HELP = ("The default is the API of the CK Tile headers `ckast check` comp
 
 def jobs_option(what: str):
     """-j/--jobs: `what` runs at a time, by default as many as the cores ckast may run on (None)."""
-    return click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+    return click.option("-j", "--jobs", type=Integer(min=1), default=None,
                         help=f"{what}  [default: the cores ckast may run on]")
 
 
@@ -110,7 +110,8 @@ def selection_options(f):
                      help="Named rule set of the library (`ckast list --rule-sets` lists them)."),
         click.option("--arch", type=LazyChoice(arch_names), help="Target architecture of the library."),
         click.option("--datatype", "datatypes", multiple=True, help="Only these datatypes (repeatable; default: all)."),
-        click.option("--ndim", "ndims", multiple=True, type=int, help="Only these spatial ranks (repeatable; default: 2 and 3)."),
+        click.option("--ndim", "ndims", multiple=True, type=Integer(),
+                     help="Only these spatial ranks (repeatable; default: 2 and 3)."),
         click.option("--variant", "variants", multiple=True, help="Only these variants (repeatable; default: all)."),
         click.option("--ck-api", cls=LazyDefaultOption, type=LazyChoice(profile_names), default=default_profile,
                      show_default=True, help="CK API profile the kernels are built for. " + CK_API_HELP),
@@ -175,18 +176,36 @@ def api_run(run: Callable[[], Any]) -> Any:
 
 
 
+def _ascii_int(value: Any) -> int:
+    from ckast.number_text import parse_int
+
+    return parse_int(value) if isinstance(value, str) else int(value)
+
+
+class Integer(click.IntRange):
+    """An integer option, in a range if one is given: ASCII digits only, as in the files ckast reads
+    (`ckast.number_text`; Python's `int` also reads `1_0` and other scripts' digits)."""
+
+    name = "integer"
+    _number_class = staticmethod(_ascii_int)
+
+    def _describe_range(self) -> str:
+        return "" if self.min is None and self.max is None else super()._describe_range()  # no range, no "x<=None"
+
+
 class Percent(click.ParamType):
-    """A percentage: a number, optionally followed by `%` (`2` and `2%` are the same)."""
+    """A percentage: an ASCII decimal, optionally followed by `%` (`2` and `2%` are the same)."""
 
     name = "float"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        from ckast.number_text import parse_float
+
         if not isinstance(value, str):
             return click.FLOAT.convert(value, param, ctx)
-        number = value.strip().removesuffix("%")
         try:
-            return float(click.FLOAT.convert(number, param, ctx))
-        except click.BadParameter:
+            return parse_float(value.strip().removesuffix("%"))
+        except ValueError:
             self.fail(f"{value!r} is not a percentage (a number, optionally followed by %)", param, ctx)
 
 
@@ -219,7 +238,7 @@ def workload_options(f):
         click.option("--within", type=Percent(), default=None, metavar="P",
                      help="With --for: the fewest kernels (greedy set cover) that keep every problem within P% of "
                           "the best kernel of the whole selection (`2` or `2%`)."),
-        click.option("--budget", type=int, default=None, metavar="N",
+        click.option("--budget", type=Integer(), default=None, metavar="N",
                      help="With --for: at most N kernels of the best weighted mean efficiency (greedy facility "
                           "location); more only if every problem the selection serves needs them."),
         click.option("--model", "model_dir", type=click.Path(path_type=Path), default=None,

@@ -7,7 +7,7 @@ import traceback
 
 import click
 
-from .common import HELP, jobs_option, selection_options
+from .common import HELP, Integer, jobs_option, selection_options
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_TROUBLE = 0, 1, 2
 
@@ -16,7 +16,7 @@ EXIT_SAME, EXIT_DIFFERENT, EXIT_TROUBLE = 0, 1, 2
 @click.argument("old")
 @click.argument("new")
 @selection_options
-@click.option("--chunk-size", type=click.IntRange(min=1), default=25, show_default=True,
+@click.option("--chunk-size", type=Integer(min=1), default=25, show_default=True,
               help="Grouped-conv kernels per registration TU, for sides rendered from a selection.")
 @jobs_option("Rendering processes, for sides rendered from a selection.")
 @click.option("--stat", is_flag=True, help="Counts and the change groups only, no code.")

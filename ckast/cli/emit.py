@@ -8,7 +8,7 @@ import click
 
 from ckast.wording import quantity
 
-from .common import HELP, CK_API_HELP, LazyChoice, bad_input, fail, profile_names, tree_profile, wait_message
+from .common import HELP, CK_API_HELP, Integer, LazyChoice, bad_input, fail, profile_names, tree_profile, wait_message
 
 
 @click.command(options_metavar="--config FILE -o DIR [OPTIONS]", context_settings=HELP)
@@ -21,7 +21,7 @@ from .common import HELP, CK_API_HELP, LazyChoice, bad_input, fail, profile_name
               help="CK API profile for kernels whose config does not set ck_api. " + CK_API_HELP)
 @click.option("--format/--no-format", "run_format", default=False,
               help="Also run the pinned clang-format (pip install 'ckast[format]').")
-@click.option("--chunk-size", type=click.IntRange(min=1), default=25, show_default=True,
+@click.option("--chunk-size", type=Integer(min=1), default=25, show_default=True,
               help="Grouped-conv kernels per registration translation unit.")
 @click.option("--ck-include", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="CK include tree the kernels are for: its API profile (see `ckast api detect`) becomes the "

@@ -9,15 +9,16 @@ import click
 
 from ckast.wording import quantity
 
-from .common import (HELP, bad_input, counts_line, fail, jobs_option, load_library, make_selection, selection_options,
-                     tree_profile, unserved_end, wait_message, workload_errors, workload_options, workload_request)
+from .common import (HELP, Integer, bad_input, counts_line, fail, jobs_option, load_library, make_selection,
+                     selection_options, tree_profile, unserved_end, wait_message, workload_errors, workload_options,
+                     workload_request)
 
 
 @click.command(context_settings=HELP)
 @selection_options
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory.")
 @jobs_option("Rendering processes.")
-@click.option("--chunk-size", type=click.IntRange(min=1), default=25, show_default=True,
+@click.option("--chunk-size", type=Integer(min=1), default=25, show_default=True,
               help="Grouped-conv kernels per registration translation unit.")
 @click.option("--ck-include", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="CK include tree the library is for: its API profile (see `ckast api detect`) replaces the "
@@ -196,7 +197,7 @@ def list_(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, conf
 @click.command(context_settings=HELP)
 @click.argument("target")
 @selection_options
-@click.option("--index", type=click.IntRange(min=0), default=None,
+@click.option("--index", type=Integer(min=0), default=None,
               help="In a config file of several kernels: the kernel at this 0-based index (kernels[N] in messages).")
 @click.option("--kernel", "kernel", default=None, metavar="NAME",
               help="In a config file of several kernels: the kernel of this name (see `ckast list --config FILE "

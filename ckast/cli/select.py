@@ -9,7 +9,7 @@ import click
 from ckast.select.model_limits import MAX_TREES
 from ckast.wording import quantity
 
-from .common import ALLOW_UNSERVED, HELP, bad_input, fail, jobs_option, unserved_end
+from .common import ALLOW_UNSERVED, HELP, Integer, bad_input, fail, jobs_option, unserved_end
 
 _LIBRARY = click.option("--library", "library_dir", type=click.Path(path_type=Path),
                         help="A generated library (the directory of its manifest.json).")
@@ -40,7 +40,7 @@ _SHOWN_BAD = 20
                    "datatype and GEMM layout (as --datatype and --layout do for the others); a workload's `weight` "
                    "column is allowed and does not change a ranking.")
 @_MODEL
-@click.option("-k", "--top", "top", type=click.IntRange(min=1), default=5, show_default=True,
+@click.option("-k", "--top", "top", type=Integer(min=1), default=5, show_default=True,
               help="Kernels shown per problem.")
 @click.option("--datatype", default=None,
               help="The kernels' datatype, when the library holds several (for the problems that name none).")
@@ -120,11 +120,11 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
                    "library's).")
 @_SKIP_BAD
 @_KERNELS
-@click.option("--trees", type=click.IntRange(1, MAX_TREES), default=400, show_default=True,
+@click.option("--trees", type=Integer(1, MAX_TREES), default=400, show_default=True,
               help="Boosting rounds (the trees of the model).")
-@click.option("--folds", type=click.IntRange(min=0), default=5, show_default=True,
+@click.option("--folds", type=Integer(min=0), default=5, show_default=True,
               help="GroupKFold folds for the CV metrics (0: no cross-validation).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=Integer(), default=0, show_default=True)
 @jobs_option("Fits at a time (the final model and each CV fold, one LightGBM thread each); the model is the same "
              "for any.")
 def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed, jobs):
