@@ -169,10 +169,11 @@ def test_emit_takes_every_config_option(tmp_path):
 
 @pytest.mark.parametrize(("side", "named"), [
     ("arch=gfx000", "unknown arch 'gfx000'; known: gfx908"),
-    ("ck-api=ck-1999.01", "unknown CK API profile 'ck-1999.01'; known: ck-2025")])
+    ("ck-api=ck-1999.01", "unknown CK API profile 'ck-1999.01'; known: ck-2025"),
+    ("ndim=9", "ndim 9 is no spatial rank of a grouped convolution; known: 1, 2, 3")])
 def test_diff_refuses_a_side_naming_an_unknown_arch_or_profile(side, named):
     """A key=value side is checked as the options are: one line naming the value and the known ones, exit 2
-    (an unknown arch was a traceback, an unknown profile an empty library)."""
+    (an unknown arch was a traceback, an unknown profile or rank an empty library)."""
     result = subprocess.run([sys.executable, "-m", "ckast", "diff", "--rule-set", "tiny", "--arch", "gfx942", side,
                              "arch=gfx942"], capture_output=True, text=True)
     assert result.returncode == 2 and result.stdout == ""
@@ -211,3 +212,12 @@ def test_within_takes_ascii_decimals_only(text):
     result = CliRunner().invoke(main, ["list", "--rule-set", "tiny", "--arch", "gfx942", "--for", "w.csv",
                                        "--within", text])
     assert result.exit_code == 2 and f"{text!r} is not a percentage" in result.output, result.output
+
+
+def test_a_rank_no_convolution_has_is_refused():
+    """`--ndim 4` was an empty library, listed and generated without a word."""
+    for command in ("list", "generate"):
+        result = CliRunner().invoke(main, [command, "--rule-set", "tiny", "--arch", "gfx942", "--ndim", "4", "-o",
+                                           "x"][:None if command == "generate" else -2])
+        assert result.exit_code == 2 and "ndim 4 is no spatial rank of a grouped convolution" in result.output, (
+            result.output)

@@ -125,7 +125,7 @@ KNOBS: tuple[Knob, ...] = (
     Knob("variant", str, default=_by_kind(DEFAULT_VARIANT), choices=_by_kind(VARIANTS)),
     Knob("datatype", str, default="fp16", choices=_by_kind(DATATYPES)),
     Knob("ndim_spatial", int, default=2, kinds=(CONV,),
-         choices=lambda c: (2,) if c["variant"] == DEPTHWISE else (1, 2, 3)),
+         choices=lambda c: (2,) if c["variant"] == DEPTHWISE else tuple(CONV_LAYOUTS)),
     Knob("layout", str, default=_default_layout,
          choices=lambda c: GEMM_LAYOUTS if c["kind"] == GEMM else _conv_layouts(c)),
     Knob("arch", str, default="gfx942", choices=ARCH_NAMES),
