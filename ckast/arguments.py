@@ -30,12 +30,12 @@ OPTIONS = {"problems": "--problem", "problems_file": "--problems", "datatypes": 
 def argument(name: str) -> str:
     """The Python argument `name` as the caller names it: itself, or within a `ckast` command its option
     (`OPTIONS`)."""
-    if not _in_command():
+    if not in_command():
         return name
     return OPTIONS.get(name, "--" + name.replace("_", "-"))
 
 
-def _in_command() -> bool:
+def in_command() -> bool:
     """Whether a command of ckast's command line is running (the root of click's current context is one)."""
     click = sys.modules.get("click")  # not imported: no command runs
     context = click.get_current_context(silent=True) if click is not None else None

@@ -14,6 +14,7 @@ import tomllib
 import pytest
 from click.testing import CliRunner
 
+import ckast
 from ckast.catalog import load_profile
 from ckast.cli import main
 from ckast.config import load_data
@@ -109,8 +110,10 @@ def test_a_read_only_parent_says_why(tmp_path):
 # --- empty results -------------------------------------------------------------------------------------
 
 def test_a_selection_matching_no_config_is_refused():
+    line = one_line(run("list", "--rule-set", "tiny", "--arch", "gfx942", "--ndim", "1"), 2)
+    assert line == "no kernel of rule set tiny on gfx942, CK API ck-2025.11: no config matches --ndim 1"
     line = one_line(run("list", "--rule-set", "default", "--arch", "gfx942", "--ndim", "4"), 2)
-    assert line == "no kernel of rule set default on gfx942, CK API ck-2025.11: no config matches --ndim 4"
+    assert line == "ndim 4 is no spatial rank of a grouped convolution; known: 1, 2, 3"
 
 
 def test_a_selection_whose_configs_are_all_refused_is_refused_with_the_main_rule(tmp_path):
@@ -118,6 +121,9 @@ def test_a_selection_whose_configs_are_all_refused_is_refused_with_the_main_rule
     assert line.startswith("no kernel of rule set fp16_rcr_essential on gfx1100, CK API ck-2025.11: 0 of 6 configs "
                            "accepted, 6 refused (all by rule warp_tile.supported: ")
     assert line.endswith("see `ckast list --rejected` with the same options")
+    with pytest.raises(ckast.EmptyLibrary) as caught:  # from Python, what Python has to look at
+        ckast.generate_library(tmp_path / "lib", "fp16_rcr_essential", "gfx1100")
+    assert str(caught.value).endswith("see the `refused` of `ckast.build_library` with the same arguments")
     assert one_line(run("list", *NO_GFX1100, "--json"), 2) == line
     assert one_line(run("generate", *NO_GFX1100, "-o", tmp_path / "lib"), 2) == line
     assert list(tmp_path.iterdir()) == []

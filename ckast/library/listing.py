@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ckast.arguments import argument
+from ckast.arguments import argument, in_command
 from ckast.variants import KEY_RULE, KEY_RULE_REASON
 
 from .build import ACCEPTED, MERGED, REFUSED, Library, group_of
@@ -55,7 +55,8 @@ def empty_reason(library: Library) -> str | None:
     rule, entries = max(library.by_rule().items(), key=lambda item: len(item[1]))
     return (f"no kernel of {where}: 0 of {len(library.entries):,} configs accepted, {len(refused):,} refused "
             f"({'all' if len(entries) == len(refused) else f'{len(entries):,}'} by rule {rule}: {_reason(rule)}); "
-            "see `ckast list --rejected` with the same options")
+            + ("see `ckast list --rejected` with the same options" if in_command() else
+               "see the `refused` of `ckast.build_library` with the same arguments"))
 
 
 def _reason(rule: str) -> str:
