@@ -78,9 +78,11 @@ class Figure:
 
 
 def log_ticks(lo: float, hi: float) -> list[float]:
-    """1, 2, 5 times powers of ten from the largest at or below `lo` to the smallest at or above `hi`."""
+    """1, 2, 5 (and 3 when `lo` to `hi` spans at most two decades) times powers of ten, from the largest at or
+    below `lo` to the smallest at or above `hi`."""
+    marks = (1, 2, 5) if hi / lo > 100 else (1, 2, 3, 5)
     steps = [m * 10.0 ** e for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 2)
-             for m in (1, 2, 5)]
+             for m in marks]
     first = max(t for t in steps if t <= lo * (1 + 1e-12))
     last = min(t for t in steps if t >= hi * (1 - 1e-12))
     return [t for t in steps if first <= t <= last]
