@@ -362,6 +362,8 @@ def test_a_top_k_driver_measures_each_problem_s_top_k_and_select_eval_reads_its_
     from ckast.workflow.choosing import select_kernels
 
     out = emit(sweep_lib, TOP_PROBLEMS, tmp_path, ".csv", "--top", "2")
+    assert "4 kernels (each problem's top 2 by the analytic model: 8 runs) in 1 chunk, 4 problems" in cli(
+        "bench", "emit", "--library", sweep_lib, "--problems", tmp_path / "problems.csv", "-o", out, "--top", "2").output
     run = json.loads((out / "manifest.json").read_text())["run"]
     assert (run["top"], run["ranking"], run["applicability"]) == (2, {"name": "analytic"}, ["kernel", "dispatcher"])
     tables = tmp_path / "tables"
@@ -389,16 +391,18 @@ def test_a_top_k_above_the_applicable_kernels_measures_each_problem_s_applicable
     path.write_text(CONV_PROBLEMS)
     cut = plan(conv_lib, path, top=50)
     assert cut.top == 50 and cut.ranking == {"name": "analytic"} and cut.unserved == 1  # the forward 3x3 problem
+    pairs = 0
     for group in cut.groups:
         for run in group.parts:
             for i, problem in enumerate(group.problems):
                 mask = applicable(problem, run.part.table)
                 assert {run.names[k] for k in run.chosen[i]} == {run.part.names[j] for j in mask.nonzero()[0]}
+                pairs += int(mask.sum())
     result = cli("bench", "emit", "--library", conv_lib, "--problems", path, "-o", tmp_path / "out", "--top", "50")
     assert result.exit_code == 0 and "not measured: 1 problem without an applicable kernel" in result.output, (
         result.output)
-    assert "6 kernels (each problem's top 50 by the analytic model) in 1 chunk, 4 problems, 4 timing tables" in (
-        result.output)
+    assert (f"6 kernels (each problem's top 50 by the analytic model: {pairs} runs) in 1 chunk, 4 problems, "
+            "4 timing tables") in result.output and cut.runs == pairs
 
 
 @pytest.mark.parametrize(("more", "message"), [

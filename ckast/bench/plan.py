@@ -142,6 +142,12 @@ class Plan:
         """Every kernel the driver runs, sorted."""
         return tuple(sorted({name for g in self.groups for p in g.parts for name in p.names}))
 
+    @property
+    def runs(self) -> int:
+        """The kernel runs the driver makes (rows it writes): per group, part and problem, its kernels."""
+        return sum(len(p.names) if p.chosen is None else len(p.chosen[i]) for g in self.groups for p in g.parts
+                   for i in range(len(g.problems)))
+
 
 def plan(library_dir: Path, problems_file: Path, layers: Sequence[str] = LAYERS, top: int | None = None,
          model_dir: Path | None = None) -> Plan:

@@ -86,7 +86,8 @@ def emit(library_dir, problems_file, out_dir, chunk_kernels, kernel_only, top, m
     gemm = (f" (GEMM applicability: {describe_layers(the_plan.layers)})"
             if any(g.kind == "gemm" for g in the_plan.groups) else "")
     problems = sum(len(g.problems) for g in the_plan.groups)
-    ranked = "" if top is None else f" (each problem's top {top} by the {_model(the_plan.ranking)})"
+    ranked = "" if top is None else (f" (each problem's top {top} by the {_model(the_plan.ranking)}: "
+                                     f"{quantity(the_plan.runs, 'run')})")
     click.echo(f"{quantity(len(the_plan.kernels), 'kernel')}{ranked} in {quantity(counts['chunks'], 'chunk')}, "
                f"{quantity(problems, 'problem')}, {quantity(tables, 'timing table')}{gemm} -> {out_dir}: "
                f"{quantity(counts['written'], 'file')} written, {counts['unchanged']} unchanged, "
