@@ -382,6 +382,18 @@ def test_a_top_k_driver_measures_each_problem_s_top_k_and_select_eval_reads_its_
     assert result.exit_code == 0, result.output
     assert result.output.startswith("8 runs of ") and "on 4 problems" in result.output
     assert result.output.splitlines()[-1].split() == ["2", "4", "100.0%", "100.0%", "100.0%", "100.0%"]
+    model = tmp_path / "model"
+    assert cli("select", "train", "--data", tables / "gemm_fp16_rcr.csv", "--library", sweep_lib, "-o", model,
+               "--folds", "0", "--trees", "3").exit_code == 0
+    by_model = tmp_path / "by_model"
+    result = cli("bench", "emit", "--library", sweep_lib, "--problems", tmp_path / "problems.csv", "-o", by_model,
+                 "--top", "1", "--model", model)
+    assert result.exit_code == 0 and f"top 1 by the LightGBM model {model} (" in result.output, result.output
+    ranking = json.loads((by_model / "manifest.json").read_text())["run"]["ranking"]
+    assert ranking["name"] == "lightgbm" and ranking["model"] == str(model)
+    picks = {c.top[0].name for c in select_kernels(sweep_lib, problems_file=tmp_path / "problems.csv", model=model,
+                                                   top=1)}
+    assert {k for tu in units(by_model) for k in kernel_headers(tu)} == picks
 
 
 def test_a_top_k_above_the_applicable_kernels_measures_each_problem_s_applicable_ones(conv_lib, tmp_path):

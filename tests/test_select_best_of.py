@@ -147,3 +147,16 @@ def test_the_docs_pictures_are_what_their_command_writes(name, tmp_path):
                              "--plot", tmp_path / name)
     assert status == 0, err
     assert (tmp_path / name).read_bytes() == (ROOT / "docs" / name).read_bytes()
+
+
+def test_plot_of_a_model_adds_the_analytic_model_s_curve(table, tmp_path):
+    lib, path = table
+    model = tmp_path / "model"
+    status, _, err = _invoke("train", "--data", path, "--library", lib, "-o", model, "--folds", "0", "--trees", "3")
+    assert status == 0, err
+    plot = tmp_path / "eval.svg"
+    status, out, err = _invoke("eval", "--data", path, "--library", lib, "--model", model, "--plot", plot)
+    assert status == 0, err
+    titles = [c.find(f"{SVG}title").text for c in _svg(plot).findall(f".//{SVG}polyline")]
+    assert len(titles) == 2 and titles[0].startswith(f"LightGBM model {model} (")
+    assert titles[1] == "analytic model: mean 70.0%, P10 50.0%"
