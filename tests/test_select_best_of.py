@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from ckast.cli.select import select
 from ckast.select.analytic import AnalyticPredictor
 from ckast.select.library import load_library
-from ckast.select.plot_svg import Box, Figure, curves, log_ticks
+from ckast.select.plot_svg import Box, Figure, curves, log_ticks, scatter
 from ckast.select.problem import gemm_problem
 
 from .select_helpers import ROOT, gemm_entries, python_ranking, write_library
@@ -119,6 +119,14 @@ def test_svg_text_is_escaped_and_curves_step_over_the_share_of_problems():
 def test_log_ticks_cover_the_range():
     assert log_ticks(0.3, 450) == [0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500]
     assert log_ticks(150, 320) == [100, 200, 300, 500]
+    assert log_ticks(100, 100) == [100, 200]  # one value: still a range
+
+
+@pytest.mark.parametrize("points", [[], [(100.0, 100.0)]])
+def test_a_scatter_of_no_point_or_one_is_drawn(points):
+    fig = Figure(300, 300)
+    scatter(fig, Box(40, 20, 200, 200), points, "x", "y", "t")
+    assert len(ET.fromstring(fig.svg()).findall(f".//{SVG}circle")) == len(points)
 
 
 REAL = ROOT / "examples" / "ck-real"

@@ -116,8 +116,8 @@ def _flag_array(name: str, values: list[bool]) -> n.VarDecl:
 def chunk_file(plan: Plan, chunk: Chunk, profile: Profile,
                applicable: Mapping[tuple[int, int], list[bool]]) -> n.File:
     """The chunk's TU: per slice, the GEMM applicability of its kernels, for a part cut to a top K which of them
-    each problem runs, and a function running them; the entry
-    point calls, for the problem's group, the functions of the group's slices. `applicable`: `applicability`."""
+    each problem runs, and a function running them; the entry point calls, for the problem's group, the
+    functions of the group's slices. `applicable`: `applicability`."""
     own: list[n.Decl] = []
     calls: dict[int, list[n.Stmt]] = {}
     for s in chunk.slices:

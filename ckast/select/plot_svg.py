@@ -84,7 +84,7 @@ def log_ticks(lo: float, hi: float) -> list[float]:
     steps = [m * 10.0 ** e for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 2)
              for m in marks]
     first = max(t for t in steps if t <= lo * (1 + 1e-12))
-    last = min(t for t in steps if t >= hi * (1 - 1e-12))
+    last = min(t for t in steps if t > first and t >= hi * (1 - 1e-12))  # two ticks at least: a range to scale
     return [t for t in steps if first <= t <= last]
 
 
@@ -96,6 +96,11 @@ def scatter(fig: Figure, box: Box, points: Sequence[tuple[float, float]], x_labe
             title: str, color: str = COLORS[0]) -> None:
     """Points (x, y > 0) on log axes with one range for both, the diagonal y = x dashed."""
     values = [v for p in points for v in p]
+    if not values:
+        _frame(fig, box, title, x_label, y_label)
+        fig.text(box.left + box.width / 2, box.top + box.height / 2, "no positive prediction to show")
+        _axes(fig, box)
+        return
     ticks = log_ticks(min(values), max(values))
     lo, hi = math.log10(ticks[0]), math.log10(ticks[-1])
 
