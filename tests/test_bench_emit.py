@@ -236,13 +236,14 @@ def files_of(out: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
 
 
-def test_emitted_driver_is_deterministic_whatever_the_hash_seed(conv_lib, tmp_path):
-    first = emit(conv_lib, CONV_PROBLEMS, tmp_path / "a", ".csv", "--chunk-kernels", "5")
+@pytest.mark.parametrize("top", [(), ("--top", "1")])
+def test_emitted_driver_is_deterministic_whatever_the_hash_seed(conv_lib, tmp_path, top):
+    first = emit(conv_lib, CONV_PROBLEMS, tmp_path / "a", ".csv", "--chunk-kernels", "5", *top)
     second = tmp_path / "b" / "bench"
     second.parent.mkdir()
     env = dict(os.environ, PYTHONHASHSEED="12345")
     subprocess.run([sys.executable, "-m", "ckast", "bench", "emit", "--library", str(conv_lib), "--problems",
-                    str(tmp_path / "a" / "problems.csv"), "-o", str(second), "--chunk-kernels", "5"],
+                    str(tmp_path / "a" / "problems.csv"), "-o", str(second), "--chunk-kernels", "5", *top],
                    check=True, env=env, capture_output=True)
     assert files_of(first).keys() == files_of(second).keys()
     # the CMake file names the library relative to the output directory: both are one level below tmp_path
@@ -340,3 +341,90 @@ def test_driver_compiles_device_only_against_ck_tile(conv_lib, gemm_lib, tmp_pat
             result = compile_one(tu, toolchain, include_dirs=[lib])
             print(result.line())
             assert result.passed, result.log
+
+
+TOP_PROBLEMS = "M,N,K\n1024,1024,1024\n2048,2048,2048\n1536,2048,512\n256,256,256\n"
+
+
+@pytest.fixture(scope="module")
+def sweep_lib(tmp_path_factory) -> Path:
+    """CK's 32-kernel GEMM sweep library (fp16 rcr, gfx942): more kernels than a top K."""
+    out = tmp_path_factory.mktemp("sweep") / "lib"
+    assert cli("emit", "--config", EXAMPLES / "ck-real" / "gemm_fp16_rcr_gfx942_sweep.json", "-o", out).exit_code == 0
+    return out
+
+
+def test_a_top_k_driver_measures_each_problem_s_top_k_and_select_eval_reads_its_table(sweep_lib, tmp_path):
+    """--top 2 of 32 kernels: each problem's rows are its two best as `ckast select` ranks them, the manifest says
+    so, and `select eval` reads the table as the driver wrote it (the best of the two measured is the best)."""
+    import json
+
+    from ckast.workflow.choosing import select_kernels
+
+    out = emit(sweep_lib, TOP_PROBLEMS, tmp_path, ".csv", "--top", "2")
+    assert "4 kernels (each problem's top 2 by the analytic model: 8 runs) in 1 chunk, 4 problems" in cli(
+        "bench", "emit", "--library", sweep_lib, "--problems", tmp_path / "problems.csv", "-o", out, "--top", "2").output
+    run = json.loads((out / "manifest.json").read_text())["run"]
+    assert (run["top"], run["ranking"], run["applicability"]) == (2, {"name": "analytic"}, ["kernel", "dispatcher"])
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    assert run_driver(out, "--warmup", "0", "--repeat", "1", "--output-dir", str(tables)) == 0
+    rows = check_round_trip(sweep_lib, tables)["gemm_fp16_rcr"]
+    measured: dict[tuple[str, ...], list[str]] = {}
+    for row in rows:
+        assert row["is_valid"] == "true"
+        measured.setdefault((row["M"], row["N"], row["K"]), []).append(row["kernel"])
+    ranked = {tuple(str(c.fields[f]) for f in "MNK"): sorted(k.name for k in c.top)
+              for c in select_kernels(sweep_lib, problems_file=tmp_path / "problems.csv", top=2)}
+    assert {p: sorted(names) for p, names in measured.items()} == ranked and len(ranked) == 4
+    assert all(len(names) == 2 for names in ranked.values())
+    result = cli("select", "eval", "--data", tables / "gemm_fp16_rcr.csv", "--library", sweep_lib, "--best-of", "2")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("8 runs of ") and "on 4 problems" in result.output
+    assert result.output.splitlines()[-1].split() == ["2", "4", "100.0%", "100.0%", "100.0%", "100.0%"]
+    model = tmp_path / "model"
+    assert cli("select", "train", "--data", tables / "gemm_fp16_rcr.csv", "--library", sweep_lib, "-o", model,
+               "--folds", "0", "--trees", "3").exit_code == 0
+    by_model = tmp_path / "by_model"
+    result = cli("bench", "emit", "--library", sweep_lib, "--problems", tmp_path / "problems.csv", "-o", by_model,
+                 "--top", "1", "--model", model)
+    assert result.exit_code == 0 and f"top 1 by the LightGBM model {model} (" in result.output, result.output
+    ranking = json.loads((by_model / "manifest.json").read_text())["run"]["ranking"]
+    assert ranking["name"] == "lightgbm" and ranking["model"] == str(model)
+    picks = {c.top[0].name for c in select_kernels(sweep_lib, problems_file=tmp_path / "problems.csv", model=model,
+                                                   top=1)}
+    assert {k for tu in units(by_model) for k in kernel_headers(tu)} == picks
+
+
+def test_a_top_k_above_the_applicable_kernels_measures_each_problem_s_applicable_ones(conv_lib, tmp_path):
+    from ckast.bench.plan import plan
+
+    path = tmp_path / "p.csv"
+    path.write_text(CONV_PROBLEMS)
+    cut = plan(conv_lib, path, top=50)
+    assert cut.top == 50 and cut.ranking == {"name": "analytic"} and cut.unserved == 1  # the forward 3x3 problem
+    pairs = 0
+    for group in cut.groups:
+        for run in group.parts:
+            for i, problem in enumerate(group.problems):
+                mask = applicable(problem, run.part.table)
+                assert {run.names[k] for k in run.chosen[i]} == {run.part.names[j] for j in mask.nonzero()[0]}
+                pairs += int(mask.sum())
+    result = cli("bench", "emit", "--library", conv_lib, "--problems", path, "-o", tmp_path / "out", "--top", "50")
+    assert result.exit_code == 0 and "not measured: 1 problem without an applicable kernel" in result.output, (
+        result.output)
+    assert (f"6 kernels (each problem's top 50 by the analytic model: {pairs} runs) in 1 chunk, 4 problems, "
+            "4 timing tables") in result.output and cut.runs == pairs
+
+
+@pytest.mark.parametrize(("more", "message"), [
+    (("--model", "m"), "--model: ranks the kernels of --top K; give --top"),
+    (("--top", "0"), "0 is not in the range x>=1"),
+    (("--top", "1", "--model", "nowhere"), "nowhere"),
+])
+def test_bad_top_k_options_exit_2_writing_nothing(conv_lib, tmp_path, more, message):
+    (tmp_path / "p.csv").write_text(CONV_PROBLEMS)
+    result = cli("bench", "emit", "--library", conv_lib, "--problems", tmp_path / "p.csv", "-o", tmp_path / "out",
+                 *more)
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert not (tmp_path / "out").exists()

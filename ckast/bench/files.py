@@ -37,7 +37,8 @@ def driver_files(plan: Plan, library: str, cut: tuple[Chunk, ...]) -> list[tuple
 def write_driver(plan: Plan, library_dir: Path, out_dir: Path, chunk_kernels: int = CHUNK_KERNELS,
                  on_wait: Callable[[str], None] | None = None) -> dict[str, int]:
     """Write `driver_files` into `out_dir`, with a manifest recording the library (`bench.library`, relative to
-    `out_dir`: what `ckast.testing` and `ckast jit` take the driver's include folder and API profile from); the
+    `out_dir`: what `ckast.testing` and `ckast jit` take the driver's include folder and API profile from) and,
+    for a plan cut to a top K, K (`run.top`), the model that ranked (`run.ranking`) and its applicability; the
     counts of files written, unchanged and removed (`write_tree`'s) and of chunks. ValueError (bad input) before
     anything is written; OutputError when the directory cannot take the files."""
     from ckast.output import Transaction, write_tree
@@ -45,7 +46,10 @@ def write_driver(plan: Plan, library_dir: Path, out_dir: Path, chunk_kernels: in
     cut = chunks(plan, chunk_kernels)
     library = library_path(library_dir, out_dir)
     files = driver_files(plan, library, cut)
-    manifest = {"run": {"command": "bench emit", "chunk_kernels": chunk_kernels}, "bench": {"library": library}}
+    run = {"command": "bench emit", "chunk_kernels": chunk_kernels}
+    if plan.top is not None:
+        run |= {"top": plan.top, "ranking": dict(plan.ranking or {}), "applicability": list(plan.layers)}
+    manifest = {"run": run, "bench": {"library": library}}
     with Transaction(out_dir, on_wait, kind="bench") as tx:
         counts = write_tree(files, manifest, tx)
     return {**counts, "chunks": len(cut)}

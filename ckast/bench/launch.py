@@ -6,7 +6,9 @@ problem's group, each of the chunk's parts' kernels on the problem and writes a 
 asked `is_supported(param, k_batch)` first; a GEMM kernel runs where ckast's applicability accepts the
 problem (the GEMM launchers have no `is_supported`): the plan's layers, by default CK's dispatcher's check
 too, so a table holds the runs a dispatcher user gets. A kernel that refuses, or a run that reports no time,
-writes a row with `is_valid` false. Everything the chunk's own functions and data are named lives in the
+writes a row with `is_valid` false. A part cut to each problem's top K (`PartRun.chosen`) runs a kernel on
+a problem only where it is in the problem's top K (the slice's `<part>_measured` flags), and writes no row
+for the others. Everything the chunk's own functions and data are named lives in the
 namespace `ckast_bench::chunk_<index>`, so no two chunks define one name (the JIT reads them as one unit).
 """
 
@@ -37,16 +39,26 @@ def applicability(plan: Plan) -> dict[tuple[int, int], list[bool]]:
             if group.kind == "gemm" for p, run in enumerate(group.parts)}
 
 
+def _flags(run: PartRun, what: str, count: int) -> n.VarDecl:
+    """`const bool* <what> = <part>_<what> + <count> * problem.i;`: the problem's flags of the slice's kernels."""
+    return n.VarDecl(n.Ptr(n.Const(n.Builtin("bool"))), what,
+                     n.BinOp("+", n.ident(f"{run.stem}_{what}"), n.BinOp("*", n.IntLit(count),
+                                                                        n.Member(n.ident("problem"), "i"))))
+
+
 def _kernel(run: PartRun, s: Slice, position: int, time: n.Expr) -> list[n.Stmt]:
     """`using K<position> = <launcher>;` (position in the slice) and its row: `write_row(table, K<position>::kName,
-    problem.cells, time, problem.flops, "<arch>");`."""
+    problem.cells, time, problem.flops, "<arch>");`; for a part cut to a top K, under `if (measured[position])`."""
     alias = f"K{position}"
     problem = n.ident("problem")
-    return [
+    stmts: list[n.Stmt] = [
         n.UsingAlias(alias, n.TypeName(n.Name(tuple(launcher(run.names[s.lo + position]).split("::"))))),
         n.ExprStmt(n.call(ROW_WRITER, n.ident("table"), n.ident(alias, "kName"), n.Member(problem, "cells"),
                           time, n.Member(problem, "flops"), n.StrLit(run.part.arch))),
     ]
+    if run.chosen is None:
+        return stmts
+    return [n.If(n.Index(n.ident("measured"), n.IntLit(position)), stmts)]
 
 
 def _part_function(group: Group, run: PartRun, s: Slice, profile: Profile) -> n.FunctionDef:
@@ -60,6 +72,8 @@ def _part_function(group: Group, run: PartRun, s: Slice, profile: Profile) -> n.
         return n.Index(p, n.IntLit(k))
 
     body: list[n.Stmt] = [n.VarDecl(n.Ptr(n.Const(index_t)), "p", n.Member(problem, "values"))]
+    if run.chosen is not None:
+        body.append(_flags(run, "measured", count))
     buffers = [n.Member(problem, x) for x in "abc"]
     zero = n.FloatLit(0.0)
     if group.kind == "gemm":
@@ -71,9 +85,7 @@ def _part_function(group: Group, run: PartRun, s: Slice, profile: Profile) -> n.
             n.VarDecl(n.Const(profile.type("GemmHostArgs")), "args",
                       n.BraceInit(profile.type("GemmHostArgs"), [*buffers, at(3), m, n_, k, a_stride, b_stride,
                                                                  c_stride])),
-            n.VarDecl(n.Ptr(n.Const(n.Builtin("bool"))), "applicable",
-                      n.BinOp("+", n.ident(f"{run.stem}_applicable"),
-                              n.BinOp("*", n.IntLit(count), n.Member(problem, "i")))),
+            _flags(run, "applicable", count),
         ]
         for position in range(count):
             launch = n.call(n.ident(f"K{position}", "launch"), n.ident("args"), n.ident("stream"))
@@ -95,10 +107,17 @@ def _part_function(group: Group, run: PartRun, s: Slice, profile: Profile) -> n.
     return n.FunctionDef(f"bench_{run.stem}", n.Builtin("void"), params, body)
 
 
+def _flag_array(name: str, values: list[bool]) -> n.VarDecl:
+    """`static constexpr bool name[] = {...};`: per problem, per kernel of a slice."""
+    return n.VarDecl(n.Array(n.Builtin("bool"), None), name, n.BraceInit(None, [n.BoolLit(v) for v in values]),
+                     static=True, constexpr=True)
+
+
 def chunk_file(plan: Plan, chunk: Chunk, profile: Profile,
                applicable: Mapping[tuple[int, int], list[bool]]) -> n.File:
-    """The chunk's TU: per slice, the GEMM applicability of its kernels and a function running them; the entry
-    point calls, for the problem's group, the functions of the group's slices. `applicable`: `applicability`."""
+    """The chunk's TU: per slice, the GEMM applicability of its kernels, for a part cut to a top K which of them
+    each problem runs, and a function running them; the entry point calls, for the problem's group, the
+    functions of the group's slices. `applicable`: `applicability`."""
     own: list[n.Decl] = []
     calls: dict[int, list[n.Stmt]] = {}
     for s in chunk.slices:
@@ -109,8 +128,10 @@ def chunk_file(plan: Plan, chunk: Chunk, profile: Profile,
             flags = applicable[s.group, s.part]
             width = len(run.names)
             values = [flags[i * width + k] for i in range(len(group.problems)) for k in range(s.lo, s.hi)]
-            own.append(n.VarDecl(n.Array(n.Builtin("bool"), None), f"{run.stem}_applicable",
-                                 n.BraceInit(None, [n.BoolLit(v) for v in values]), static=True, constexpr=True))
+            own.append(_flag_array(f"{run.stem}_applicable", values))
+        if run.chosen is not None:
+            own.append(_flag_array(f"{run.stem}_measured", [run.runs(i, k) for i in range(len(group.problems))
+                                                            for k in range(s.lo, s.hi)]))
         own.append(_part_function(group, run, s, profile))
         calls.setdefault(s.group, []).append(n.ExprStmt(n.call(
             n.ident(chunk.stem, f"bench_{run.stem}"), n.ident("problem"), n.ident("stream"),

@@ -8,10 +8,17 @@ part), and every part writes a timing table of its own, since `ckast select trai
 per kind, direction, datatype and arch. Everything the driver needs per problem is computed here, at
 emit time: the table cells (in the spellings `select.timings` reads), the FLOPs and the device
 buffer sizes.
+
+With `top` K, a part measures each problem's K best predicted kernels only, ranked as `ckast select` ranks
+them (`select.batch.rank_many`: the applicable kernels under the plan's layers, best predicted first, ties by
+name), by the analytic model or a LightGBM model: the short-benchmark loop (rank, measure the top K, keep
+the fastest). The part's kernels are then those in some problem's top K, and `PartRun.chosen` says which
+of them each problem runs.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -51,6 +58,13 @@ class PartRun:
     names: tuple[str, ...]
     layout: str | None
     """The GEMM layout (A, B, C: `r` row-major, `c` column-major); None for convolutions."""
+    chosen: tuple[tuple[int, ...], ...] | None = None
+    """With a top K: per problem of the group, the positions in `names` of the kernels it runs (its top K, in
+    `names` order); None: every problem runs every kernel."""
+
+    def runs(self, problem: int, position: int) -> bool:
+        """Whether problem `problem` (its number in the group) runs the kernel at `position` in `names`."""
+        return self.chosen is None or position in self.chosen[problem]
 
     @property
     def stem(self) -> str:
@@ -115,16 +129,32 @@ class Plan:
     """Kernels left out per variant (see LEFT_OUT_VARIANTS)."""
     layers: tuple[str, ...] = LAYERS
     """The applicability layers a GEMM kernel must pass to run a problem."""
+    top: int | None = None
+    """Kernels measured per problem and part (its best predicted); None: all of them."""
+    unserved: int = 0
+    """With a top K, the problems no kernel of the library is applicable to (they run nothing)."""
+    ranking: Mapping[str, Any] | None = None
+    """With a top K, the predictor that ranked the kernels: `name` (`analytic` or `lightgbm`), and a LightGBM
+    model's directory (`model`) and `trees`."""
 
     @property
     def kernels(self) -> tuple[str, ...]:
         """Every kernel the driver runs, sorted."""
         return tuple(sorted({name for g in self.groups for p in g.parts for name in p.names}))
 
+    @property
+    def runs(self) -> int:
+        """The kernel runs the driver makes (rows it writes): per group, part and problem, its kernels."""
+        return sum(len(p.names) if p.chosen is None else len(p.chosen[i]) for g in self.groups for p in g.parts
+                   for i in range(len(g.problems)))
 
-def plan(library_dir: Path, problems_file: Path, layers: Sequence[str] = LAYERS) -> Plan:
-    """The driver's plan, its GEMM kernels run where the applicability `layers` accept a problem (LibraryError,
-    ProblemError naming what is wrong; more than `PROBLEMS_MAX` problems are refused)."""
+
+def plan(library_dir: Path, problems_file: Path, layers: Sequence[str] = LAYERS, top: int | None = None,
+         model_dir: Path | None = None) -> Plan:
+    """The driver's plan, its GEMM kernels run where the applicability `layers` accept a problem; with `top`,
+    each problem's `top` best predicted kernels only (by the LightGBM model `model_dir`, default the analytic
+    model). LibraryError, ProblemError or ModelError naming what is wrong; more than `PROBLEMS_MAX` problems
+    are refused."""
     library = load_library(library_dir)
     problems: dict[tuple, list[Problem]] = {}
     for number, (label, fields) in enumerate(read_problems((), problems_file)):
@@ -142,7 +172,45 @@ def plan(library_dir: Path, problems_file: Path, layers: Sequence[str] = LAYERS)
         if config.get("variant") in LEFT_OUT_VARIANTS:
             left_out[config["variant"]] = left_out.get(config["variant"], 0) + 1
     groups = [Group(*key, tuple(group), _parts(library, group[0], key)) for key, group in problems.items()]
-    return Plan(library, tuple(groups), left_out, tuple(layers))
+    if top is None:
+        return Plan(library, tuple(groups), left_out, tuple(layers))
+    from ckast.select.rank import load_predictor
+    from ckast.select.report import describe
+
+    predictor = load_predictor(model_dir)
+    groups = [_top(group, top, predictor, layers) for group in groups]
+    unserved = sum(not any(run.chosen[i] for run in g.parts) for g in groups for i in range(len(g.problems)))
+    groups = [g for g in groups if g.parts]
+    if not groups:
+        raise LibraryError(f"{library.path}: no kernel of the library is applicable to a problem of "
+                           f"{problems_file}: nothing to measure")
+    ranking = {k: v for k, v in describe(predictor).items() if k != "estimated"}
+    return Plan(library, tuple(groups), left_out, tuple(layers), top, unserved, ranking)
+
+
+def _top(group: Group, top: int, predictor, layers: Sequence[str]) -> Group:
+    """The group with each part cut to its problems' `top` best predicted kernels (parts left with none are
+    dropped)."""
+    from ckast.arch.hardware import hardware
+    from ckast.select.batch import batch_size, rank_many
+
+    runs = []
+    for run in group.parts:
+        allowed = set(run.names)
+        size = batch_size(run.part)
+        picks: list[list[str]] = []
+        for lo in range(0, len(group.problems), size):
+            for ranking in rank_many(group.problems[lo:lo + size], run.part, predictor, hardware(run.part.arch),
+                                     layers):
+                ranked = (run.part.names[i] for i in ranking.order)
+                picks.append(list(itertools.islice((name for name in ranked if name in allowed), top)))
+        kept = {name for names in picks for name in names}
+        names = tuple(name for name in run.names if name in kept)
+        if names:
+            position = {name: i for i, name in enumerate(names)}
+            chosen = tuple(tuple(sorted(position[name] for name in names_)) for names_ in picks)
+            runs.append(attrs.evolve(run, names=names, chosen=chosen))
+    return attrs.evolve(group, parts=tuple(runs))
 
 
 def _parts(library: Library, problem: Problem, key: tuple) -> tuple[PartRun, ...]:

@@ -32,7 +32,13 @@ def bench() -> None:
 @click.option("--kernel-only", is_flag=True,
               help="Run a GEMM kernel wherever its own checks accept the problem (what its launcher takes when "
                    "called directly); default: where CK's dispatcher's check accepts it too.")
-def emit(library_dir, problems_file, out_dir, chunk_kernels, kernel_only):
+@click.option("--top", "top", type=click.IntRange(min=1), default=None,
+              help="Measure only each problem's TOP best predicted kernels per part, ranked as `ckast select` ranks "
+                   "them (applicable kernels, best predicted first, ties by name): the short-benchmark loop. "
+                   "Default: every kernel.")
+@click.option("--model", "model_dir", type=click.Path(path_type=Path), default=None,
+              help="With --top: the LightGBM model directory that ranks (CK's layout); default: the analytic model.")
+def emit(library_dir, problems_file, out_dir, chunk_kernels, kernel_only, top, model_dir):
     """Write a C++ benchmark driver for a library and a problems file.
 
     Built with the library's ckast_kernels.cmake (one TU per chunk of kernels, so `cmake --build -j`
@@ -41,11 +47,14 @@ def emit(library_dir, problems_file, out_dir, chunk_kernels, kernel_only):
     timing table per part (kind, direction, rank, datatype, layout) in the columns `ckast select train`
     reads. Conv kernels are asked is_supported first; GEMM kernels run where ckast's applicability
     accepts the problem (CK's dispatcher's check included unless --kernel-only); refused kernels give
-    rows with is_valid false.
+    rows with is_valid false. With --top K, each problem runs only its K best predicted kernels of each
+    part (by the analytic model, or --model) and the driver holds only the kernels some problem runs; its
+    tables go to `ckast select eval` and `select train` as they are.
 
     \b
-    Example:
+    Examples:
       ckast bench emit --library lib/ --problems shapes.csv -o bench/
+      ckast bench emit --library lib/ --problems shapes.csv --top 3 -o bench/
       cmake -S bench -B bench/build -DCK_INCLUDE=/opt/rocm/include && cmake --build bench/build -j
       bench/build/ckast_bench --warmup 5 --repeat 20 --output-dir timings/
     """
@@ -54,24 +63,39 @@ def emit(library_dir, problems_file, out_dir, chunk_kernels, kernel_only):
     from ckast.output import OutputError
     from ckast.select.applicability import KERNEL_ONLY, LAYERS, describe_layers
     from ckast.output.places import refuse_inside
+    from ckast.select.forest import ModelError
     from ckast.select.library import LibraryError
     from ckast.select.problem import ProblemError
 
+    if model_dir is not None and top is None:
+        bad_input(["--model: ranks the kernels of --top K; give --top"])
     try:
-        the_plan = plan(library_dir, problems_file, KERNEL_ONLY if kernel_only else LAYERS)
+        the_plan = plan(library_dir, problems_file, KERNEL_ONLY if kernel_only else LAYERS, top, model_dir)
         refuse_inside(library_dir, out_dir, "the driver")
         counts = write_driver(the_plan, library_dir, out_dir, chunk_kernels, on_wait=wait_message)
-    except (LibraryError, ProblemError, ValueError) as exc:
+    except (LibraryError, ProblemError, ModelError, ValueError) as exc:
         bad_input([str(exc)])
     except OutputError as exc:
         fail(exc)
     for variant, count in sorted(the_plan.left_out.items()):
         click.echo(f"left out: {count} {variant} kernels ({LEFT_OUT_VARIANTS[variant]})", err=True)
+    if the_plan.unserved:
+        click.echo(f"not measured: {quantity(the_plan.unserved, 'problem')} without an applicable kernel",
+                   err=True)
     tables = sum(len(g.parts) for g in the_plan.groups)
     gemm = (f" (GEMM applicability: {describe_layers(the_plan.layers)})"
             if any(g.kind == "gemm" for g in the_plan.groups) else "")
     problems = sum(len(g.problems) for g in the_plan.groups)
-    click.echo(f"{quantity(len(the_plan.kernels), 'kernel')} in {quantity(counts['chunks'], 'chunk')}, "
+    ranked = "" if top is None else (f" (each problem's top {top} by the {_model(the_plan.ranking)}: "
+                                     f"{quantity(the_plan.runs, 'run')})")
+    click.echo(f"{quantity(len(the_plan.kernels), 'kernel')}{ranked} in {quantity(counts['chunks'], 'chunk')}, "
                f"{quantity(problems, 'problem')}, {quantity(tables, 'timing table')}{gemm} -> {out_dir}: "
                f"{quantity(counts['written'], 'file')} written, {counts['unchanged']} unchanged, "
                f"{counts['removed']} removed")
+
+
+def _model(ranking) -> str:
+    """The predictor that ranked, as the summary line names it."""
+    if ranking["name"] == "analytic":
+        return "analytic model"
+    return f"LightGBM model {ranking['model']} ({quantity(ranking['trees'], 'tree')})"

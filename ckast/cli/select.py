@@ -184,7 +184,14 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed
 @_KERNELS
 @_KERNEL_ONLY
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_json):
+@click.option("--best-of", "best_of", type=click.IntRange(min=1), default=None, metavar="K",
+              help="Also score the best of each problem's top k predicted kernels, k = 1 .. K: the fastest measured of "
+                   "them over the best measured (what measuring each problem's top k on the GPU gets).")
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write a picture (SVG): measured against predicted TFLOPS, and each predictor's efficiency over "
+                   "the problems, sorted (with --model the analytic model's too; with --best-of K the best of the "
+                   "top 2 .. K).")
+def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_json, best_of, plot_file):
     """Selection quality against the oracle on timing tables, as CK's compare_ml_vs_oracle.py gives it: mean,
     P10, P50 and min efficiency (the measured TFLOPS of the predicted best over the best measured), top-1 (the
     pick is the best) and top-5 (the pick is among the five best) hit rates, per variant and shape family.
@@ -197,6 +204,7 @@ def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_
       ckast select eval --data heldout.csv --library lib/ --model model/
       ckast select eval --data gemm_fp16_rcr_gfx942_sweep_results_b.csv \\
           --kernels gemm_fp16_rcr_gfx942_kernels.csv --library lib/
+      ckast select eval --data timings/gemm_fp16_rcr.csv --library lib/ --best-of 3 --plot eval.svg
     """
     from ckast.json_out import dumps
     from ckast.select.applicability import describe_layers
@@ -210,8 +218,9 @@ def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_
         evaluation = evaluate_model(runs, model=model_dir)
     except (ModelError, LibraryError) as exc:
         bad_input([str(exc)])
+    top_k = _top_k(runs, model_dir, evaluation.predictor, best_of, plot_file)
     if as_json:
-        click.echo(dumps(evaluation.as_dict(), indent=2))
+        click.echo(dumps({**evaluation.as_dict(), **({"best_of": top_k} if top_k else {})}, indent=2))
         return
     apart = evaluation.not_applicable
     click.echo(f"{quantity(evaluation.runs, 'run')} of {quantity(evaluation.kernels, 'kernel')} on "
@@ -225,6 +234,29 @@ def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_
     if len(apart) > _SHOWN_BAD:
         click.echo(f"not applicable: ... and {len(apart) - _SHOWN_BAD} more problems")
     click.echo("\n".join(table(evaluation.report)))
+    if top_k:
+        from ckast.select.best_of import best_of_table
+
+        click.echo("\n".join(best_of_table(top_k)))
+
+
+def _top_k(runs, model_dir, predictor, best_of, plot_file):
+    """`--best-of` figures (None without it) and `--plot` (written here: `select.best_of`, `select.eval_plot`)."""
+    if best_of is None and plot_file is None:
+        return None
+    from ckast.select.best_of import best_of_figures, score
+    from ckast.select.eval_plot import evaluation_svg, write_svg
+
+    scored = score(runs.library, runs.timings.runs, model_dir)
+    if plot_file is not None:
+        predictors = [(predictor, scored)]
+        if model_dir is not None:
+            predictors.append(("analytic model", score(runs.library, runs.timings.runs)))
+        try:
+            write_svg(plot_file, evaluation_svg(predictors, best_of or 1))
+        except OSError as exc:
+            fail(f"--plot: cannot write {plot_file}: {exc.strerror or exc}")
+    return None if best_of is None else best_of_figures(scored, best_of)
 
 
 def _read(library_dir, data, skip_bad, kernels_file, kernel_only):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -367,12 +367,23 @@ def text(head: Mapping[str, Any], problem: Mapping[str, Any]) -> list[str]:
 def evaluation(library: Library, timings, model_dir: Path | None) -> tuple[list, str]:
     """The outcomes of `ckast select eval` and the predictor's description (the runs of kernels not applicable
     under the layers the timings were read with are set apart already)."""
-    from ckast.arch.hardware import hardware
-
     from .evaluate import evaluate
 
     predictor = load_predictor(model_dir)
-    order = np.argsort(np.argsort(np.array(library.names, dtype=object), kind="stable"), kind="stable")
+    outcomes = evaluate(timings.runs, measured_predictions(library, predictor), name_order(library))
+    name = "analytic model" if model_dir is None else f"LightGBM model {model_dir} ({predictor.trees} trees)"
+    return outcomes, name
+
+
+def name_order(library: Library) -> np.ndarray:
+    """Each library kernel's place in name order (ties of TFLOPS, measured or predicted, go by it)."""
+    return np.argsort(np.argsort(np.array(library.names, dtype=object), kind="stable"), kind="stable")
+
+
+def measured_predictions(library: Library, predictor: Predictor) -> Callable[[Problem, list[int]], np.ndarray]:
+    """`predict(problem, kernels)`: the predicted TFLOPS of those library kernels (the measured ones of a
+    problem) on the problem, in their part (LibraryError when they are of several parts)."""
+    from ckast.arch.hardware import hardware
 
     def predict(problem: Problem, indices: list[int]) -> np.ndarray:
         config = library.configs[indices[0]]
@@ -383,9 +394,7 @@ def evaluation(library: Library, timings, model_dir: Path | None) -> tuple[list,
                                "layouts or directions")
         return predictor.predict_tflops(problem, part, hardware(part.arch), np.array(rows))
 
-    outcomes = evaluate(timings.runs, predict, order)
-    name = "analytic model" if model_dir is None else f"LightGBM model {model_dir} ({predictor.trees} trees)"
-    return outcomes, name
+    return predict
 
 
 def set_apart(library: Library, timings) -> list[dict[str, Any]]:
