@@ -123,17 +123,27 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
 @click.option("--trees", type=click.IntRange(1, MAX_TREES), default=400, show_default=True,
               help="Boosting rounds (the trees of the model).")
 @click.option("--folds", type=click.IntRange(min=0), default=5, show_default=True,
-              help="GroupKFold folds for the CV metrics (0: no cross-validation).")
+              help="GroupKFold folds for the CV metrics (0: no cross-validation, random or by family).")
+@click.option("--predictor", default="best", show_default=True,
+              help="The predictor to write: best (the one that does best on held-out families), or analytic or "
+                   "lightgbm.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @jobs_option("Fits at a time (the final model and each CV fold, one LightGBM thread each); the model is the same "
              "for any.")
-def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed, jobs):
-    """Train a LightGBM model (log1p TFLOPS) from timing tables of a library's kernels.
+def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, predictor, seed, jobs):
+    """Train a LightGBM model (log1p TFLOPS) from timing tables of a library's kernels, score it and the
+    analytic model on held-out problems, and write the one that does best under shift.
 
     A table has a kernel column (kernel or kernel_name), the problem's fields (GEMM M, N, K; conv in CK's
     spellings), tflops or time_ms, and optionally arch and is_valid; CK's benchmark result JSON is read
     as well; CK's tile_engine tables with their kernel table (--kernels). One model per kind, conv direction,
     datatype and arch. Runs of kernels not applicable to their problem are set apart.
+
+    Each predictor is scored on GroupKFold folds by problem shape and on folds that hold out a whole family
+    of problems (conv stride, batch, filter, image size; GEMM M, N, K), trained on the others. The model
+    written has the highest worst-family P10 (ties: the mean over families), and is a learned one only when it
+    is below the analytic model on neither; an analytic model directory has no forest, and `select --model`
+    ranks with the analytic model.
 
     \b
     Examples:
@@ -144,8 +154,9 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed
     import time
 
     from ckast.output.transaction import OutputError
-    from ckast.select.evaluate import table
     from ckast.select.lightgbm_model import MissingPackage
+    from ckast.select.shift import report_rows
+    from ckast.select.shift import table as shift_table
     from ckast.select.train import ONE_FOLD, TrainError
     from ckast.workflow.choosing import train_model
 
@@ -153,10 +164,10 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed
     if folds == 1:
         bad_input([f"--folds: {ONE_FOLD}"])
     runs = _read(library_dir, data, skip_bad, kernels_file, kernel_only=True)
-    progress = _progress(folds, trees)
+    progress = _progress(trees)
     try:
         model = train_model(runs, out_dir, trees=trees, folds=folds, seed=seed, jobs=jobs,
-                            progress=progress.tree if progress else None)
+                            progress=progress.tree if progress else None, predictor=predictor)
     except TrainError as exc:
         bad_input([str(exc)])
     except (MissingPackage, OutputError) as exc:
@@ -170,10 +181,18 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed
                f"{' ' + spec['direction'] if 'direction' in spec else ''}, {spec['dtype']}, {spec['arch']})"
                f"{_dropped(runs.timings)}")
     if cv["folds"]:
-        click.echo(f"{cv['folds']}-fold GroupKFold by problem shape: RMSE {cv['rmse_log1p']:.4f} log1p(TFLOPS); "
-                   f"selection on held-out shapes:")
-        click.echo("\n".join(table({"all": {"all": cv["efficiency"]}, "variant": {}, "shape": {}})))
-    click.echo(f"{trees} trees, {len(spec['feature_names'])} features -> {out_dir} in {time.perf_counter() - start:.1f} s")
+        predictors = cv["predictors"]
+        rmse = ", ".join(f"{name} {p['random']['rmse_log1p']:.4f}" for name, p in predictors.items())
+        click.echo(f"{cv['folds']}-fold GroupKFold by problem shape (RMSE log1p(TFLOPS): {rmse}) and "
+                   f"{len(cv['families'])} {'family' if len(cv['families']) == 1 else 'families'} held out whole, each trained on the "
+                   "others; selection on the held-out problems:")
+        click.echo("\n".join(shift_table(report_rows(predictors, f"{cv['folds']} random folds"))))
+        for entry in cv["skipped"]:
+            click.echo(f"not held out: {entry['name']} ({entry['where']}): {entry['reason']}")
+    click.echo(f"model: {cv['chosen']['why']}")
+    what = (f"{trees} trees, {len(spec['feature_names'])} features" if "feature_names" in spec
+            else "the analytic model (no forest)")
+    click.echo(f"{what} -> {out_dir} in {time.perf_counter() - start:.1f} s")
 
 
 @select.command("eval")
@@ -251,7 +270,7 @@ def _read(library_dir, data, skip_bad, kernels_file, kernel_only):
     return runs
 
 
-def _progress(folds: int, trees: int):
+def _progress(trees: int):
     """A line on stderr showing the training's progress when stderr is a terminal, else None."""
     import sys
 
@@ -263,7 +282,7 @@ def _progress(folds: int, trees: int):
         sys.stderr.write(f"\r{line}\x1b[K")
         sys.stderr.flush()
 
-    return Progress(folds, trees, show)
+    return Progress(trees, show)
 
 
 def _dropped(timings) -> str:

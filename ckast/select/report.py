@@ -177,7 +177,7 @@ def problem_label(problem: Problem, datatype: str | None = None, layout: str | N
 
 def describe(predictor: Predictor) -> dict[str, Any]:
     """The predictor as JSON shows it; `estimated`: its TFLOPS and times are predictions, not measurements."""
-    model = {} if predictor.name == "analytic" else {"model": str(predictor.path), "trees": predictor.trees}
+    model = {} if not hasattr(predictor, "path") else {"model": str(predictor.path), "trees": predictor.trees}
     return {"name": predictor.name, **model, "estimated": True}
 
 
@@ -346,7 +346,7 @@ def text(head: Mapping[str, Any], problem: Mapping[str, Any]) -> list[str]:
     from .applicability import describe_layers
 
     p = head["predictor"]
-    model = "analytic model" if p["name"] == "analytic" else f"LightGBM model {p['model']} ({p['trees']} trees)"
+    model = predictor_name(p["name"], p.get("model"), p.get("trees"))
     shape = "" if problem["shape"] == problem["problem"] else f"{problem['shape']}; "  # a file row: its shape
     lines = [f"{problem['problem']} ({shape}{_kind(problem['fields'])}, {problem['datatype']}, {problem['arch']}): "
              f"{problem['applicable']} of {quantity(problem['kernels'], 'kernel')} applicable "
@@ -384,8 +384,15 @@ def evaluation(library: Library, timings, model_dir: Path | None) -> tuple[list,
         return predictor.predict_tflops(problem, part, hardware(part.arch), np.array(rows))
 
     outcomes = evaluate(timings.runs, predict, order)
-    name = "analytic model" if model_dir is None else f"LightGBM model {model_dir} ({predictor.trees} trees)"
-    return outcomes, name
+    return outcomes, predictor_name(predictor.name, model_dir, getattr(predictor, "trees", None))
+
+
+def predictor_name(name: str, model_dir: Path | str | None, trees: int | None) -> str:
+    """How output names a predictor: `analytic model`, `analytic model (as DIR names it)` or `LightGBM model DIR
+    (N trees)`."""
+    if name == "analytic":
+        return "analytic model" if model_dir is None else f"analytic model (as {model_dir} names it)"
+    return f"LightGBM model {model_dir} ({trees} trees)"
 
 
 def set_apart(library: Library, timings) -> list[dict[str, Any]]:
