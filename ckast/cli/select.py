@@ -222,6 +222,8 @@ def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_
     from ckast.select.evaluate import table
     from ckast.select.forest import ModelError
     from ckast.select.library import LibraryError
+    from ckast.select.shift import report_rows
+    from ckast.select.shift import table as shift_table
     from ckast.workflow.choosing import evaluate_model
 
     runs = _read(library_dir, data, skip_bad, kernels_file, kernel_only)
@@ -244,6 +246,13 @@ def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_
     if len(apart) > _SHOWN_BAD:
         click.echo(f"not applicable: ... and {len(apart) - _SHOWN_BAD} more problems")
     click.echo("\n".join(table(evaluation.report)))
+    shift = evaluation.families
+    if shift:
+        click.echo(f"by family of problems{', beside the analytic model' if len(shift['predictors']) > 1 else ''}:")
+        click.echo("\n".join(shift_table(report_rows(shift["predictors"], None, "all"), "family")))
+        for entry in shift["skipped"]:
+            click.echo(f"not shown: {entry['name']} ({entry['where']}): {entry['reason']}")
+        click.echo(f"under shift: {shift['best']['why']}")
 
 
 def _read(library_dir, data, skip_bad, kernels_file, kernel_only):

@@ -364,9 +364,9 @@ def text(head: Mapping[str, Any], problem: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def evaluation(library: Library, timings, model_dir: Path | None) -> tuple[list, str]:
-    """The outcomes of `ckast select eval` and the predictor's description (the runs of kernels not applicable
-    under the layers the timings were read with are set apart already)."""
+def evaluation(library: Library, timings, model_dir: Path | None) -> tuple[list, str, str]:
+    """The outcomes of `ckast select eval`, the predictor's description and its name (`analytic`, `lightgbm`; the
+    runs of kernels not applicable under the layers the timings were read with are set apart already)."""
     from ckast.arch.hardware import hardware
 
     from .evaluate import evaluate
@@ -384,7 +384,7 @@ def evaluation(library: Library, timings, model_dir: Path | None) -> tuple[list,
         return predictor.predict_tflops(problem, part, hardware(part.arch), np.array(rows))
 
     outcomes = evaluate(timings.runs, predict, order)
-    return outcomes, predictor_name(predictor.name, model_dir, getattr(predictor, "trees", None))
+    return outcomes, predictor_name(predictor.name, model_dir, getattr(predictor, "trees", None)), predictor.name
 
 
 def predictor_name(name: str, model_dir: Path | str | None, trees: int | None) -> str:

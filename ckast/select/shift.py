@@ -87,20 +87,23 @@ FAMILIES: tuple[Family, ...] = (
 """The families held out, per kind; the image is the input's points (Hi x Wi, x Di in 3-D)."""
 
 
-def families_of(problems: Sequence[Problem], kind: str,
+def families_of(problems: Sequence[Problem], kind: str, held_out: bool = True,
                 families: Sequence[Family] = FAMILIES) -> tuple[list[tuple[Family, np.ndarray]], list[dict[str, Any]]]:
-    """The families of `kind` that can be held out of `problems`, each with its mask over them, and those
-    skipped (the family, its problems and why): a family of fewer than MIN_PROBLEMS problems, or leaving fewer."""
+    """The families of `kind` among `problems`, each with its mask over them, and those skipped (the family,
+    its problems and why): a family of fewer than MIN_PROBLEMS problems, or, `held_out`, leaving fewer to train
+    on."""
     kept, skipped = [], []
     for family in (f for f in families if f.kind == kind):
         mask = np.array([family.holds(p) for p in problems], dtype=bool)
         held, rest = int(mask.sum()), int((~mask).sum())
-        if held < MIN_PROBLEMS or rest < MIN_PROBLEMS:
-            count, side = (held, "held out") if held < MIN_PROBLEMS else (rest, "left to train on")
-            skipped.append({**family.as_dict(), "problems": held,
-                            "reason": f"{count} problem{'s' * (count != 1)} {side} (fewer than {MIN_PROBLEMS})"})
+        if held < MIN_PROBLEMS:
+            reason = f"{held} problem{'s' * (held != 1)} (a family needs {MIN_PROBLEMS})"
+        elif held_out and rest < MIN_PROBLEMS:
+            reason = f"it leaves {rest} problem{'s' * (rest != 1)} to train on (fewer than {MIN_PROBLEMS})"
         else:
             kept.append((family, mask))
+            continue
+        skipped.append({**family.as_dict(), "problems": held, "reason": reason})
     return kept, skipped
 
 
@@ -193,16 +196,17 @@ class Choice:
 
 
 def choose(names: Sequence[str], random: Mapping[str, Mapping[str, float]] | None,
-           shift: Mapping[str, Mapping[str, Mapping[str, float]]] | None, fallback: str) -> Choice:
-    """The predictor that does best under shift (the module's rule), from each predictor's random-fold
-    efficiency summary (`random`, None without folds) and `over_families` figures (`shift`, None without a
-    family held out); `fallback` when there is neither."""
+           shift: Mapping[str, Mapping[str, Mapping[str, float]]] | None, fallback: str,
+           overall: str = "random folds") -> Choice:
+    """The predictor that does best under shift (the module's rule), from each predictor's efficiency summary on
+    the random folds (`random`, None without folds; or on what `overall` names) and `over_families` figures
+    (`shift`, None without a family held out); `fallback` when there is neither."""
     if shift:
         basis, key = "families", {n: (shift[n]["worst"]["p10"], shift[n]["mean"]["mean"]) for n in names}
         words = "worst-family P10 / mean over families"
     elif random:
-        basis, key = "random folds", {n: (random[n]["p10"], random[n]["mean"]) for n in names}
-        words = "P10 / mean on the random folds (no family held out)"
+        basis, key = overall, {n: (random[n]["p10"], random[n]["mean"]) for n in names}
+        words = f"P10 / mean on the {overall} (no family held out)"
     else:
         return Choice(fallback, "none", f"{fallback}, not validated (no cross-validation)")
     floor = key.get(ANALYTIC)
@@ -215,9 +219,10 @@ def choose(names: Sequence[str], random: Mapping[str, Mapping[str, float]] | Non
     return Choice(best, basis, f"{best}, {rule} ({words}: {figures})")
 
 
-def table(rows: Sequence[tuple[str, str, Mapping[str, Any]]]) -> list[str]:
-    """Rows (what was held out, predictor, summary) as text; a summary without `problems` shows none."""
-    lines = [f"{'held out':<22}{'predictor':<11}{'problems':>8}{'mean':>8}{'P10':>8}{'P50':>8}{'min':>8}"
+def table(rows: Sequence[tuple[str, str, Mapping[str, Any]]], head: str = "held out") -> list[str]:
+    """Rows (what was held out, predictor, summary) as text, the first column headed `head`; a summary without
+    `problems` shows none."""
+    lines = [f"{head:<22}{'predictor':<11}{'problems':>8}{'mean':>8}{'P10':>8}{'P50':>8}{'min':>8}"
              f"{'top-1':>8}{'top-5':>8}"]
     for label, name, s in rows:
         count = str(s["problems"]) if "problems" in s else ""
@@ -225,13 +230,15 @@ def table(rows: Sequence[tuple[str, str, Mapping[str, Any]]]) -> list[str]:
     return lines
 
 
-def report_rows(predictors: Mapping[str, Mapping[str, Any]], random_label: str | None) -> list[tuple[str, str, Mapping]]:
-    """The rows of `table` of `predictors` (name -> {random?, families, shift?} as `cv_metrics.json` holds them):
-    the random folds, each family, the worst family and the mean over families, each predictor in turn."""
+def report_rows(predictors: Mapping[str, Mapping[str, Any]], label: str | None,
+                key: str = "random") -> list[tuple[str, str, Mapping]]:
+    """The rows of `table` of `predictors` (name -> {key?, families?, shift?} as `cv_metrics.json` and `select
+    eval --json` hold them): the random folds or all problems (`key`, shown as `label`), each family, the worst
+    family and the mean over families, each predictor in turn."""
     rows = []
     names = list(predictors)
-    if random_label is not None:
-        rows += [(random_label, n, predictors[n]["random"]["efficiency"]) for n in names]
+    if label is not None:
+        rows += [(label, n, predictors[n][key].get("efficiency", predictors[n][key])) for n in names]
     families = list(predictors[names[0]].get("families", {}))
     for family in families:
         rows += [(family, n, predictors[n]["families"][family]) for n in names]
@@ -241,22 +248,28 @@ def report_rows(predictors: Mapping[str, Mapping[str, Any]], random_label: str |
     return rows
 
 
-def family_report(outcomes: Mapping[str, Sequence[Outcome]], kind: str) -> dict[str, Any]:
+def family_report(outcomes: Mapping[str, Sequence[Outcome]]) -> dict[str, Any]:
     """`select eval`'s figures per family of the problems (each predictor of `outcomes`, whose problems are the
-    same, in one order), over the families, and the predictor that does best there."""
+    same, in one order; the families of each kind among its problems), over the families, and the predictor that
+    does best there (`choose`; without a family, on all problems)."""
     names = list(outcomes)
     problems = [o.problem for o in outcomes[names[0]]]
-    kept, skipped = families_of(problems, kind)
-    predictors: dict[str, dict[str, Any]] = {n: {"families": {}} for n in names}
-    for family, mask in kept:
-        for n in names:
-            predictors[n]["families"][family.name] = summary([o for o, m in zip(outcomes[n], mask) if m])
-    shift = None
-    if kept:
-        for n in names:
-            predictors[n]["shift"] = over_families(predictors[n]["families"])
-        shift = {n: predictors[n]["shift"] for n in names}
-    overall = {n: summary(list(outcomes[n])) for n in names}
-    choice = choose(names, overall, shift, names[0])
-    return {"families": [f.as_dict() | {"problems": int(m.sum())} for f, m in kept], "skipped": skipped,
-            "predictors": predictors, "best": {"name": choice.name, "basis": choice.basis, "why": choice.why}}
+    families, skipped, masks = [], [], []
+    for kind in sorted({p.kind for p in problems}):
+        mine = np.array([p.kind == kind for p in problems])
+        kept, passed = families_of([p for p in problems if p.kind == kind], kind, held_out=False)
+        skipped += passed
+        for family, mask in kept:
+            full = np.zeros(len(problems), dtype=bool)
+            full[mine] = mask
+            families.append({**family.as_dict(), "problems": int(mask.sum())})
+            masks.append(full)
+    predictors: dict[str, dict[str, Any]] = {}
+    for n in names:
+        per = {f["name"]: summary([o for o, m in zip(outcomes[n], mask) if m]) for f, mask in zip(families, masks)}
+        predictors[n] = {"all": summary(list(outcomes[n])), **({"families": per, "shift": over_families(per)}
+                                                                if per else {})}
+    choice = choose(names, {n: predictors[n]["all"] for n in names},
+                    {n: predictors[n]["shift"] for n in names} if families else None, names[0], "all problems")
+    return {"families": families, "skipped": skipped, "predictors": predictors,
+            "best": {"name": choice.name, "basis": choice.basis, "why": choice.why}}

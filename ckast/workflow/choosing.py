@@ -307,6 +307,11 @@ class Evaluation:
     report: Mapping[str, Mapping[str, Mapping[str, float]]]
     """Per group (`all`, per `variant`, per `shape` family): problems, mean, P10, P50 and min efficiency
     (measured TFLOPS of the pick over the best measured), top-1 and top-5 hit rates."""
+    families: Mapping[str, Any]
+    """The figures per family of problems (conv stride, batch, filter, image size; GEMM M, N, K), of the
+    predictor and, beside a model, of the analytic model: `families` (name, axis, where, problems), `skipped`
+    (too few problems), `predictors` (each one's `all`, `families` and `shift`: `worst` family and `mean` over
+    families) and `best` (`name`, `basis`, `why`: the one that does best under shift)."""
 
     @property
     def summary(self) -> Mapping[str, float]:
@@ -318,7 +323,7 @@ class Evaluation:
         return {"predictor": self.predictor, "layers": list(self.layers), "runs": self.runs, "kernels": self.kernels,
                 "bad_rows": self.bad_rows, "failed_runs": self.failed_runs,
                 "not_applicable": {"runs": self.not_applicable_runs, "problems": list(self.not_applicable)},
-                **self.report}
+                **self.report, "shift": dict(self.families)}
 
 
 @checked(timings="ckast.workflow.choosing:TimingRuns", model="optional path")
@@ -332,12 +337,17 @@ def evaluate_model(timings: TimingRuns, *, model: PathLike | None = None) -> Eva
     """
     from ckast.select.evaluate import report
     from ckast.select.report import evaluation, set_apart
+    from ckast.select.shift import ANALYTIC, family_report
 
     runs = timings.timings
-    outcomes, predictor = evaluation(timings.library, runs, None if model is None else Path(model))
+    outcomes, predictor, name = evaluation(timings.library, runs, None if model is None else Path(model))
+    compared = {name: outcomes}
+    if name != ANALYTIC and outcomes:
+        compared[ANALYTIC] = evaluation(timings.library, runs, None)[0]
+    families = family_report(compared) if outcomes else {}
     return Evaluation(predictor, timings.layers, len(runs.runs), len({run.kernel for run in runs.runs}),
                       len(outcomes), len(runs.bad), runs.failed, len(runs.outside),
-                      tuple(set_apart(timings.library, runs)), report(outcomes))
+                      tuple(set_apart(timings.library, runs)), report(outcomes), families)
 
 
 @attrs.frozen
