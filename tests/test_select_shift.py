@@ -102,7 +102,8 @@ def _table(lib, path, where):
 
 def _rows(lines):
     """(held out or family, predictor) of a report's table rows."""
-    return [(line[:22].strip(), line[22:33].strip()) for line in lines if line[22:33].strip() in ("analytic", "lightgbm")]
+    return [(line[:22].strip(), line[22:33].strip()) for line in lines
+            if line[22:33].strip() in ("analytic", "lightgbm")]
 
 
 def _train(lib, data, out, *flags):
@@ -172,7 +173,8 @@ def test_an_analytic_model_directory_ranks_and_emits_as_the_analytic_model(overf
     problem = "G=1,N=2,C=64,K=64,Hi=28,Wi=28,Y=3,X=3,pad_h=1,pad_w=1"
     runner = CliRunner()
     plain = runner.invoke(cli, ["select", "--library", str(lib), "--problem", problem, "-k", "3"])
-    named = runner.invoke(cli, ["select", "--library", str(lib), "--problem", problem, "-k", "3", "--model", str(model)])
+    named = runner.invoke(cli, ["select", "--library", str(lib), "--problem", problem, "-k", "3", "--model",
+                                str(model)])
     assert plain.exit_code == named.exit_code == 0, named.output
     assert f"; analytic model (as {model} names it) (estimates)" in named.stdout
     assert named.stdout.splitlines()[1:] == plain.stdout.splitlines()[1:]

@@ -183,9 +183,10 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, pred
     if cv["folds"]:
         predictors = cv["predictors"]
         rmse = ", ".join(f"{name} {p['random']['rmse_log1p']:.4f}" for name, p in predictors.items())
-        click.echo(f"{cv['folds']}-fold GroupKFold by problem shape (RMSE log1p(TFLOPS): {rmse}) and "
-                   f"{len(cv['families'])} {'family' if len(cv['families']) == 1 else 'families'} held out whole, each trained on the "
-                   "others; selection on the held-out problems:")
+        families = len(cv["families"])
+        click.echo(f"{cv['folds']}-fold GroupKFold by problem shape (RMSE log1p(TFLOPS): {rmse}) and {families} "
+                   f"{'family' if families == 1 else 'families'} held out whole, each trained on the others; "
+                   "selection on the held-out problems:")
         click.echo("\n".join(shift_table(report_rows(predictors, f"{cv['folds']} random folds"))))
         for entry in cv["skipped"]:
             click.echo(f"not held out: {entry['name']} ({entry['where']}): {entry['reason']}")

@@ -179,6 +179,28 @@ def scored(tflops: np.ndarray, predicted: np.ndarray, group: np.ndarray, name_or
     return outcomes
 
 
+def figures(data, plan: Sequence[Fold], predicted: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """A predictor's figures from its predictions of each fold's held-out rows (`predicted`, by fold label) of
+    `data` (`train.Dataset`): on the random folds (`random`: the errors of log1p TFLOPS, `efficiency`), per
+    family (`families`) and over them (`shift`, `over_families`)."""
+    values = np.empty(len(data.tflops))
+    random = [f for f in plan if f.family is None]
+    for f in random:
+        values[f.held] = predicted[f.label]
+    err = values - np.log1p(data.tflops)
+    out: dict[str, Any] = {"random": {
+        "rmse_log1p": float(np.sqrt(np.mean(err**2))), "mae_log1p": float(np.mean(np.abs(err))),
+        "efficiency": summary(scored(data.tflops, values, data.group, data.name_order))}}
+    per = {}
+    for f in plan:
+        if f.family is not None:
+            values[f.held] = predicted[f.label]
+            per[f.label] = summary(scored(data.tflops, values, data.group, data.name_order, f.held))
+    if per:
+        out.update(families=per, shift=over_families(per))
+    return out
+
+
 def over_families(per_family: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
     """`worst` (each figure's lowest over the families) and `mean` (each figure's mean over them)."""
     values = {k: [s[k] for s in per_family.values()] for k in FIGURES}

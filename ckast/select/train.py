@@ -24,7 +24,7 @@ from ckast.arguments import argument
 from ckast.errors import CkastError
 from ckast.json_out import dumps
 
-from .evaluate import group_runs, summary
+from .evaluate import group_runs
 from .library import Library, direction_of
 from .model_limits import MAX_TREES
 from .problem import Problem
@@ -108,7 +108,8 @@ def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
     recorded = {next((ck for ck, ours in CK_RECORDED.items() if ours == name), name): getattr(hw, name)
                 for name in FIGURES}
     return Dataset(np.vstack(xs), np.concatenate(ys), np.concatenate(groups), np.concatenate(orders),
-                   np.concatenate(indices), tuple(problems), library.configs[runs[0].kernel]["kind"], identity, recorded)
+                   np.concatenate(indices), tuple(problems), library.configs[runs[0].kernel]["kind"], identity,
+                   recorded)
 
 
 def group_folds(group: np.ndarray, folds: int) -> np.ndarray:
@@ -153,15 +154,6 @@ def fit(data: Dataset, rows: np.ndarray, params: Mapping[str, Any], trees: int, 
     train_set = lightgbm.Dataset(data.x[rows], np.log1p(data.tflops[rows]), feature_name=names,
                                  categorical_feature=categorical, params={"verbose": -1})
     return lightgbm.train(dict(params), train_set, num_boost_round=trees, callbacks=list(callbacks))
-
-
-def cv_metrics(data: Dataset, predicted: np.ndarray) -> dict[str, Any]:
-    """Out-of-fold errors (log1p TFLOPS) and selection efficiency on the held-out problems."""
-    from .shift import scored
-
-    err = predicted - np.log1p(data.tflops)
-    return {"rmse_log1p": float(np.sqrt(np.mean(err**2))), "mae_log1p": float(np.mean(np.abs(err))),
-            "efficiency": summary(scored(data.tflops, predicted, data.group, data.name_order))}
 
 
 class _Stopped(Exception):
@@ -223,7 +215,7 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
     """
     from .forest import ModelError, check_model_text
     from .model_features import model_features
-    from .shift import choose, family_folds, over_families, scored
+    from .shift import choose, family_folds, figures
 
     if not 1 <= trees <= MAX_TREES:
         raise TrainError(f"trees: {trees} is not within 1..{MAX_TREES:,} (the trees a model ckast reads may have)")
@@ -253,27 +245,15 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
                 plan.append(f)
     fitted, held_out = fit_folds(trainers, data, plan, jobs, progress)
 
-    predictors: dict[str, dict[str, Any]] = {}
-    for t in trainers:
-        entry: dict[str, Any] = {}
-        if fold is not None:
-            predicted = np.empty(len(data.tflops))
-            for f in plan[:folds]:
-                predicted[f.held] = held_out[t.name, f.label]
-            entry["random"] = cv_metrics(data, predicted)
-            shifted = {}
-            for f in plan[folds:]:
-                predicted[f.held] = held_out[t.name, f.label]
-                shifted[f.label] = summary(scored(data.tflops, predicted, data.group, data.name_order, f.held))
-            if shifted:
-                entry["families"], entry["shift"] = shifted, over_families(shifted)
-        predictors[t.name] = entry
+    predictors = {t.name: figures(data, plan, {f.label: held_out[t.name, f.label] for f in plan})
+                  for t in trainers} if fold is not None else {t.name: {} for t in trainers}
     ordered = [t.name for t in trainers]
     choice = choose(ordered, {n: e["random"]["efficiency"] for n, e in predictors.items()} if fold is not None
                     else None, {n: e["shift"] for n, e in predictors.items()} if len(plan) > folds else None,
                     LIGHTGBM)
     if predictor != BEST:
-        choice = attrs.evolve(choice, name=predictor, basis="asked", why=f"{predictor}, as {argument('predictor')} asks")
+        choice = attrs.evolve(choice, name=predictor, basis="asked",
+                              why=f"{predictor}, as {argument('predictor')} asks")
     model = fitted[choice.name]
     training = {"rows": int(len(data.tflops)), "problems": len(data.problems)}
     if isinstance(model, Forest):
