@@ -214,6 +214,7 @@ def test_eval_prints_the_figures_per_family_beside_the_analytic_model(overfit, l
     assert report["best"]["name"] in ("lightgbm", "analytic") and report["best"]["basis"] == "families"
     alone = CliRunner().invoke(cli, args[:-2])  # the analytic model alone
     assert "by family of problems:" in alone.stdout and "lightgbm" not in alone.stdout
+    assert "under shift" not in alone.stdout  # one predictor: nothing to compare
 
 
 def test_an_unknown_predictor_is_refused(overfit, lib, tmp_path):

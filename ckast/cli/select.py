@@ -253,7 +253,8 @@ def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_
         click.echo("\n".join(shift_table(report_rows(shift["predictors"], None, "all"), "family")))
         for entry in shift["skipped"]:
             click.echo(f"not shown: {entry['name']} ({entry['where']}): {entry['reason']}")
-        click.echo(f"under shift: {shift['best']['why']}")
+        if len(shift["predictors"]) > 1:
+            click.echo(f"under shift: {shift['best']['why']}")
 
 
 def _read(library_dir, data, skip_bad, kernels_file, kernel_only):
