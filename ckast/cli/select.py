@@ -14,7 +14,8 @@ from .common import ALLOW_UNSERVED, HELP, bad_input, fail, jobs_option, unserved
 _LIBRARY = click.option("--library", "library_dir", type=click.Path(path_type=Path),
                         help="A generated library (the directory of its manifest.json).")
 _MODEL = click.option("--model", "model_dir", type=click.Path(path_type=Path), default=None,
-                      help="A LightGBM model directory (CK's layout); default: the analytic model.")
+                      help="A LightGBM model directory (CK's layout), or one `select train` wrote for the analytic "
+                           "model; default: the analytic model.")
 _DATA = click.option("--data", "data", multiple=True, required=True, type=click.Path(path_type=Path),
                      help="A timing table: .csv, .parquet or .json (repeatable).")
 _SKIP_BAD = click.option("--skip-bad", is_flag=True, help="Count and list bad rows instead of refusing the table.")
@@ -116,8 +117,8 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
 @_DATA
 @_LIBRARY
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path),
-              help="The model directory to write (model_tflops.lgbm, feature_spec.json, cv_metrics.json; not the "
-                   "library's).")
+              help="The model directory to write (model_tflops.lgbm, none for the analytic model; feature_spec.json, "
+                   "cv_metrics.json; not the library's).")
 @_SKIP_BAD
 @_KERNELS
 @click.option("--trees", type=click.IntRange(1, MAX_TREES), default=400, show_default=True,
@@ -207,7 +208,9 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, pred
 def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_json):
     """Selection quality against the oracle on timing tables, as CK's compare_ml_vs_oracle.py gives it: mean,
     P10, P50 and min efficiency (the measured TFLOPS of the predicted best over the best measured), top-1 (the
-    pick is the best) and top-5 (the pick is among the five best) hit rates, per variant and shape family.
+    pick is the best) and top-5 (the pick is among the five best) hit rates, per variant and shape family; then per
+    family of problems `select train` holds out (stride, batch, filter, image size; GEMM M, N, K), the worst
+    family and the mean over families, beside the analytic model's with --model, and which does better there.
     Names CK built as one kernel (--kernels) are one kernel; runs of kernels not applicable to their problem
     (by CK's dispatcher's check and the kernel's own, or with --kernel-only the kernel's alone) are set apart,
     counted and listed.
