@@ -176,8 +176,12 @@ def problem_label(problem: Problem, datatype: str | None = None, layout: str | N
 
 
 def describe(predictor: Predictor) -> dict[str, Any]:
-    """The predictor as JSON shows it; `estimated`: its TFLOPS and times are predictions, not measurements."""
-    model = {} if not hasattr(predictor, "path") else {"model": str(predictor.path), "trees": predictor.trees}
+    """The predictor as JSON shows it: its `name`, the `model` directory it was read from (a LightGBM model's, or one
+    naming the analytic model) and a forest's `trees`; `estimated`: its TFLOPS and times are predictions, not
+    measurements."""
+    model = {} if not hasattr(predictor, "path") else {"model": str(predictor.path)}
+    if predictor.name != "analytic":
+        model["trees"] = predictor.trees
     return {"name": predictor.name, **model, "estimated": True}
 
 
