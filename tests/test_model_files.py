@@ -496,7 +496,7 @@ def test_train_refuses_runs_no_model_learns_from(lib, table, tmp_path, rows, fla
 
 def test_train_writes_the_model_directory_in_one_step(lib, table, tmp_path):
     out = tmp_path / "model"
-    assert _train(lib, table["path"], out, "--folds", "2").exit_code == 0
+    assert _train(lib, table["path"], out, "--folds", "2", "--predictor", "lightgbm").exit_code == 0
     (out / "notes.txt").write_text("mine")
     (out / (MODEL + ".gz")).write_bytes(b"an older model")
     before = {p.name: p.read_bytes() for p in out.iterdir()}
@@ -504,16 +504,22 @@ def test_train_writes_the_model_directory_in_one_step(lib, table, tmp_path):
     (out / "cv_metrics.json").unlink()
     (out / "cv_metrics.json").mkdir()
     (out / "cv_metrics.json" / "x").write_text("")
-    result = _train(lib, table["path"], out, "--folds", "2", "--seed", "7")
+    result = _train(lib, table["path"], out, "--folds", "2", "--seed", "7", "--predictor", "lightgbm")
     assert result.exit_code == 1 and "cannot write the model" in result.stderr and len(result.stderr.splitlines()) == 1
     assert {p.name for p in out.iterdir()} == set(before)
     assert all(out.joinpath(name).read_bytes() == data for name, data in before.items() if name != "cv_metrics.json")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
     # once it can be written: the model files replaced, the older gzip'd model gone, the user's file kept
     shutil.rmtree(out / "cv_metrics.json")
-    result = _train(lib, table["path"], out, "--folds", "2", "--seed", "7")
+    result = _train(lib, table["path"], out, "--folds", "2", "--seed", "7", "--predictor", "lightgbm")
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in out.iterdir()) == ["cv_metrics.json", SPEC, MODEL, "notes.txt"]
     assert (out / "notes.txt").read_text() == "mine" and (out / MODEL).read_bytes() != before[MODEL]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
     load_model(out)
+    # an analytic model written over it: the forest goes, the user's file stays, and the directory reads as the
+    # analytic model
+    result = _train(lib, table["path"], out, "--folds", "2", "--predictor", "analytic")
+    assert result.exit_code == 0 and "model: analytic, as --predictor asks" in result.stdout, result.output
+    assert sorted(p.name for p in out.iterdir()) == ["cv_metrics.json", SPEC, "notes.txt"]
+    assert load_model(out).name == "analytic"

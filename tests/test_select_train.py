@@ -151,9 +151,10 @@ def test_skip_bad_counts_and_lists(libs, tmp_path):
 def test_train_eval_round_trip_on_synthetic_data(libs, tables, tmp_path):
     model = tmp_path / "model"
     code, out, err = _invoke("train", "--data", str(tables["train"]), "--library", str(libs["conv"]), "-o", str(model),
-                             "--trees", "60", "--folds", "3", "-j", "1")
+                             "--trees", "60", "--folds", "3", "-j", "1", "--predictor", "lightgbm")
     assert code == 0, err
     assert "(grouped_conv forward, fp16, gfx942)" in out and "3-fold GroupKFold" in out
+    assert "model: lightgbm, as --predictor asks" in out
     spec = json.loads((model / "feature_spec.json").read_text())
     assert spec["log_targets"] == ["tflops"] and spec["direction"] == "forward" and spec["feature_names"][:97] == list(feature_set("grouped_conv").names)
     assert spec["hardware"]["num_cus"] == 304 and spec["hardware"]["lds_capacity"] == 65536
@@ -179,7 +180,8 @@ def test_training_is_deterministic_whatever_the_jobs(libs, tables, tmp_path):
     outs = []
     for jobs in ("1", "4"):  # 4: the final model and the 3 folds at once
         code, out, err = _invoke("train", "--data", str(tables["train"]), "--library", str(libs["conv"]), "-o",
-                                 str(tmp_path / jobs), "--trees", "20", "--folds", "3", "-j", jobs)
+                                 str(tmp_path / jobs), "--trees", "20", "--folds", "3", "-j", jobs, "--predictor",
+                                 "lightgbm")
         assert code == 0 and err == "", err  # no progress line when stderr is not a terminal
         outs.append(out.splitlines()[:-1])  # the last line names the directory and the time
     assert outs[0] == outs[1] and "3-fold GroupKFold" in outs[0][1]
@@ -209,7 +211,9 @@ def test_fits_at_a_time_times_threads_stay_within_jobs(libs, tables, tmp_path, m
     code, _, err = _invoke("train", "--data", str(tables["train"]), "--library", str(libs["conv"]), "-o",
                            str(tmp_path / "m"), "--trees", "5", "--folds", "4", "-j", "2")
     assert code == 0, err
-    assert len(threads) == 5 and set(threads) == {1} and most[0] == 2  # 2 fits at a time x 1 thread = -j 2
+    families = json.loads((tmp_path / "m" / "cv_metrics.json").read_text())["families"]
+    assert families  # the final model, the 4 folds and a fit per family held out
+    assert len(threads) == 5 + len(families) and set(threads) == {1} and most[0] == 2  # 2 fits at a time x 1 thread
 
 
 def test_a_failing_fit_stops_the_others():
@@ -235,14 +239,17 @@ def test_a_failing_fit_stops_the_others():
 
 def test_progress_line_names_the_fits_running():
     shown, now = [], [0.0]
-    progress = Progress(2, 10, shown.append, interval=1.0, clock=lambda: now[0])
+    progress = Progress(10, shown.append, interval=1.0, clock=lambda: now[0])
+    fits = ("lightgbm final model", "lightgbm fold 1 of 2", "lightgbm N <= 4")
+    for fit in fits:  # every fit is named before any starts
+        progress.tree(fit, 0)
     for at, fit, done in ((0.0, 0, 1), (0.5, 1, 3), (1.2, 2, 2), (1.3, 0, 10), (1.4, 1, 4)):
         now[0] = at
-        progress.tree(fit, done)
+        progress.tree(fits[fit], done)
     progress.close()
-    assert shown == ["final model: 1 of 30 trees, 0 s",  # (0.5 s: within the interval, not shown)
-                     "final model, fold 1 of 2, fold 2 of 2: 6 of 30 trees, 1 s",
-                     "fold 1 of 2, fold 2 of 2: 15 of 30 trees, 1 s",  # a fit ended: shown at once
+    assert shown == ["lightgbm final model: 1 of 30 trees, 0 s",  # (0.5 s: within the interval, not shown)
+                     "lightgbm final model, lightgbm fold 1 of 2, lightgbm N <= 4: 6 of 30 trees, 1 s",
+                     "lightgbm fold 1 of 2, lightgbm N <= 4: 15 of 30 trees, 1 s",  # a fit ended: shown at once
                      ""]
 
 
@@ -265,11 +272,14 @@ def test_progress_is_shown_on_a_terminal(libs, tables, tmp_path, monkeypatch, ca
     with os.fdopen(slave, "w") as terminal, os.fdopen(master, "rb", buffering=0) as screen:
         monkeypatch.setattr(sys, "stderr", terminal)
         select.main(["train", "--data", str(tables["train"]), "--library", str(libs["conv"]), "-o",
-                     str(tmp_path / "m"), "--trees", "10", "--folds", "2", "-j", "2"], standalone_mode=False)
+                     str(tmp_path / "m"), "--trees", "10", "--folds", "2", "-j", "2", "--predictor", "lightgbm"],
+                    standalone_mode=False)
         terminal.flush()
         shown = _drain(screen).decode()
     assert "10 trees, " in capsys.readouterr().out
-    assert shown.startswith("\r") and "30 of 30 trees, " in shown and shown.endswith("\r\x1b[K"), shown
+    fits = 3 + len(json.loads((tmp_path / "m" / "cv_metrics.json").read_text())["families"])
+    assert shown.startswith("\r") and f"{10 * fits} of {10 * fits} trees, " in shown, shown
+    assert shown.endswith("\r\x1b[K"), shown
 
 
 def test_analytic_model_is_the_oracle_of_noiseless_synthetic_data(libs, tables):

@@ -32,7 +32,7 @@ def bench() -> None:
 @click.option("--kernel-only", is_flag=True,
               help="Run a GEMM kernel wherever its own checks accept the problem (what its launcher takes when "
                    "called directly); default: where CK's dispatcher's check accepts it too.")
-@click.option("--top", "top", type=click.IntRange(min=1), default=None,
+@click.option("--top", "top", type=Integer(min=1), default=None,
               help="Measure only each problem's TOP best predicted kernels per part, ranked as `ckast select` ranks "
                    "them (applicable kernels, best predicted first, ties by name): the short-benchmark loop. "
                    "Default: every kernel.")

@@ -14,7 +14,8 @@ from .common import ALLOW_UNSERVED, HELP, Integer, bad_input, fail, jobs_option,
 _LIBRARY = click.option("--library", "library_dir", type=click.Path(path_type=Path),
                         help="A generated library (the directory of its manifest.json).")
 _MODEL = click.option("--model", "model_dir", type=click.Path(path_type=Path), default=None,
-                      help="A LightGBM model directory (CK's layout); default: the analytic model.")
+                      help="A LightGBM model directory (CK's layout), or one `select train` wrote for the analytic "
+                           "model; default: the analytic model.")
 _DATA = click.option("--data", "data", multiple=True, required=True, type=click.Path(path_type=Path),
                      help="A timing table: .csv, .parquet or .json (repeatable).")
 _SKIP_BAD = click.option("--skip-bad", is_flag=True, help="Count and list bad rows instead of refusing the table.")
@@ -116,24 +117,34 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
 @_DATA
 @_LIBRARY
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path),
-              help="The model directory to write (model_tflops.lgbm, feature_spec.json, cv_metrics.json; not the "
-                   "library's).")
+              help="The model directory to write (model_tflops.lgbm, none for the analytic model; feature_spec.json, "
+                   "cv_metrics.json; not the library's).")
 @_SKIP_BAD
 @_KERNELS
 @click.option("--trees", type=Integer(1, MAX_TREES), default=400, show_default=True,
               help="Boosting rounds (the trees of the model).")
 @click.option("--folds", type=Integer(min=0), default=5, show_default=True,
-              help="GroupKFold folds for the CV metrics (0: no cross-validation).")
+              help="GroupKFold folds for the CV metrics (0: no cross-validation, random or by family).")
+@click.option("--predictor", default="best", show_default=True,
+              help="The predictor to write: best (the one that does best on held-out families), or analytic or "
+                   "lightgbm.")
 @click.option("--seed", type=Integer(), default=0, show_default=True)
 @jobs_option("Fits at a time (the final model and each CV fold, one LightGBM thread each); the model is the same "
              "for any.")
-def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed, jobs):
-    """Train a LightGBM model (log1p TFLOPS) from timing tables of a library's kernels.
+def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, predictor, seed, jobs):
+    """Train a LightGBM model (log1p TFLOPS) from timing tables of a library's kernels, score it and the
+    analytic model on held-out problems, and write the one that does best under shift.
 
     A table has a kernel column (kernel or kernel_name), the problem's fields (GEMM M, N, K; conv in CK's
     spellings), tflops or time_ms, and optionally arch and is_valid; CK's benchmark result JSON is read
     as well; CK's tile_engine tables with their kernel table (--kernels). One model per kind, conv direction,
     datatype and arch. Runs of kernels not applicable to their problem are set apart.
+
+    Each predictor is scored on GroupKFold folds by problem shape and on folds that hold out a whole family
+    of problems (conv stride, batch, filter, image size; GEMM M, N, K), trained on the others. The model
+    written has the highest worst-family P10 (ties: the mean over families), and is a learned one only when it
+    is below the analytic model on neither; an analytic model directory has no forest, and `select --model`
+    ranks with the analytic model.
 
     \b
     Examples:
@@ -144,8 +155,9 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed
     import time
 
     from ckast.output.transaction import OutputError
-    from ckast.select.evaluate import table
     from ckast.select.lightgbm_model import MissingPackage
+    from ckast.select.shift import report_rows
+    from ckast.select.shift import table as shift_table
     from ckast.select.train import ONE_FOLD, TrainError
     from ckast.workflow.choosing import train_model
 
@@ -153,10 +165,10 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed
     if folds == 1:
         bad_input([f"--folds: {ONE_FOLD}"])
     runs = _read(library_dir, data, skip_bad, kernels_file, kernel_only=True)
-    progress = _progress(folds, trees)
+    progress = _progress(trees)
     try:
         model = train_model(runs, out_dir, trees=trees, folds=folds, seed=seed, jobs=jobs,
-                            progress=progress.tree if progress else None)
+                            progress=progress.tree if progress else None, predictor=predictor)
     except TrainError as exc:
         bad_input([str(exc)])
     except (MissingPackage, OutputError) as exc:
@@ -170,10 +182,19 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed
                f"{' ' + spec['direction'] if 'direction' in spec else ''}, {spec['dtype']}, {spec['arch']})"
                f"{_dropped(runs.timings)}")
     if cv["folds"]:
-        click.echo(f"{cv['folds']}-fold GroupKFold by problem shape: RMSE {cv['rmse_log1p']:.4f} log1p(TFLOPS); "
-                   f"selection on held-out shapes:")
-        click.echo("\n".join(table({"all": {"all": cv["efficiency"]}, "variant": {}, "shape": {}})))
-    click.echo(f"{trees} trees, {len(spec['feature_names'])} features -> {out_dir} in {time.perf_counter() - start:.1f} s")
+        predictors = cv["predictors"]
+        rmse = ", ".join(f"{name} {p['random']['rmse_log1p']:.4f}" for name, p in predictors.items())
+        families = len(cv["families"])
+        click.echo(f"{cv['folds']}-fold GroupKFold by problem shape (RMSE log1p(TFLOPS): {rmse}) and {families} "
+                   f"{'family' if families == 1 else 'families'} held out whole, each trained on the others; "
+                   "selection on the held-out problems:")
+        click.echo("\n".join(shift_table(report_rows(predictors, f"{cv['folds']} random folds"))))
+        for entry in cv["skipped"]:
+            click.echo(f"not held out: {entry['name']} ({entry['where']}): {entry['reason']}")
+    click.echo(f"model: {cv['chosen']['why']}")
+    what = (f"{trees} trees, {len(spec['feature_names'])} features" if "feature_names" in spec
+            else "the analytic model (no forest)")
+    click.echo(f"{what} -> {out_dir} in {time.perf_counter() - start:.1f} s")
 
 
 @select.command("eval")
@@ -184,7 +205,7 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed
 @_KERNELS
 @_KERNEL_ONLY
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option("--best-of", "best_of", type=click.IntRange(min=1), default=None, metavar="K",
+@click.option("--best-of", "best_of", type=Integer(min=1), default=None, metavar="K",
               help="Also score the best of each problem's top k predicted kernels, k = 1 .. K: the fastest measured of "
                    "them over the best measured (what measuring each problem's top k on the GPU gets).")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -194,7 +215,9 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed
 def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_json, best_of, plot_file):
     """Selection quality against the oracle on timing tables, as CK's compare_ml_vs_oracle.py gives it: mean,
     P10, P50 and min efficiency (the measured TFLOPS of the predicted best over the best measured), top-1 (the
-    pick is the best) and top-5 (the pick is among the five best) hit rates, per variant and shape family.
+    pick is the best) and top-5 (the pick is among the five best) hit rates, per variant and shape family; then per
+    family of problems `select train` holds out (stride, batch, filter, image size; GEMM M, N, K), the worst
+    family and the mean over families, beside the analytic model's with --model, and which does better there.
     Names CK built as one kernel (--kernels) are one kernel; runs of kernels not applicable to their problem
     (by CK's dispatcher's check and the kernel's own, or with --kernel-only the kernel's alone) are set apart,
     counted and listed.
@@ -211,6 +234,8 @@ def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_
     from ckast.select.evaluate import table
     from ckast.select.forest import ModelError
     from ckast.select.library import LibraryError
+    from ckast.select.shift import report_rows
+    from ckast.select.shift import table as shift_table
     from ckast.workflow.choosing import evaluate_model
 
     runs = _read(library_dir, data, skip_bad, kernels_file, kernel_only)
@@ -234,6 +259,14 @@ def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_
     if len(apart) > _SHOWN_BAD:
         click.echo(f"not applicable: ... and {len(apart) - _SHOWN_BAD} more problems")
     click.echo("\n".join(table(evaluation.report)))
+    shift = evaluation.families
+    if shift:
+        click.echo(f"by family of problems{', beside the analytic model' if len(shift['predictors']) > 1 else ''}:")
+        click.echo("\n".join(shift_table(report_rows(shift["predictors"], None, "all"), "family")))
+        for entry in shift["skipped"]:
+            click.echo(f"not shown: {entry['name']} ({entry['where']}): {entry['reason']}")
+        if len(shift["predictors"]) > 1:
+            click.echo(f"under shift: {shift['best']['why']}")
     if top_k:
         from ckast.select.best_of import best_of_table
 
@@ -283,7 +316,7 @@ def _read(library_dir, data, skip_bad, kernels_file, kernel_only):
     return runs
 
 
-def _progress(folds: int, trees: int):
+def _progress(trees: int):
     """A line on stderr showing the training's progress when stderr is a terminal, else None."""
     import sys
 
@@ -295,7 +328,7 @@ def _progress(folds: int, trees: int):
         sys.stderr.write(f"\r{line}\x1b[K")
         sys.stderr.flush()
 
-    return Progress(folds, trees, show)
+    return Progress(trees, show)
 
 
 def _dropped(timings) -> str:

@@ -9,6 +9,10 @@ select. A model naming a feature the set lacks, a categorical feature the set ho
 (value -> code) the set does not share, a model file that is missing, corrupt or disagrees with its spec, a
 spec field of the wrong type, leaves whose sum no TFLOPS figure can hold: `ModelError`, one line naming the
 file and the field.
+
+A spec whose `predictor` is `analytic` (what `select train` writes when the analytic model does best under
+shift) names a model without a forest: the directory ranks with the analytic model (`AnalyticModel`), for the
+op type, datatype, arch (and conv direction) the spec names.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ SPEC_LIMIT = 16 << 20
 """Largest feature_spec.json read (CK's are a few KiB)."""
 OP_TYPES = {"gemm_universal": "gemm", "gemm": "gemm", "grouped_conv": "grouped_conv"}
 """CK's op_type (and ckast's kind) -> ckast's feature-set kind."""
+PREDICTORS = ("analytic", "lightgbm")
+"""A spec's `predictor` (default: lightgbm, a forest in the model file)."""
 
 
 class MissingPackage(CkastError, RuntimeError):
@@ -77,19 +83,7 @@ class LightGBMPredictor:
 
     def check(self, part) -> None:
         """ModelError when the model was trained for another arch, datatype or conv direction."""
-        from .library import direction_of
-
-        where = self.path / SPEC_FILE
-        direction = direction_of(part.configs[0])
-        for field, held in (("arch", part.arch), ("dtype", part.datatype), ("direction", direction)):
-            wanted = self.spec.get(field)
-            if field == "direction" and self.kind != "grouped_conv":
-                continue
-            if wanted is not None and wanted != held:
-                raise ModelError(f"{where}: {field}: the model is for {wanted}, the kernels are {held}")
-        if OP_TYPES[self.spec["op_type"]] != part.configs[0]["kind"]:
-            raise ModelError(f"{where}: op_type: a {self.spec['op_type']} model cannot rank "
-                             f"{part.configs[0]['kind']} kernels")
+        check_part(self.path, self.spec, part)
 
     def predict_tflops(self, problem: Problem, part, hw, rows: np.ndarray | None = None) -> np.ndarray:
         """Predicted TFLOPS of the part's kernels (`hw`, the target's profile, is not used: see `self.hw`)."""
@@ -140,12 +134,65 @@ class LightGBMPredictor:
         return np.maximum(raw, 0.0)
 
 
-def load_model(model_dir: Path) -> LightGBMPredictor:
-    """The model of a directory in CK's layout, bound to ckast's feature set (ModelError if unusable)."""
+def check_part(model_dir: Path, spec: Mapping[str, Any], part) -> None:
+    """ModelError when the spec names another arch, datatype, conv direction or op type than the part's."""
+    from .library import direction_of
+
+    where = model_dir / SPEC_FILE
+    direction = direction_of(part.configs[0])
+    for field, held in (("arch", part.arch), ("dtype", part.datatype), ("direction", direction)):
+        wanted = spec.get(field)
+        if field == "direction" and OP_TYPES[spec["op_type"]] != "grouped_conv":
+            continue
+        if wanted is not None and wanted != held:
+            raise ModelError(f"{where}: {field}: the model is for {wanted}, the kernels are {held}")
+    if OP_TYPES[spec["op_type"]] != part.configs[0]["kind"]:
+        raise ModelError(f"{where}: op_type: a {spec['op_type']} model cannot rank {part.configs[0]['kind']} kernels")
+
+
+@attrs.frozen(eq=False)
+class AnalyticModel:
+    """A model directory whose spec names the analytic model: it ranks as `select` without a model does, for
+    the parts its spec fits (`check`)."""
+
+    path: Path
+    spec: Mapping[str, Any]
+
+    name = "analytic"
+    trees = 0
+
+    def check(self, part) -> None:
+        check_part(self.path, self.spec, part)
+
+    def predict_tflops(self, problem: Problem, part, hw, rows: np.ndarray | None = None) -> np.ndarray:
+        self._bound(part)
+        return self._analytic.predict_tflops(problem, part, hw, rows)
+
+    def predict_many(self, problems: Sequence[Problem], part, hw, mask: np.ndarray) -> np.ndarray:
+        self._bound(part)
+        return self._analytic.predict_many(problems, part, hw, mask)
+
+    @property
+    def _analytic(self):
+        from .analytic import AnalyticPredictor
+
+        return AnalyticPredictor()
+
+    def _bound(self, part) -> None:
+        if ("analytic model", id(self)) not in part.memo:
+            self.check(part)
+            part.memo["analytic model", id(self)] = True
+
+
+def load_model(model_dir: Path) -> LightGBMPredictor | AnalyticModel:
+    """The model of a directory in CK's layout, bound to ckast's feature set, or the analytic model its spec
+    names (ModelError if unusable)."""
     model_dir = Path(model_dir)
     if not model_dir.is_dir():
         raise ModelError(f"{model_dir}: not a model directory (expected {MODEL_FILE}[.gz] and {SPEC_FILE})")
     spec = _read_spec(model_dir / SPEC_FILE)
+    if spec.get("predictor") == "analytic":
+        return AnalyticModel(model_dir, spec)
     from .model_features import model_features
 
     kind = OP_TYPES[spec["op_type"]]
@@ -218,6 +265,13 @@ def _read_spec(path: Path) -> dict[str, Any]:
         raise ModelError(f"{path}: expected a JSON object, not {type(spec).__name__}")
     if not isinstance(spec.get("op_type"), str) or spec["op_type"] not in OP_TYPES:
         raise ModelError(f"{path}: op_type: {shown(spec.get('op_type'))} is not one of {', '.join(OP_TYPES)}")
+    if spec.get("predictor", "lightgbm") not in PREDICTORS:
+        raise ModelError(f"{path}: predictor: {shown(spec['predictor'])} is not one of {', '.join(PREDICTORS)}")
+    for field in _SPEC_TEXT:
+        if field in spec and not isinstance(spec[field], str):
+            raise ModelError(f"{path}: {field}: expected a string, not {shown(spec[field])}")
+    if spec.get("predictor") == "analytic":
+        return spec  # no features, no forest
     for field in _SPEC_NAMES:
         value = spec.get(field, [] if field != "feature_names" else None)
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -227,9 +281,6 @@ def _read_spec(path: Path) -> dict[str, Any]:
                              "is listed twice")
     if not spec["feature_names"]:
         raise ModelError(f"{path}: feature_names: empty")
-    for field in _SPEC_TEXT:
-        if field in spec and not isinstance(spec[field], str):
-            raise ModelError(f"{path}: {field}: expected a string, not {shown(spec[field])}")
     for field in ("categorical_encodings", "hardware", *_SPEC_OBJECTS):
         if field in spec and not isinstance(spec[field], dict):
             raise ModelError(f"{path}: {field}: expected an object, not {shown(spec[field])}")

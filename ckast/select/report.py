@@ -176,8 +176,12 @@ def problem_label(problem: Problem, datatype: str | None = None, layout: str | N
 
 
 def describe(predictor: Predictor) -> dict[str, Any]:
-    """The predictor as JSON shows it; `estimated`: its TFLOPS and times are predictions, not measurements."""
-    model = {} if predictor.name == "analytic" else {"model": str(predictor.path), "trees": predictor.trees}
+    """The predictor as JSON shows it: its `name`, the `model` directory it was read from (a LightGBM model's, or one
+    naming the analytic model) and a forest's `trees`; `estimated`: its TFLOPS and times are predictions, not
+    measurements."""
+    model = {} if not hasattr(predictor, "path") else {"model": str(predictor.path)}
+    if predictor.name != "analytic":
+        model["trees"] = predictor.trees
     return {"name": predictor.name, **model, "estimated": True}
 
 
@@ -346,7 +350,7 @@ def text(head: Mapping[str, Any], problem: Mapping[str, Any]) -> list[str]:
     from .applicability import describe_layers
 
     p = head["predictor"]
-    model = "analytic model" if p["name"] == "analytic" else f"LightGBM model {p['model']} ({p['trees']} trees)"
+    model = predictor_name(p["name"], p.get("model"), p.get("trees"))
     shape = "" if problem["shape"] == problem["problem"] else f"{problem['shape']}; "  # a file row: its shape
     lines = [f"{problem['problem']} ({shape}{_kind(problem['fields'])}, {problem['datatype']}, {problem['arch']}): "
              f"{problem['applicable']} of {quantity(problem['kernels'], 'kernel')} applicable "
@@ -364,15 +368,14 @@ def text(head: Mapping[str, Any], problem: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def evaluation(library: Library, timings, model_dir: Path | None) -> tuple[list, str]:
-    """The outcomes of `ckast select eval` and the predictor's description (the runs of kernels not applicable
-    under the layers the timings were read with are set apart already)."""
+def evaluation(library: Library, timings, model_dir: Path | None) -> tuple[list, str, str]:
+    """The outcomes of `ckast select eval`, the predictor's description and its name (`analytic`, `lightgbm`; the
+    runs of kernels not applicable under the layers the timings were read with are set apart already)."""
     from .evaluate import evaluate
 
     predictor = load_predictor(model_dir)
     outcomes = evaluate(timings.runs, measured_predictions(library, predictor), name_order(library))
-    name = "analytic model" if model_dir is None else f"LightGBM model {model_dir} ({predictor.trees} trees)"
-    return outcomes, name
+    return outcomes, predictor_name(predictor.name, model_dir, getattr(predictor, "trees", None)), predictor.name
 
 
 def name_order(library: Library) -> np.ndarray:
@@ -395,6 +398,14 @@ def measured_predictions(library: Library, predictor: Predictor) -> Callable[[Pr
         return predictor.predict_tflops(problem, part, hardware(part.arch), np.array(rows))
 
     return predict
+
+
+def predictor_name(name: str, model_dir: Path | str | None, trees: int | None) -> str:
+    """How output names a predictor: `analytic model`, `analytic model (as DIR names it)` or `LightGBM model DIR
+    (N trees)`."""
+    if name == "analytic":
+        return "analytic model" if model_dir is None else f"analytic model (as {model_dir} names it)"
+    return f"LightGBM model {model_dir} ({trees} trees)"
 
 
 def set_apart(library: Library, timings) -> list[dict[str, Any]]:

@@ -3,8 +3,10 @@
 Target log1p(TFLOPS) (as CK's: TFLOPS spans orders of magnitude); features are ckast's feature set of
 the kind, computed from each run's problem and its kernel's config on the library's arch. Quality is
 estimated by GroupKFold cross-validation, the runs of one problem shape never split between training
-and validation folds; the final model is fitted on every run. The fits run side by side, one LightGBM
-thread each. Training is deterministic for a seed, whatever the number of fits at a time.
+and validation folds, and by folds that hold out whole families of problems (`shift`); the final model is
+fitted on every run. The predictors compared (`trainers`: the analytic model, LightGBM) are scored alike, and
+the model written is the one that does best under shift (`shift.choose`). The fits run side by side, one
+LightGBM thread each. Training is deterministic for a seed, whatever the number of fits at a time.
 """
 
 from __future__ import annotations
@@ -22,10 +24,11 @@ from ckast.arguments import argument
 from ckast.errors import CkastError
 from ckast.json_out import dumps
 
-from .evaluate import group_runs, outcome, summary
+from .evaluate import group_runs
 from .library import Library, direction_of
 from .model_limits import MAX_TREES
 from .problem import Problem
+from .shift import Fold, Trainer
 from .timings import Run
 
 DEFAULT_PARAMS: Mapping[str, Any] = {
@@ -57,6 +60,8 @@ class Dataset:
     tflops: np.ndarray
     group: np.ndarray
     name_order: np.ndarray
+    kernels: np.ndarray
+    """The library index of each row's kernel."""
     problems: tuple[Problem, ...]
     kind: str
     identity: Mapping[str, str]
@@ -71,7 +76,7 @@ def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
 
     by_problem = group_runs(runs)
     identity: dict[str, str] | None = None
-    xs, ys, groups, orders, problems = [], [], [], [], []
+    xs, ys, groups, orders, problems, indices = [], [], [], [], [], []
     for number, (problem, kernels) in enumerate(sorted(by_problem.items(), key=lambda item: repr(item[0]))):
         first = library.configs[min(kernels)]
         part = library.part(problem, first["datatype"], first["layout"] if first["kind"] == "gemm" else None)
@@ -95,6 +100,7 @@ def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
         ys.append([kernels[i] for i in sorted(kernels)])
         groups.append(np.full(len(rows), number))
         orders.append(part.name_order[rows])
+        indices.append(sorted(kernels))
         problems.append(problem)
     from ckast.arch.hardware import CK_RECORDED, FIGURES
 
@@ -102,7 +108,8 @@ def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
     recorded = {next((ck for ck, ours in CK_RECORDED.items() if ours == name), name): getattr(hw, name)
                 for name in FIGURES}
     return Dataset(np.vstack(xs), np.concatenate(ys), np.concatenate(groups), np.concatenate(orders),
-                   tuple(problems), library.configs[runs[0].kernel]["kind"], identity, recorded)
+                   np.concatenate(indices), tuple(problems), library.configs[runs[0].kernel]["kind"], identity,
+                   recorded)
 
 
 def group_folds(group: np.ndarray, folds: int) -> np.ndarray:
@@ -149,25 +156,6 @@ def fit(data: Dataset, rows: np.ndarray, params: Mapping[str, Any], trees: int, 
     return lightgbm.train(dict(params), train_set, num_boost_round=trees, callbacks=list(callbacks))
 
 
-def cv_metrics(data: Dataset, predicted: np.ndarray, folds: int) -> dict[str, Any]:
-    """Out-of-fold errors (log1p TFLOPS) and selection efficiency on the held-out problems."""
-    err = predicted - np.log1p(data.tflops)
-    outcomes = []
-    for g in np.unique(data.group):
-        rows = data.group == g
-        eff, top1, top5, *_ = outcome(data.tflops[rows], predicted[rows], data.name_order[rows])
-        outcomes.append(_Scored(eff, top1, top5))
-    return {"folds": folds, "rmse_log1p": float(np.sqrt(np.mean(err**2))), "mae_log1p": float(np.mean(np.abs(err))),
-            "efficiency": summary(outcomes)}
-
-
-@attrs.frozen
-class _Scored:
-    efficiency: float
-    top1: bool
-    top5: bool
-
-
 class _Stopped(Exception):
     """Raised in a fit's callback when another fit failed or the user interrupted."""
 
@@ -196,16 +184,38 @@ def fit_all(tasks: list[Callable[[list], Any]], jobs: int) -> list[Any]:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
-          progress: Callable[[int, int], None] | None = None) -> tuple[Any, dict[str, Any], dict]:
-    """(booster, feature spec, CV metrics) of a model of `trees` trees on every run.
+LIGHTGBM = "lightgbm"
+BEST = "best"
+"""`train`'s `predictor` that lets the figures choose (`shift.choose`)."""
 
-    The final model and the `folds` cross-validation fits run `jobs` at a time, each on one LightGBM
-    thread, so fits x threads <= `jobs` and every fit is the same whatever `jobs` is. `progress(fit, trees
-    done)` is called after each tree, from the fit's thread: fit 0 is the final model, fit f the f-th fold.
+
+@attrs.frozen
+class Forest:
+    """A fitted LightGBM model: predicted log1p(TFLOPS) of rows of the data."""
+
+    booster: Any
+    x: np.ndarray
+
+    def predict(self, rows: np.ndarray) -> np.ndarray:
+        return self.booster.predict(self.x[rows], num_threads=1)
+
+
+def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
+          progress: Callable[[str, int], None] | None = None, analytic: Trainer | None = None,
+          predictor: str = BEST) -> tuple[Any, dict[str, Any], dict]:
+    """(the model chosen, feature spec, CV metrics): the predictors (`analytic`, then LightGBM with `trees` trees)
+    cross-validated on `folds` random group folds and on the families `shift` holds out, and the one chosen
+    (`shift.choose`, or `predictor` by name) fitted on every run. The model chosen is a `Forest`, or None for the
+    analytic model.
+
+    The fits run `jobs` at a time, each on one LightGBM thread, so fits x threads <= `jobs` and every fit is the
+    same whatever `jobs` is. `progress(fit, trees done)` is called with 0 for every fit (named: `lightgbm final
+    model`, `lightgbm fold 2 of 5`, `lightgbm stride 1`) before any starts, then after each tree from the fit's
+    thread.
     """
     from .forest import ModelError, check_model_text
     from .model_features import model_features
+    from .shift import choose, family_folds, figures
 
     if not 1 <= trees <= MAX_TREES:
         raise TrainError(f"trees: {trees} is not within 1..{MAX_TREES:,} (the trees a model ckast reads may have)")
@@ -214,60 +224,126 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
     categorical = [i for i, name in enumerate(names) if name in features.categorical]
     params = {**DEFAULT_PARAMS, "seed": seed}
 
-    def task(number: int, rows: np.ndarray, held: np.ndarray | None) -> Callable[[list], Any]:
+    def fit_forest(rows: np.ndarray, callbacks: list) -> Forest:
+        return Forest(fit(data, rows, params, trees, names, categorical, callbacks), data.x)
+
+    trainers = [*([analytic] if analytic is not None else []), Trainer(LIGHTGBM, fit_forest)]
+    if predictor != BEST and predictor not in [t.name for t in trainers]:
+        raise TrainError(f"{argument('predictor')}: {predictor!r} is not one of {BEST}, "
+                         f"{', '.join(t.name for t in trainers)}")
+    fold = trainable_folds(data, folds)
+    plan, skipped = [], []
+    if fold is not None:
+        plan = [Fold(f"fold {f + 1} of {folds}", np.flatnonzero(fold == f)) for f in range(folds)]
+        families, skipped = family_folds(data.problems, data.group, data.kind)
+        for f in families:
+            rest = np.setdiff1d(np.arange(len(data.tflops)), f.held)
+            if len(np.unique(data.tflops[rest])) < 2:
+                skipped.append({**f.family.as_dict(), "problems": len(np.unique(data.group[f.held])),
+                                "reason": "the others are all of one speed"})
+            else:
+                plan.append(f)
+    fitted, held_out = fit_folds(trainers, data, plan, jobs, progress)
+
+    predictors = {t.name: figures(data, plan, {f.label: held_out[t.name, f.label] for f in plan})
+                  for t in trainers} if fold is not None else {t.name: {} for t in trainers}
+    ordered = [t.name for t in trainers]
+    choice = choose(ordered, {n: e["random"]["efficiency"] for n, e in predictors.items()} if fold is not None
+                    else None, {n: e["shift"] for n, e in predictors.items()} if len(plan) > folds else None,
+                    LIGHTGBM)
+    if predictor != BEST:
+        choice = attrs.evolve(choice, name=predictor, basis="asked",
+                              why=f"{predictor}, as {argument('predictor')} asks")
+    model = fitted[choice.name]
+    training = {"rows": int(len(data.tflops)), "problems": len(data.problems)}
+    if isinstance(model, Forest):
+        try:  # ckast writes no model it would refuse to read (its size included)
+            check_model_text(model.booster.model_to_string())
+        except ModelError as exc:
+            raise TrainError(f"the trained model is not one ckast reads ({exc}): train fewer trees (--trees)") from None
+        spec = {
+            **data.identity,
+            "feature_names": names,
+            "categorical_features": [names[i] for i in categorical],
+            "categorical_encodings": {names[i]: dict(features.categorical[names[i]]) for i in categorical},
+            "hardware": data.hardware,
+            "targets": ["tflops"],
+            "log_targets": ["tflops"],
+            "params": {**params, "n_estimators": trees},
+            "training": training,
+        }
+    else:
+        model, spec = None, {**data.identity, "predictor": choice.name, "training": training}
+    cv: dict[str, Any] = {"folds": folds if fold is not None else 0}
+    if fold is not None:
+        cv.update(predictors[choice.name]["random"])
+    cv.update({**training, "trees": trees, "model": choice.name, "chosen": {"basis": choice.basis, "why": choice.why},
+               "predictors": predictors,
+               "families": [{**f.family.as_dict(), "problems": len(np.unique(data.group[f.held]))}
+                            for f in plan[folds:]],
+               "skipped": skipped})
+    return model, spec, cv
+
+
+def fit_folds(trainers: Sequence[Trainer], data: Dataset, plan: Sequence[Fold], jobs: int,
+              progress: Callable[[str, int], None] | None) -> tuple[dict[str, Any], dict[tuple[str, str], np.ndarray]]:
+    """Each trainer's model fitted on every row, and its predictions of each fold's held-out rows, trained on the
+    others ((trainer, fold label) -> predictions): the learning trainers' fits side by side (`fit_all`), final
+    models first; a trainer that does not learn is fitted once."""
+    everything = np.arange(len(data.tflops))
+    fitted: dict[str, Any] = {}
+    held_out: dict[tuple[str, str], np.ndarray] = {}
+    tasks, keys = [], []
+
+    def task(trainer: Trainer, label: str, rows: np.ndarray, held: np.ndarray | None) -> Callable[[list], Any]:
         def run(callbacks: list) -> Any:
             if progress is not None:
-                callbacks = [*callbacks, lambda env: progress(number, env.iteration + 1 - env.begin_iteration)]
-            booster = fit(data, rows, params, trees, names, categorical, callbacks)
-            return booster if held is None else booster.predict(data.x[held], num_threads=params["num_threads"])
+                callbacks = [*callbacks, lambda env: progress(label, env.iteration + 1 - env.begin_iteration)]
+            model = trainer.fit(rows, callbacks)
+            return model if held is None else model.predict(held)
         return run
 
-    # the final model first: the largest fit, the folds fill the other cores around it
-    tasks = [task(0, np.arange(len(data.tflops)), None)]
-    fold = trainable_folds(data, folds)
-    if fold is not None:
-        tasks += [task(f + 1, np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(folds)]
-    booster, *held_out = fit_all(tasks, jobs)
-    try:  # ckast writes no model it would refuse to read (its size included)
-        check_model_text(booster.model_to_string())
-    except ModelError as exc:
-        raise TrainError(f"the trained model is not one ckast reads ({exc}): train fewer trees (--trees)") from None
-    cv = {"folds": 0}
-    if fold is not None:
-        predicted = np.empty(len(data.tflops))
-        for f, values in enumerate(held_out):
-            predicted[fold == f] = values
-        cv = cv_metrics(data, predicted, folds)
-    spec = {
-        **data.identity,
-        "feature_names": names,
-        "categorical_features": [names[i] for i in categorical],
-        "categorical_encodings": {names[i]: dict(features.categorical[names[i]]) for i in categorical},
-        "hardware": data.hardware,
-        "targets": ["tflops"],
-        "log_targets": ["tflops"],
-        "params": {**params, "n_estimators": trees},
-        "training": {"rows": int(len(data.tflops)), "problems": len(data.problems)},
-    }
-    return booster, spec, {**cv, "rows": int(len(data.tflops)), "problems": len(data.problems), "trees": trees}
+    learners = [t for t in trainers if t.learns]
+    for t in trainers:
+        if not t.learns:
+            fitted[t.name] = t.fit(everything, [])
+            held_out.update({(t.name, f.label): fitted[t.name].predict(f.held) for f in plan})
+    for t in learners:
+        keys.append((t.name, None))
+        tasks.append(task(t, f"{t.name} final model", everything, None))
+    for f in plan:
+        for t in learners:
+            keys.append((t.name, f.label))
+            tasks.append(task(t, f"{t.name} {f.label}", np.setdiff1d(everything, f.held), f.held))
+    if progress is not None:
+        for name, label in keys:
+            progress(f"{name} {label or 'final model'}", 0)
+    for (name, label), result in zip(keys, fit_all(tasks, jobs) if tasks else []):
+        if label is None:
+            fitted[name] = result
+        else:
+            held_out[name, label] = result
+    return fitted, held_out
 
 
-def write_model(out_dir: Path, booster, spec: Mapping[str, Any], cv: Mapping[str, Any]) -> None:
-    """`model_tflops.lgbm`, `feature_spec.json` and `cv_metrics.json` into `out_dir`, as one step: the directory
-    is built beside it and swapped in whole (`ckast.output.transaction`), so a failure leaves it as it was. A
-    `model_tflops.lgbm.gz` there is removed (it would be an older model); other files are carried over.
-    OutputError when the directory cannot be written."""
+def write_model(out_dir: Path, model: Forest | None, spec: Mapping[str, Any], cv: Mapping[str, Any]) -> None:
+    """`model_tflops.lgbm` (none for the analytic model), `feature_spec.json` and `cv_metrics.json` into `out_dir`,
+    as one step: the directory is built beside it and swapped in whole (`ckast.output.transaction`), so a failure
+    leaves it as it was. A `model_tflops.lgbm.gz` there is removed (it would be an older model), and so is a
+    `model_tflops.lgbm` beside an analytic spec; other files are carried over. OutputError when the directory
+    cannot be written."""
     from ckast.output.transaction import OutputError, Transaction
 
     from .lightgbm_model import MODEL_FILE, SPEC_FILE
 
-    files = {MODEL_FILE: booster.model_to_string(), SPEC_FILE: dumps(spec, indent=2) + "\n",
-             CV_FILE: dumps(cv, indent=2) + "\n"}
+    files = {SPEC_FILE: dumps(spec, indent=2) + "\n", CV_FILE: dumps(cv, indent=2) + "\n"}
+    if model is not None:
+        files = {MODEL_FILE: model.booster.model_to_string(), **files}
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(f"{out_dir}: cannot create its parent directory: {exc.strerror or exc}") from None
-    with Transaction(out_dir, owned=frozenset({*files, MODEL_FILE + ".gz"}), kind="model") as tx:
+    with Transaction(out_dir, owned=frozenset({*files, MODEL_FILE, MODEL_FILE + ".gz"}), kind="model") as tx:
         for name, text in files.items():
             tx.stage.write(name, text)
         tx.commit(set(files))

@@ -222,7 +222,8 @@ def read_timings(data: PathLike | Iterable[PathLike], library: PathLike, *, kern
 
 @attrs.frozen
 class TrainResult:
-    """A model `train_model` wrote: `model_tflops.lgbm`, `feature_spec.json` and `cv_metrics.json`."""
+    """A model `train_model` wrote: `feature_spec.json`, `cv_metrics.json` and, for a LightGBM model,
+    `model_tflops.lgbm`."""
 
     output: Path
     runs: int
@@ -231,24 +232,36 @@ class TrainResult:
     """(problem, kernel) pairs (the training rows)."""
     problems: int
     spec: Mapping[str, Any]
-    """The feature spec (`feature_spec.json`): op_type, dtype, arch, feature names, parameters, ..."""
+    """The feature spec (`feature_spec.json`): op_type, dtype, arch, feature names, parameters, ...; an analytic
+    model's names `predictor` (analytic) and has no features."""
     cv: Mapping[str, Any]
-    """The cross-validation metrics (`cv_metrics.json`): `folds` (0: none), `rmse_log1p`, `efficiency`."""
+    """The cross-validation metrics (`cv_metrics.json`): `folds` (0: none), the written predictor's `rmse_log1p`
+    and `efficiency` on the random folds, `model` (the predictor written) and `chosen` (`basis`, `why`),
+    `predictors` (each one's `random`, `families` and `shift` figures), the `families` held out and those
+    `skipped`."""
 
 
 @checked(timings="ckast.workflow.choosing:TimingRuns", output="path", trees="count", folds="natural", seed="natural",
-         jobs="optional count", progress="optional callable")
+         jobs="optional count", progress="optional callable", predictor="name")
 def train_model(timings: TimingRuns, output: PathLike, *, trees: int = 400, folds: int = 5, seed: int = 0,
-                jobs: int | None = None, progress: Callable[[int, int], None] | None = None) -> TrainResult:
-    """Train a LightGBM model (log1p TFLOPS) on measured runs and write it into the directory `output`.
+                jobs: int | None = None, progress: Callable[[str, int], None] | None = None,
+                predictor: str = "best") -> TrainResult:
+    """Train the predictors on measured runs, choose the one that does best under shift and write it into the
+    directory `output`.
 
-    One model is one kind, conv direction, datatype and arch. The final model and the `folds` GroupKFold
-    cross-validation fits (grouped by problem shape) run `jobs` at a time (default: the cores ckast may run
-    on); the model is the same for any `jobs`. `progress(fit, trees_done)` is called after each tree (fit 0
-    is the final model, fit f the f-th fold).
+    The predictors are the analytic model (it learns nothing) and a LightGBM model (log1p TFLOPS). One model is
+    one kind, conv direction, datatype and arch. Each is scored on `folds` GroupKFold folds (grouped by problem
+    shape) and on folds that hold out a whole family of problems (conv stride, batch, filter, image size; GEMM M,
+    N, K ranges), trained on the others. `predictor` `best` writes the one with the highest worst-family P10
+    (ties: the mean over families), a learned one only when it is below the analytic model on neither (without a
+    family held out: on the random folds; without folds: LightGBM); or a predictor by name (`analytic`,
+    `lightgbm`). An analytic model directory holds no forest: `select --model` ranks with the analytic model.
+    The fits run `jobs` at a time (default: the cores ckast may run on); the model is the same for any `jobs`.
+    `progress(fit, trees_done)` is called with 0 for every fit (a name: `lightgbm final model`, `lightgbm fold
+    1 of 5`, `lightgbm stride 1`) before any starts, then after each tree.
 
     Raises:
-        TrainError: the runs cannot make one model, or `folds` is 1.
+        TrainError: the runs cannot make one model, `folds` is 1, or `predictor` is unknown.
         MissingPackage: lightgbm is not installed.
         OutputError: the model directory cannot be written (it is left as it was); `PlaceError` when it is
             no place for a model (`ckast.output.places`: the library's directory, another command's output).
@@ -257,6 +270,7 @@ def train_model(timings: TimingRuns, output: PathLike, *, trees: int = 400, fold
     from ckast.output.places import check_kind, check_place, refuse_inside
     from ckast.output.transaction import OutputError
     from ckast.cores import default_jobs
+    from ckast.select.shift import analytic_trainer
     from ckast.select.train import ONE_FOLD, TrainError, dataset, train, write_model
 
     if folds == 1:
@@ -266,9 +280,10 @@ def train_model(timings: TimingRuns, output: PathLike, *, trees: int = 400, fold
     if Path(output).is_dir():
         check_kind(output, "model")
     rows = dataset(list(timings.timings.runs), timings.library, hardware)
-    booster, spec, cv = train(rows, trees, folds, seed, jobs or default_jobs(), progress)
+    model, spec, cv = train(rows, trees, folds, seed, jobs or default_jobs(), progress,
+                            analytic_trainer(rows, timings.library, hardware), predictor)
     try:
-        write_model(Path(output), booster, spec, cv)
+        write_model(Path(output), model, spec, cv)
     except OutputError as exc:
         raise type(exc)(f"cannot write the model: {exc}") from None
     return TrainResult(Path(output), len(timings.timings.runs), len(rows.tflops), len(rows.problems), spec, cv)
@@ -292,6 +307,11 @@ class Evaluation:
     report: Mapping[str, Mapping[str, Mapping[str, float]]]
     """Per group (`all`, per `variant`, per `shape` family): problems, mean, P10, P50 and min efficiency
     (measured TFLOPS of the pick over the best measured), top-1 and top-5 hit rates."""
+    families: Mapping[str, Any]
+    """The figures per family of problems (conv stride, batch, filter, image size; GEMM M, N, K), of the
+    predictor and, beside a model, of the analytic model: `families` (name, axis, where, problems), `skipped`
+    (too few problems), `predictors` (each one's `all`, `families` and `shift`: `worst` family and `mean` over
+    families) and `best` (`name`, `basis`, `why`: the one that does best under shift)."""
 
     @property
     def summary(self) -> Mapping[str, float]:
@@ -303,7 +323,7 @@ class Evaluation:
         return {"predictor": self.predictor, "layers": list(self.layers), "runs": self.runs, "kernels": self.kernels,
                 "bad_rows": self.bad_rows, "failed_runs": self.failed_runs,
                 "not_applicable": {"runs": self.not_applicable_runs, "problems": list(self.not_applicable)},
-                **self.report}
+                **self.report, "shift": dict(self.families)}
 
 
 @checked(timings="ckast.workflow.choosing:TimingRuns", model="optional path")
@@ -317,12 +337,17 @@ def evaluate_model(timings: TimingRuns, *, model: PathLike | None = None) -> Eva
     """
     from ckast.select.evaluate import report
     from ckast.select.report import evaluation, set_apart
+    from ckast.select.shift import ANALYTIC, family_report
 
     runs = timings.timings
-    outcomes, predictor = evaluation(timings.library, runs, None if model is None else Path(model))
+    outcomes, predictor, name = evaluation(timings.library, runs, None if model is None else Path(model))
+    compared = {name: outcomes}
+    if name != ANALYTIC and outcomes:
+        compared[ANALYTIC] = evaluation(timings.library, runs, None)[0]
+    families = family_report(compared) if outcomes else {}
     return Evaluation(predictor, timings.layers, len(runs.runs), len({run.kernel for run in runs.runs}),
                       len(outcomes), len(runs.bad), runs.failed, len(runs.outside),
-                      tuple(set_apart(timings.library, runs)), report(outcomes))
+                      tuple(set_apart(timings.library, runs)), report(outcomes), families)
 
 
 @attrs.frozen

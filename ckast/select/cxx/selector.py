@@ -114,7 +114,7 @@ def plan(library: Library, models: Sequence[object] = (), layers: Sequence[str] 
                 candidate.check(part)
             except ModelError:
                 continue
-            model = candidate
+            model = candidate if candidate.name != "analytic" else None  # a directory naming the analytic model
             break
         plans.append(PartPlan(index, part, kind, direction, ndim, datatype, layout, model, tuple(layers)))
     return plans
@@ -621,6 +621,16 @@ def _conv_glue(profile) -> tuple[list[n.Decl], list[n.Header]]:
 # ----- writing -------------------------------------------------------------------------------------------------
 
 
+def _fits(model, part) -> bool:
+    from ckast.select.forest import ModelError
+
+    try:
+        model.check(part)
+    except ModelError:
+        return False
+    return True
+
+
 def write_selector(library_dir, model_dirs: Sequence, out, layers: Sequence[str] = LAYERS) -> dict:
     """Write the selector of the library at `library_dir` (with the LightGBM models of `model_dirs`, applicability
     of `layers`) into the directory `out`, with a manifest (which records the library's folder relative to `out`);
@@ -642,7 +652,7 @@ def write_selector(library_dir, model_dirs: Sequence, out, layers: Sequence[str]
     models = [load_model(Path(m)) for m in model_dirs]
     files, plans = selector_files(library, models, layers)
     for model in models:
-        if not any(p.model is model for p in plans):
+        if not any(p.model is model or model.name == "analytic" and _fits(model, p.part) for p in plans):
             raise ModelError(f"{model.path}: the model ({model.spec.get('op_type')} {model.spec.get('dtype')} "
                              f"{model.spec.get('arch')}{' ' + model.spec['direction'] if 'direction' in model.spec else ''})"
                              f" fits no part of the library")
