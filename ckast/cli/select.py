@@ -260,9 +260,13 @@ def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_
         click.echo(f"not applicable: ... and {len(apart) - _SHOWN_BAD} more problems")
     click.echo("\n".join(table(evaluation.report)))
     shift = evaluation.families
-    if shift:
+    rows = report_rows(shift["predictors"], None, "all") if shift else []
+    if shift and not rows:
+        click.echo(f"by family of problems: none has enough problems to be scored apart "
+                   f"({quantity(len(shift['skipped']), 'family', 'families')} tried; --json lists them)")
+    elif shift:
         click.echo(f"by family of problems{', beside the analytic model' if len(shift['predictors']) > 1 else ''}:")
-        click.echo("\n".join(shift_table(report_rows(shift["predictors"], None, "all"), "family")))
+        click.echo("\n".join(shift_table(rows, "family")))
         for entry in shift["skipped"]:
             click.echo(f"not shown: {entry['name']} ({entry['where']}): {entry['reason']}")
         if len(shift["predictors"]) > 1:
