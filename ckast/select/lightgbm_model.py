@@ -256,3 +256,9 @@ def _read_forest(model_dir: Path) -> tuple[Path, Forest]:
     if not path.exists() and not path.is_symlink():
         raise ModelError(f"{plain}: missing (nor is there a {packed.name})")
     return path, read_model(path)
+
+
+def residual_tflops(analytic: np.ndarray, raw: np.ndarray) -> np.ndarray:
+    """A residual model's TFLOPS: the analytic model's times exp of the trees' output (the C library's exp, then
+    one product: what the C++ selector computes)."""
+    return np.asarray(analytic, dtype=np.float64) * libm(math.exp, raw)

@@ -63,6 +63,9 @@ class Dataset:
     """op_type, dtype, arch (and direction for conv): what the model is for."""
     hardware: Mapping[str, int]
     """The figures the features were computed with, recorded as CK records them (`lds_capacity`)."""
+    analytic: np.ndarray
+    """The analytic model's TFLOPS of every row (the arch's shipped calibration, the arch's hardware): what a
+    residual model starts from."""
 
 
 def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
@@ -71,7 +74,10 @@ def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
 
     by_problem = group_runs(runs)
     identity: dict[str, str] | None = None
-    xs, ys, groups, orders, problems = [], [], [], [], []
+    from .analytic import AnalyticPredictor
+
+    analytic = AnalyticPredictor()
+    xs, ys, groups, orders, problems, bases = [], [], [], [], [], []
     for number, (problem, kernels) in enumerate(sorted(by_problem.items(), key=lambda item: repr(item[0]))):
         first = library.configs[min(kernels)]
         part = library.part(problem, first["datatype"], first["layout"] if first["kind"] == "gemm" else None)
@@ -92,6 +98,7 @@ def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
             rows.append(part.index[name])
         rows = np.array(rows)
         xs.append(model_features(first["kind"]).matrix(problem, part.table, hw_of(part.arch))[rows])
+        bases.append(analytic.predict_tflops(problem, part, hw_of(part.arch), rows))
         ys.append([kernels[i] for i in sorted(kernels)])
         groups.append(np.full(len(rows), number))
         orders.append(part.name_order[rows])
@@ -102,7 +109,8 @@ def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
     recorded = {next((ck for ck, ours in CK_RECORDED.items() if ours == name), name): getattr(hw, name)
                 for name in FIGURES}
     return Dataset(np.vstack(xs), np.concatenate(ys), np.concatenate(groups), np.concatenate(orders),
-                   tuple(problems), library.configs[runs[0].kernel]["kind"], identity, recorded)
+                   tuple(problems), library.configs[runs[0].kernel]["kind"], identity, recorded,
+                   np.concatenate(bases))
 
 
 def group_folds(group: np.ndarray, folds: int) -> np.ndarray:
@@ -139,14 +147,66 @@ def trainable_folds(data: Dataset, folds: int) -> np.ndarray | None:
     return fold
 
 
+BASES = ("analytic", "none")
+"""What a model learns on top of: the analytic model (`analytic`: the trees learn log(measured / analytic TFLOPS),
+the prediction is analytic x exp(trees)) or nothing (`none`: the trees learn log1p(TFLOPS), as CK's)."""
+DEFAULT_BASE = "analytic"
+RESIDUAL_PARAMS: Mapping[str, Any] = {"num_leaves": 7, "max_depth": 4, "min_data_in_leaf": 40, "lambda_l2": 10.0,
+                                      "learning_rate": 0.05}
+"""A residual model's changes to DEFAULT_PARAMS: small, strongly regularised trees (a correction of the analytic
+model, not a model of its own; `tools/bench_shift_selection.py` measures them under shift)."""
+TINY_TFLOPS = 1e-6
+"""The analytic TFLOPS a residual target is taken against at least (a kernel the model gives 0)."""
+
+
+def params_of(base: str, seed: int) -> dict[str, Any]:
+    """The LightGBM parameters of a model on `base` (BASES)."""
+    return {**DEFAULT_PARAMS, **(RESIDUAL_PARAMS if base == "analytic" else {}), "seed": seed}
+
+
+def target(data: Dataset, rows: np.ndarray, base: str) -> np.ndarray:
+    """What the trees of a model on `base` learn for `rows`."""
+    if base == "none":
+        return np.log1p(data.tflops[rows])
+    return np.log(data.tflops[rows]) - np.log(np.maximum(data.analytic[rows], TINY_TFLOPS))
+
+
 def fit(data: Dataset, rows: np.ndarray, params: Mapping[str, Any], trees: int, names: list[str],
-        categorical: list[int], callbacks: Sequence[Callable[[Any], None]] = ()):
+        categorical: list[int], callbacks: Sequence[Callable[[Any], None]] = (), base: str = "none"):
     from .lightgbm_model import lightgbm_module
 
     lightgbm = lightgbm_module()
-    train_set = lightgbm.Dataset(data.x[rows], np.log1p(data.tflops[rows]), feature_name=names,
+    train_set = lightgbm.Dataset(data.x[rows], target(data, rows, base), feature_name=names,
                                  categorical_feature=categorical, params={"verbose": -1})
     return lightgbm.train(dict(params), train_set, num_boost_round=trees, callbacks=list(callbacks))
+
+
+def predicted(data: Dataset, rows: np.ndarray, raw: np.ndarray, base: str) -> np.ndarray:
+    """TFLOPS of `rows` from the trees' output `raw` of a model on `base` (as `LightGBMPredictor` predicts)."""
+    from .lightgbm_model import residual_tflops
+
+    return np.expm1(raw) if base == "none" else residual_tflops(data.analytic[rows], raw)
+
+
+def train_predictor(data: Dataset, rows: np.ndarray, base: str = DEFAULT_BASE, trees: int = 400, seed: int = 0,
+                    ) -> Callable[[np.ndarray], np.ndarray]:
+    """A model on `base` fitted on `rows` (one LightGBM thread) as a function: rows of `data` -> predicted TFLOPS
+    (for validating predictors on chosen rows)."""
+    features = _features(data.kind)
+    booster = fit(data, rows, params_of(base, seed), trees, *features, base=base)
+
+    def predict(held: np.ndarray) -> np.ndarray:
+        return predicted(data, held, booster.predict(data.x[held], num_threads=1), base)
+    return predict
+
+
+def _features(kind: str) -> tuple[list[str], list[int]]:
+    """The feature names of `kind` and the positions of the categorical ones."""
+    from .model_features import model_features
+
+    features = model_features(kind)
+    names = list(features.names)
+    return names, [i for i, name in enumerate(names) if name in features.categorical]
 
 
 def cv_metrics(data: Dataset, predicted: np.ndarray, folds: int) -> dict[str, Any]:

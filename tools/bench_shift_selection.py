@@ -1,0 +1,107 @@
+"""Selection under shift on CK's MI355X grouped-conv forward bf16 table (examples/ck-real): each predictor trained
+on one family of the table's shapes and scored on another it never saw (stride 2 -> stride 1, batch >= 5 ->
+batch <= 4, images Hi >= 128 -> Hi < 128), beside 5-fold GroupKFold by shape. Predictors: the analytic model
+(shipped constants), `ckast select train --base none` (LightGBM on log1p TFLOPS) and `--base analytic` (the
+analytic model times exp of a LightGBM residual), each with its defaults (400 trees, seed 0). Figures as
+`ckast select eval`'s: mean, P10, P50, min efficiency of the pick against the best measured kernel.
+
+    python tools/bench_shift_selection.py     # a few minutes on one core; deterministic
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import calibrate_analytic as cal_tool  # noqa: E402
+
+from ckast.select.evaluate import outcome, summary  # noqa: E402
+
+SHIFTS = (
+    ("stride 2 -> stride 1", lambda p: p.stride[0] == 2, lambda p: p.stride[0] == 1),
+    ("batch >= 5 -> batch <= 4", lambda p: p.N >= 5, lambda p: p.N <= 4),
+    ("Hi >= 128 -> Hi < 128", lambda p: p.input[0] >= 128, lambda p: p.input[0] < 128),
+)
+FOLDS = 5
+
+
+class _Scored:
+    def __init__(self, efficiency: float, top1: bool, top5: bool) -> None:
+        self.efficiency, self.top1, self.top5 = efficiency, top1, top5
+
+
+def dataset():
+    from ckast.arch.hardware import hardware
+    from ckast.select.applicability import LAYERS
+    from ckast.select.kernel_table import read_kernel_table
+    from ckast.select.timings import read_timings
+    from ckast.select.train import dataset as make
+
+    library = cal_tool.library_of(cal_tool.CONV[0])
+    timings = read_timings([cal_tool.REAL / t for t in cal_tool.CONV_TABLES], library,
+                           kernels=read_kernel_table(cal_tool.REAL / cal_tool.CONV[1], library), layers=LAYERS)
+    return make(list(timings.runs), library, hardware)
+
+
+def figures(data, predicted: np.ndarray, problems: np.ndarray) -> dict[str, float]:
+    scored = []
+    for g in problems:
+        rows = data.group == g
+        eff, top1, top5, *_ = outcome(data.tflops[rows], predicted[rows], data.name_order[rows])
+        scored.append(_Scored(eff, top1, top5))
+    return summary(scored)
+
+
+def line(label: str, f: dict[str, float]) -> str:
+    return f"{label:<44}{f['problems']:>4}{f['mean']:>8.1%}{f['p10']:>8.1%}{f['p50']:>8.1%}{f['min']:>8.1%}"
+
+
+HEADER = f"{'split / predictor':<44}{'n':>4}{'mean':>8}{'P10':>8}{'P50':>8}{'min':>8}"
+
+
+def predictors(data, train_rows: np.ndarray, held_rows: np.ndarray) -> dict[str, np.ndarray]:
+    """Each predictor's TFLOPS of `held_rows`, trained on `train_rows`."""
+    from ckast.select.train import train_predictor
+
+    return {"analytic (shipped constants)": data.analytic[held_rows],
+            "select train --base none": train_predictor(data, train_rows, "none")(held_rows),
+            "select train --base analytic": train_predictor(data, train_rows, "analytic")(held_rows)}
+
+
+def main() -> int:
+    from ckast.select.train import group_folds
+
+    start = time.perf_counter()
+    data = dataset()
+    print(f"MI355X grouped-conv forward bf16: {len(data.problems)} shapes, {len(data.tflops)} runs")
+    print(HEADER)
+    every = np.unique(data.group)
+    for label, train_on, score_on in SHIFTS:
+        train_p = np.array([g for g in every if train_on(data.problems[g])])
+        held_p = np.array([g for g in every if score_on(data.problems[g])])
+        train_rows, held_rows = (np.flatnonzero(np.isin(data.group, ps)) for ps in (train_p, held_p))
+        print(f"{label} (train {len(train_p)} shapes, score {len(held_p)})")
+        for name, values in predictors(data, train_rows, held_rows).items():
+            full = np.full(len(data.tflops), np.nan)
+            full[held_rows] = values
+            print(line(f"  {name}", figures(data, full, held_p)))
+    fold = group_folds(data.group, FOLDS)
+    out: dict[str, np.ndarray] = {}
+    for f in range(FOLDS):
+        held = np.flatnonzero(fold == f)
+        for name, values in predictors(data, np.flatnonzero(fold != f), held).items():
+            out.setdefault(name, np.full(len(data.tflops), np.nan))[held] = values
+    print(f"{FOLDS}-fold GroupKFold by shape")
+    for name, values in out.items():
+        print(line(f"  {name}", figures(data, values, every)))
+    print(f"\n{time.perf_counter() - start:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
