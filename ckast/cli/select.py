@@ -125,10 +125,15 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
 @click.option("--folds", type=click.IntRange(min=0), default=5, show_default=True,
               help="GroupKFold folds for the CV metrics (0: no cross-validation).")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--base", type=click.Choice(["analytic", "none"]), default="analytic", show_default=True,
+              help="What the trees learn on top of: the analytic model (they learn its error, and a problem or kernel "
+                   "outside the training data is ranked by the analytic model alone) or nothing (log1p TFLOPS, as "
+                   "CK's models).")
 @jobs_option("Fits at a time (the final model and each CV fold, one LightGBM thread each); the model is the same "
              "for any.")
-def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed, jobs):
-    """Train a LightGBM model (log1p TFLOPS) from timing tables of a library's kernels.
+def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed, base, jobs):
+    """Train a LightGBM model from timing tables of a library's kernels: by default the analytic model's error
+    (log of measured over analytic TFLOPS), with --base none log1p(TFLOPS) on its own.
 
     A table has a kernel column (kernel or kernel_name), the problem's fields (GEMM M, N, K; conv in CK's
     spellings), tflops or time_ms, and optionally arch and is_valid; CK's benchmark result JSON is read
@@ -156,7 +161,7 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed
     progress = _progress(folds, trees)
     try:
         model = train_model(runs, out_dir, trees=trees, folds=folds, seed=seed, jobs=jobs,
-                            progress=progress.tree if progress else None)
+                            progress=progress.tree if progress else None, base=base)
     except TrainError as exc:
         bad_input([str(exc)])
     except (MissingPackage, OutputError) as exc:
@@ -173,7 +178,9 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed
         click.echo(f"{cv['folds']}-fold GroupKFold by problem shape: RMSE {cv['rmse_log1p']:.4f} log1p(TFLOPS); "
                    f"selection on held-out shapes:")
         click.echo("\n".join(table({"all": {"all": cv["efficiency"]}, "variant": {}, "shape": {}})))
-    click.echo(f"{trees} trees, {len(spec['feature_names'])} features -> {out_dir} in {time.perf_counter() - start:.1f} s")
+    on = " on the analytic model" if spec.get("base") == "analytic" else ""
+    click.echo(f"{trees} trees{on}, {len(spec['feature_names'])} features -> {out_dir} in "
+               f"{time.perf_counter() - start:.1f} s")
 
 
 @select.command("eval")

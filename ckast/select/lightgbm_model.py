@@ -29,12 +29,15 @@ from ckast.input_file import InputFileError, read_input
 
 from .forest import Forest, ModelError, read_model
 from .libm import libm
+from .model_domain import Domain, read_domain
 from .problem import Problem
 
 MODEL_FILE = "model_tflops.lgbm"
 SPEC_FILE = "feature_spec.json"
 SPEC_LIMIT = 16 << 20
 """Largest feature_spec.json read (CK's are a few KiB)."""
+BASES = ("analytic", "none")
+"""What a model's trees correct (spec `base`): the analytic model, or nothing (CK's models)."""
 OP_TYPES = {"gemm_universal": "gemm", "gemm": "gemm", "grouped_conv": "grouped_conv"}
 """CK's op_type (and ckast's kind) -> ckast's feature-set kind."""
 
@@ -68,8 +71,34 @@ class LightGBMPredictor:
     hw: Any
     """The hardware the model's features are computed with: the figures its spec records (`hardware`),
     CK's feature-engine defaults for the others, as CK's predictor does; not the target's."""
+    domain: Domain | None = None
+    """What the model was trained on (spec `domain`), if the spec records it."""
 
     name = "lightgbm"
+
+    @property
+    def base(self) -> str:
+        """What the trees correct (spec `base`): "analytic" (TFLOPS = analytic x exp(residual_scale x trees)) or
+        "none" (the trees predict log1p(TFLOPS) on their own)."""
+        return self.spec.get("base", "none")
+
+    @property
+    def residual_scale(self) -> float:
+        return float(self.spec.get("residual_scale", 1.0))
+
+    def inside(self, problem: Problem, part, rows: np.ndarray | None = None) -> bool:
+        """The problem and every kernel of `rows` (default: all) lie inside the training domain (True without a
+        recorded domain)."""
+        if self.domain is None:
+            return True
+        kernels = self._kernels_inside(part)
+        return bool(kernels.all() if rows is None else kernels[rows].all()) and self.domain.problem_inside(problem)
+
+    def _kernels_inside(self, part) -> np.ndarray:
+        key = ("domain", id(self))
+        if key not in part.memo:
+            part.memo[key] = self.domain.kernels_inside(self.kind, part.table)
+        return part.memo[key]
 
     @property
     def trees(self) -> int:
@@ -98,7 +127,16 @@ class LightGBMPredictor:
         self._bound(part)
         x = model_features(self.kind).matrix(problem, part.table, self.hw)
         x = x[:, self.columns] if rows is None else x[np.ix_(rows, self.columns)]
-        tflops = self.transform(self.forest.predict(x))
+        raw = self.forest.predict(x)
+        if self.base == "analytic":
+            from .analytic import AnalyticPredictor
+
+            analytic = AnalyticPredictor().predict_tflops(problem, part, hw, rows)
+            if not self.inside(problem, part, rows):
+                return analytic
+            tflops = residual_tflops(analytic, self.residual_scale * raw)
+        else:
+            tflops = self.transform(raw)
         self._finite(tflops, lambda _: problem)
         return tflops
 
@@ -111,7 +149,16 @@ class LightGBMPredictor:
 
         self._bound(part)
         x = model_features(self.kind).matrix_many(problems, part.table, self.hw, mask)[:, self.columns]
-        tflops = self.transform(self.forest.predict(x))
+        raw = self.forest.predict(x)
+        if self.base == "analytic":
+            from .analytic import AnalyticPredictor
+
+            analytic = AnalyticPredictor().predict_many(problems, part, hw, mask)
+            inside = np.array([self.inside(p, part, np.flatnonzero(m)) for p, m in zip(problems, mask)])
+            tflops = residual_tflops(analytic[mask], self.residual_scale * raw)
+            tflops = np.where(np.repeat(inside, mask.sum(axis=1)), tflops, analytic[mask])
+        else:
+            tflops = self.transform(raw)
         self._finite(tflops, lambda row: problems[np.nonzero(mask)[0][row]])
         out = np.full(mask.shape, np.nan)
         out[mask] = tflops
@@ -166,7 +213,8 @@ def load_model(model_dir: Path) -> LightGBMPredictor:
         hw = ck_engine_hardware(spec.get("hardware"))
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelError(f"{model_dir / SPEC_FILE}: hardware: {exc.args[0] if exc.args else exc}") from None
-    return LightGBMPredictor(model_dir, path, forest, spec, kind, columns, hw)
+    domain = None if "domain" not in spec else read_domain(spec["domain"], kind, str(model_dir / SPEC_FILE))
+    return LightGBMPredictor(model_dir, path, forest, spec, kind, columns, hw, domain)
 
 
 def bind(spec: Mapping[str, Any], features, where: Path) -> np.ndarray:
@@ -230,6 +278,13 @@ def _read_spec(path: Path) -> dict[str, Any]:
     for field in _SPEC_TEXT:
         if field in spec and not isinstance(spec[field], str):
             raise ModelError(f"{path}: {field}: expected a string, not {shown(spec[field])}")
+    base = spec.get("base", "none")
+    if base not in BASES:
+        raise ModelError(f"{path}: base: {shown(base)} is not one of {', '.join(BASES)}")
+    scale = spec.get("residual_scale", 1.0)
+    if "residual_scale" in spec and (base != "analytic" or not isinstance(scale, (int, float)) or isinstance(scale, bool)
+                                     or not 0 < scale <= 1):
+        raise ModelError(f"{path}: residual_scale: expected a number in (0, 1] beside base analytic, not {shown(scale)}")
     for field in ("categorical_encodings", "hardware", *_SPEC_OBJECTS):
         if field in spec and not isinstance(spec[field], dict):
             raise ModelError(f"{path}: {field}: expected an object, not {shown(spec[field])}")

@@ -24,6 +24,8 @@ from ckast.json_out import dumps
 
 from .evaluate import group_runs, outcome, summary
 from .library import Library, direction_of
+from .lightgbm_model import BASES
+from .model_domain import Domain, training_domain
 from .model_limits import MAX_TREES
 from .problem import Problem
 from .timings import Run
@@ -147,14 +149,15 @@ def trainable_folds(data: Dataset, folds: int) -> np.ndarray | None:
     return fold
 
 
-BASES = ("analytic", "none")
-"""What a model learns on top of: the analytic model (`analytic`: the trees learn log(measured / analytic TFLOPS),
-the prediction is analytic x exp(trees)) or nothing (`none`: the trees learn log1p(TFLOPS), as CK's)."""
 DEFAULT_BASE = "analytic"
 RESIDUAL_PARAMS: Mapping[str, Any] = {"num_leaves": 7, "max_depth": 4, "min_data_in_leaf": 40, "lambda_l2": 10.0,
                                       "learning_rate": 0.05}
 """A residual model's changes to DEFAULT_PARAMS: small, strongly regularised trees (a correction of the analytic
 model, not a model of its own; `tools/bench_shift_selection.py` measures them under shift)."""
+RESIDUAL_SCALE = 0.5
+"""What a residual model's trees count for: TFLOPS = analytic x exp(RESIDUAL_SCALE x trees). Halving the learned
+correction raised selection on shapes the trees never saw and in cross-validation alike
+(`tools/bench_shift_selection.py`)."""
 TINY_TFLOPS = 1e-6
 """The analytic TFLOPS a residual target is taken against at least (a kernel the model gives 0)."""
 
@@ -181,23 +184,42 @@ def fit(data: Dataset, rows: np.ndarray, params: Mapping[str, Any], trees: int, 
     return lightgbm.train(dict(params), train_set, num_boost_round=trees, callbacks=list(callbacks))
 
 
-def predicted(data: Dataset, rows: np.ndarray, raw: np.ndarray, base: str) -> np.ndarray:
-    """TFLOPS of `rows` from the trees' output `raw` of a model on `base` (as `LightGBMPredictor` predicts)."""
+def predicted(data: Dataset, rows: np.ndarray, raw: np.ndarray, base: str, domain: Domain | None = None
+              ) -> np.ndarray:
+    """TFLOPS of `rows` from the trees' output `raw` of a model on `base` trained on `domain` (as
+    `LightGBMPredictor` predicts: a residual model answers the analytic model's TFLOPS for each problem outside
+    its domain, or with a kernel outside it)."""
     from .lightgbm_model import residual_tflops
 
-    return np.expm1(raw) if base == "none" else residual_tflops(data.analytic[rows], raw)
+    if base == "none":
+        return np.expm1(raw)
+    tflops = residual_tflops(data.analytic[rows], RESIDUAL_SCALE * raw)
+    if domain is not None:
+        inside = domain.rows_inside(data.kind, data.x[rows])
+        for g in np.unique(data.group[rows]):
+            mine = data.group[rows] == g
+            inside[mine] = inside[mine].all() and domain.problem_inside(data.problems[g])
+        tflops = np.where(inside, tflops, data.analytic[rows])
+    return tflops
 
 
 def train_predictor(data: Dataset, rows: np.ndarray, base: str = DEFAULT_BASE, trees: int = 400, seed: int = 0,
-                    ) -> Callable[[np.ndarray], np.ndarray]:
+                    gate: bool = True) -> Callable[[np.ndarray], np.ndarray]:
     """A model on `base` fitted on `rows` (one LightGBM thread) as a function: rows of `data` -> predicted TFLOPS
-    (for validating predictors on chosen rows)."""
+    (for validating predictors on chosen rows). `gate`: a residual model hands problems outside its training
+    domain to the analytic model, as the models `select train` writes do."""
     features = _features(data.kind)
     booster = fit(data, rows, params_of(base, seed), trees, *features, base=base)
+    domain = domain_of(data, rows)
 
     def predict(held: np.ndarray) -> np.ndarray:
-        return predicted(data, held, booster.predict(data.x[held], num_threads=1), base)
+        return predicted(data, held, booster.predict(data.x[held], num_threads=1), base, domain if gate else None)
     return predict
+
+
+def domain_of(data: Dataset, rows: np.ndarray) -> Domain:
+    """The training domain of `rows`: their problems and kernels."""
+    return training_domain(data.kind, [data.problems[g] for g in np.unique(data.group[rows])], data.x[rows])
 
 
 def _features(kind: str) -> tuple[list[str], list[int]]:
@@ -210,8 +232,8 @@ def _features(kind: str) -> tuple[list[str], list[int]]:
 
 
 def cv_metrics(data: Dataset, predicted: np.ndarray, folds: int) -> dict[str, Any]:
-    """Out-of-fold errors (log1p TFLOPS) and selection efficiency on the held-out problems."""
-    err = predicted - np.log1p(data.tflops)
+    """Out-of-fold errors (log1p TFLOPS) and selection efficiency on the held-out problems (`predicted`: TFLOPS)."""
+    err = np.log1p(predicted) - np.log1p(data.tflops)
     outcomes = []
     for g in np.unique(data.group):
         rows = data.group == g
@@ -257,8 +279,9 @@ def fit_all(tasks: list[Callable[[list], Any]], jobs: int) -> list[Any]:
 
 
 def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
-          progress: Callable[[int, int], None] | None = None) -> tuple[Any, dict[str, Any], dict]:
-    """(booster, feature spec, CV metrics) of a model of `trees` trees on every run.
+          progress: Callable[[int, int], None] | None = None, base: str = DEFAULT_BASE
+          ) -> tuple[Any, dict[str, Any], dict]:
+    """(booster, feature spec, CV metrics) of a model of `trees` trees on every run, on `base` (BASES).
 
     The final model and the `folds` cross-validation fits run `jobs` at a time, each on one LightGBM
     thread, so fits x threads <= `jobs` and every fit is the same whatever `jobs` is. `progress(fit, trees
@@ -269,17 +292,21 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
 
     if not 1 <= trees <= MAX_TREES:
         raise TrainError(f"trees: {trees} is not within 1..{MAX_TREES:,} (the trees a model ckast reads may have)")
+    if base not in BASES:
+        raise TrainError(f"base: {base!r} is not one of {', '.join(BASES)}")
     features = model_features(data.kind)
-    names = list(features.names)
-    categorical = [i for i, name in enumerate(names) if name in features.categorical]
-    params = {**DEFAULT_PARAMS, "seed": seed}
+    names, categorical = _features(data.kind)
+    params = params_of(base, seed)
 
     def task(number: int, rows: np.ndarray, held: np.ndarray | None) -> Callable[[list], Any]:
         def run(callbacks: list) -> Any:
             if progress is not None:
                 callbacks = [*callbacks, lambda env: progress(number, env.iteration + 1 - env.begin_iteration)]
-            booster = fit(data, rows, params, trees, names, categorical, callbacks)
-            return booster if held is None else booster.predict(data.x[held], num_threads=params["num_threads"])
+            booster = fit(data, rows, params, trees, names, categorical, callbacks, base)
+            if held is None:
+                return booster
+            raw = booster.predict(data.x[held], num_threads=params["num_threads"])
+            return predicted(data, held, raw, base, domain_of(data, rows))
         return run
 
     # the final model first: the largest fit, the folds fill the other cores around it
@@ -294,10 +321,10 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
         raise TrainError(f"the trained model is not one ckast reads ({exc}): train fewer trees (--trees)") from None
     cv = {"folds": 0}
     if fold is not None:
-        predicted = np.empty(len(data.tflops))
+        out_of_fold = np.empty(len(data.tflops))
         for f, values in enumerate(held_out):
-            predicted[fold == f] = values
-        cv = cv_metrics(data, predicted, folds)
+            out_of_fold[fold == f] = values
+        cv = cv_metrics(data, out_of_fold, folds)
     spec = {
         **data.identity,
         "feature_names": names,
@@ -308,6 +335,9 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
         "log_targets": ["tflops"],
         "params": {**params, "n_estimators": trees},
         "training": {"rows": int(len(data.tflops)), "problems": len(data.problems)},
+        "base": base,
+        **({"residual_scale": RESIDUAL_SCALE} if base == "analytic" else {}),
+        "domain": domain_of(data, np.arange(len(data.tflops))).to_json(),
     }
     return booster, spec, {**cv, "rows": int(len(data.tflops)), "problems": len(data.problems), "trees": trees}
 

@@ -239,8 +239,12 @@ class TrainResult:
 @checked(timings="ckast.workflow.choosing:TimingRuns", output="path", trees="count", folds="natural", seed="natural",
          jobs="optional count", progress="optional callable")
 def train_model(timings: TimingRuns, output: PathLike, *, trees: int = 400, folds: int = 5, seed: int = 0,
-                jobs: int | None = None, progress: Callable[[int, int], None] | None = None) -> TrainResult:
-    """Train a LightGBM model (log1p TFLOPS) on measured runs and write it into the directory `output`.
+                jobs: int | None = None, progress: Callable[[int, int], None] | None = None,
+                base: str = "analytic") -> TrainResult:
+    """Train a LightGBM model on measured runs and write it into the directory `output`: on `base` "analytic" (the
+    default) the trees learn what the analytic model gets wrong (log of measured over analytic TFLOPS) and the model
+    predicts the analytic model's TFLOPS times exp of half their output, the analytic model's alone for a problem
+    outside what it was trained on; on "none" they learn log1p(TFLOPS) on their own, as CK's models.
 
     One model is one kind, conv direction, datatype and arch. The final model and the `folds` GroupKFold
     cross-validation fits (grouped by problem shape) run `jobs` at a time (default: the cores ckast may run
@@ -266,7 +270,7 @@ def train_model(timings: TimingRuns, output: PathLike, *, trees: int = 400, fold
     if Path(output).is_dir():
         check_kind(output, "model")
     rows = dataset(list(timings.timings.runs), timings.library, hardware)
-    booster, spec, cv = train(rows, trees, folds, seed, jobs or default_jobs(), progress)
+    booster, spec, cv = train(rows, trees, folds, seed, jobs or default_jobs(), progress, base)
     try:
         write_model(Path(output), booster, spec, cv)
     except OutputError as exc:
