@@ -78,6 +78,7 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
 
     from ckast.select.forest import ModelError
     from ckast.select.library import LibraryError
+    from ckast.select.model_domain import domain_line
     from ckast.select.problem import ProblemError
     from ckast.select.report import json_chunks, text
     from ckast.workflow.choosing import select_kernels
@@ -91,11 +92,16 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
                                  datatype=datatype, layout=layout, features=with_features, why_not=why_not_names,
                                  kernel_only=kernel_only)
         counts = [0, 0]  # problems, those without an applicable kernel
+        domains = []  # (part, kernels, domain entry) of each problem, for a model that records its training domain
 
         def counted(choice):
             counts[0] += 1
             counts[1] += not choice.applicable
-            return choice.as_dict()
+            entry = choice.as_dict()
+            if "domain" in entry:
+                domains.append(((choice.arch, choice.datatype, choice.fields.get("kind"), choice.fields.get("direction")),
+                                choice.kernels, entry["domain"]))
+            return entry
 
         head, problems = choices.head(), map(counted, choices.stream())
         chunks = iter(json_chunks(head, problems) if as_json else ("\n".join(text(head, p)) + "\n" for p in problems))
@@ -109,6 +115,9 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
     except (LibraryError, ProblemError, ModelError) as exc:
         sys.stdout.flush()
         bad_input([str(exc)])
+    line = domain_line(domains, choices.predictor.get("base", "none")) if domains else None
+    if line:
+        click.echo(line, err=as_json)
     unserved_end(counts[1], counts[0], allow_unserved, err=as_json)
 
 
@@ -232,6 +241,8 @@ def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_
     if len(apart) > _SHOWN_BAD:
         click.echo(f"not applicable: ... and {len(apart) - _SHOWN_BAD} more problems")
     click.echo("\n".join(table(evaluation.report)))
+    if evaluation.domain is not None and evaluation.domain["line"]:
+        click.echo(evaluation.domain["line"])
 
 
 def _read(library_dir, data, skip_bad, kernels_file, kernel_only):

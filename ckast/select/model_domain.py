@@ -153,3 +153,50 @@ def read_domain(value: Any, kind: str, where: str) -> Domain:
 
 def _finite(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+ANALYTIC_ALONE = "analytic model"
+"""`ranked_by` of a problem a residual model hands to the analytic model."""
+
+
+def domain_entry(predictor, problem: Problem, part, rows: np.ndarray) -> dict[str, Any] | None:
+    """What of one problem lies outside `predictor`'s training domain and what ranked it (None: the predictor records
+    no domain): `problem_outside` (its columns outside, as text), `kernels_outside` (of the part's kernels),
+    `applicable_outside` (of `rows`, the kernels it was ranked among) and `ranked_by` ("model", or "analytic model"
+    where a residual model hands the problem to it)."""
+    domain = getattr(predictor, "domain", None)
+    if domain is None:
+        return None
+    kernels = predictor._kernels_inside(part)
+    outside = domain.problems_outside(problem)
+    applicable = int((~kernels[rows]).sum())
+    fallback = predictor.base == "analytic" and (bool(outside) or applicable > 0)
+    return {"problem_outside": outside, "kernels_outside": int((~kernels).sum()), "applicable_outside": applicable,
+            "ranked_by": ANALYTIC_ALONE if fallback else "model"}
+
+
+def domain_line(entries: Sequence[tuple[Any, int, Mapping[str, Any]]], base: str) -> str | None:
+    """One line summing up `domain_entry`s (each with its part's key and kernel count), None when every problem
+    and kernel lies inside the domain."""
+    parts: dict[Any, tuple[int, int]] = {}
+    problems = 0
+    fallback = 0
+    for key, kernels, entry in entries:
+        parts[key] = (kernels, entry["kernels_outside"])
+        problems += bool(entry["problem_outside"])
+        fallback += entry["ranked_by"] == ANALYTIC_ALONE
+    kernels_outside = sum(out for _, out in parts.values())
+    if not problems and not kernels_outside:
+        return None
+    from ckast.wording import quantity
+
+    what = []
+    if kernels_outside:
+        what.append(f"{kernels_outside} of {quantity(sum(k for k, _ in parts.values()), 'kernel')}")
+    if problems:
+        what.append(f"{problems} of {quantity(len(entries), 'problem')}")
+    if base == "analytic":
+        did = f"{quantity(fallback, 'problem')} ranked by the analytic model alone"
+    else:
+        did = "ranked by the model's trees regardless (a model without an analytic base has nothing to fall back on)"
+    return f"{' and '.join(what)} outside the model's training domain: {did}"

@@ -177,7 +177,8 @@ def problem_label(problem: Problem, datatype: str | None = None, layout: str | N
 
 def describe(predictor: Predictor) -> dict[str, Any]:
     """The predictor as JSON shows it; `estimated`: its TFLOPS and times are predictions, not measurements."""
-    model = {} if predictor.name == "analytic" else {"model": str(predictor.path), "trees": predictor.trees}
+    model = {} if predictor.name == "analytic" else {"model": str(predictor.path), "trees": predictor.trees,
+                                                     "base": predictor.base}
     return {"name": predictor.name, **model, "estimated": True}
 
 
@@ -237,7 +238,7 @@ def _rankings(parts: Iterator[tuple[str, Problem, Part]], library: Library, pred
         served = len(batch) if broken is None else broken[0]
         if served:
             for (label, _, _), ranking in zip(batch, rank_many(problems[:served], part, predictor, hw, layers)):
-                yield _ranked(label, ranking, library, hw, top, with_features, why_not)
+                yield _ranked(label, ranking, library, hw, top, with_features, why_not, predictor)
         if broken is not None:
             raise refusal(problems[served], broken[1], batch[served][0])
 
@@ -266,9 +267,13 @@ def _batches(parts: Iterator[tuple[str, Problem, Part]]) -> Iterator[list[tuple[
 
 
 def _ranked(label: str, ranking: Ranking, library: Library, hw, top: int, with_features: bool,
-            why_not: Sequence[str]) -> dict[str, Any]:
-    """One problem's entry of `selection`."""
+            why_not: Sequence[str], predictor: Predictor | None = None) -> dict[str, Any]:
+    """One problem's entry of `selection` (`domain`: what lies outside the model's training domain, for a model
+    that records it)."""
+    from .model_domain import domain_entry
+
     problem, part = ranking.problem, ranking.part
+    domain = None if predictor is None else domain_entry(predictor, problem, part, np.flatnonzero(ranking.applicable))
     shown = ranking.order[:top]
     entries = [_entry(ranking, i, r) for r, i in enumerate(shown, start=1)]
     if with_features:
@@ -282,7 +287,8 @@ def _ranked(label: str, ranking: Ranking, library: Library, hw, top: int, with_f
     return {"problem": label, "shape": problem_label(problem), "fields": problem_fields(problem), "arch": part.arch,
             "datatype": part.datatype,
             "kernels": len(part), "applicable": int(ranking.applicable.sum()), "refused": dict(ranking.refused),
-            "top": entries, "why_not": [_why_not(ranking, library, name) for name in why_not]}
+            "top": entries, "why_not": [_why_not(ranking, library, name) for name in why_not],
+            **({} if domain is None else {"domain": domain})}
 
 
 def json_chunks(head: Mapping[str, Any], problems: Iterable[Mapping[str, Any]]) -> Iterator[str]:
@@ -364,15 +370,20 @@ def text(head: Mapping[str, Any], problem: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def evaluation(library: Library, timings, model_dir: Path | None) -> tuple[list, str]:
-    """The outcomes of `ckast select eval` and the predictor's description (the runs of kernels not applicable
-    under the layers the timings were read with are set apart already)."""
+def evaluation(library: Library, timings, model_dir: Path | None) -> tuple[list, str, dict[str, Any] | None]:
+    """The outcomes of `ckast select eval`, the predictor's description and, for a model that records its training
+    domain, what of the runs lies outside it (`line`: one line summing it up, None when nothing does; `problems`:
+    per problem outside or with a measured kernel outside, its label and `model_domain.domain_entry`). The runs of
+    kernels not applicable under the layers the timings were read with are set apart already."""
     from ckast.arch.hardware import hardware
 
     from .evaluate import evaluate
+    from .model_domain import domain_entry, domain_line
 
     predictor = load_predictor(model_dir)
     order = np.argsort(np.argsort(np.array(library.names, dtype=object), kind="stable"), kind="stable")
+    domains: list[tuple[Any, int, Mapping[str, Any]]] = []
+    outside: list[dict[str, Any]] = []
 
     def predict(problem: Problem, indices: list[int]) -> np.ndarray:
         config = library.configs[indices[0]]
@@ -381,11 +392,19 @@ def evaluation(library: Library, timings, model_dir: Path | None) -> tuple[list,
         if None in rows:
             raise LibraryError(f"the runs of problem {problem_fields(problem)} are of kernels of several datatypes, "
                                "layouts or directions")
+        entry = domain_entry(predictor, problem, part, np.array(rows))
+        if entry is not None:
+            domains.append((id(part), len(part), entry))
+            if entry["problem_outside"] or entry["applicable_outside"]:
+                outside.append({"problem": problem_label(problem), **entry})
         return predictor.predict_tflops(problem, part, hardware(part.arch), np.array(rows))
 
     outcomes = evaluate(timings.runs, predict, order)
     name = "analytic model" if model_dir is None else f"LightGBM model {model_dir} ({predictor.trees} trees)"
-    return outcomes, name
+    domain = None
+    if getattr(predictor, "domain", None) is not None:
+        domain = {"line": domain_line(domains, predictor.base), "problems": outside}
+    return outcomes, name, domain
 
 
 def set_apart(library: Library, timings) -> list[dict[str, Any]]:

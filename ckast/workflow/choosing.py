@@ -296,6 +296,9 @@ class Evaluation:
     report: Mapping[str, Mapping[str, Mapping[str, float]]]
     """Per group (`all`, per `variant`, per `shape` family): problems, mean, P10, P50 and min efficiency
     (measured TFLOPS of the pick over the best measured), top-1 and top-5 hit rates."""
+    domain: Mapping[str, Any] | None = None
+    """For a model that records its training domain: `line`, one line saying what of the runs lies outside it and
+    what ckast did (None when nothing does), and `problems`, each problem outside or with a kernel outside."""
 
     @property
     def summary(self) -> Mapping[str, float]:
@@ -307,7 +310,7 @@ class Evaluation:
         return {"predictor": self.predictor, "layers": list(self.layers), "runs": self.runs, "kernels": self.kernels,
                 "bad_rows": self.bad_rows, "failed_runs": self.failed_runs,
                 "not_applicable": {"runs": self.not_applicable_runs, "problems": list(self.not_applicable)},
-                **self.report}
+                **self.report, **({} if self.domain is None else {"domain": dict(self.domain)})}
 
 
 @checked(timings="ckast.workflow.choosing:TimingRuns", model="optional path")
@@ -323,10 +326,10 @@ def evaluate_model(timings: TimingRuns, *, model: PathLike | None = None) -> Eva
     from ckast.select.report import evaluation, set_apart
 
     runs = timings.timings
-    outcomes, predictor = evaluation(timings.library, runs, None if model is None else Path(model))
+    outcomes, predictor, domain = evaluation(timings.library, runs, None if model is None else Path(model))
     return Evaluation(predictor, timings.layers, len(runs.runs), len({run.kernel for run in runs.runs}),
                       len(outcomes), len(runs.bad), runs.failed, len(runs.outside),
-                      tuple(set_apart(timings.library, runs)), report(outcomes))
+                      tuple(set_apart(timings.library, runs)), report(outcomes), domain)
 
 
 @attrs.frozen
