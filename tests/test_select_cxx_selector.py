@@ -74,7 +74,7 @@ def conv(tmp_path_factory):
     synth = synth_module()
     synth.write(synth.synthesize(lib, "forward", 25, 60, 1, 0.02, 0.08), root / "train.csv")
     result = CliRunner().invoke(cli, ["select", "train", "--data", str(root / "train.csv"), "--library", str(lib),
-                                      "-o", str(root / "model"), "--trees", "40", "--folds", "0"])
+                                      "-o", str(root / "model"), "--trees", "40", "--folds", "0", "--base", "none"])
     assert result.exit_code == 0, result.output
     counts = write_selector(lib, [root / "model"], root / "selector")
     assert (counts["parts"], counts["forests"]) == (2, 1)
@@ -94,6 +94,57 @@ def test_conv_ranking_is_pythons_bit_for_bit(conv):
         assert list(ns.select(_struct(ns, problem))) == [name for name, _ in expected]
         ranked += len(expected)
     assert ranked > 1000  # the problems are not all refused
+
+
+def _widened(model, out):
+    """A copy of a model directory whose spec's domain holds every problem and kernel (its trees always count)."""
+    shutil.copytree(model, out)
+    spec = json.loads((out / "feature_spec.json").read_text())
+    spec["domain"] = {"problems": {}, "kernels": {}}
+    (out / "feature_spec.json").write_text(json.dumps(spec))
+    return out
+
+
+@pytest.fixture(scope="module")
+def residual(tmp_path_factory):
+    """The fp16 2-D forward kernels (655), a 30-tree residual model (select train's default) trained on runs of their
+    compv3 kernels only, the same model with a domain that holds everything, and a selector of each."""
+    root = tmp_path_factory.mktemp("residual")
+    lib = write_library(root / "lib", conv_entries("forward"))
+    synth = synth_module()
+    rows = [r for r in synth.synthesize(lib, "forward", 30, 200, 1, 0.02, 0.08) if "_compv3_" in r["kernel"]]
+    synth.write(rows, root / "train.csv")
+    result = CliRunner().invoke(cli, ["select", "train", "--data", str(root / "train.csv"), "--library", str(lib),
+                                      "-o", str(root / "model"), "--trees", "30", "--folds", "0"])
+    assert result.exit_code == 0, result.output
+    wide = _widened(root / "model", root / "wide")
+    out = {"lib": lib, "model": root / "model", "wide": wide}
+    for name in ("model", "wide"):
+        assert write_selector(lib, [out[name]], root / f"selector_{name}")["forests"] == 1
+        out[f"ns_{name}"] = _jit(root / f"selector_{name}")
+    return out
+
+
+def test_residual_ranking_is_pythons_bit_for_bit(residual):
+    """Inside the domain (every problem, the widened model) the trees correct the analytic model, outside it (most
+    problems of the trained model: it saw few kernels) the analytic model ranks alone; C++ and Python agree bit for
+    bit either way."""
+    library = load_library(residual["lib"])
+    rng = random.Random(7)
+    corrected = alone = 0
+    for _ in range(20):
+        problem = _conv_problem(rng, "forward")
+        analytic = python_ranking(library, problem, AnalyticPredictor())
+        for name in ("model", "wide"):
+            model, ns = load_model(residual[name]), residual[f"ns_{name}"]
+            expected = python_ranking(library, problem, model)
+            got = [(str(c.kernel), c.tflops) for c in ns.rank(_struct(ns, problem), "fp16")]
+            assert bits(got) == bits(expected), (name, problem)
+            if name == "wide" and expected:
+                corrected += bits(expected) != bits(analytic)
+            if name == "model":
+                alone += bits(expected) == bits(analytic)
+    assert corrected >= 10 and alone >= 10
 
 
 def test_a_library_whose_every_kernel_refuses_the_problem_ranks_nothing(tmp_path):

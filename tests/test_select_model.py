@@ -173,7 +173,7 @@ def test_model_ranks_through_the_cli(model, lib):
     result = CliRunner().invoke(select, ["--library", str(lib), "--problem", GEMM, "--model", str(model), "--json"])
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
-    assert data["predictor"] == {"name": "lightgbm", "model": str(model), "trees": 20, "estimated": True}
+    assert data["predictor"] == {"name": "lightgbm", "model": str(model), "trees": 20, "base": "none", "estimated": True}
     tflops = [e["predicted_tflops"] for e in data["problems"][0]["top"]]
     assert tflops == sorted(tflops, reverse=True) and len(tflops) == 5
 

@@ -187,8 +187,8 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, seed
         click.echo(f"{cv['folds']}-fold GroupKFold by problem shape: RMSE {cv['rmse_log1p']:.4f} log1p(TFLOPS); "
                    f"selection on held-out shapes:")
         click.echo("\n".join(table({"all": {"all": cv["efficiency"]}, "variant": {}, "shape": {}})))
-    on = " on the analytic model" if spec.get("base") == "analytic" else ""
-    click.echo(f"{trees} trees{on}, {len(spec['feature_names'])} features -> {out_dir} in "
+    on = " (a correction of the analytic model)" if spec.get("base") == "analytic" else ""
+    click.echo(f"{trees} trees, {len(spec['feature_names'])} features{on} -> {out_dir} in "
                f"{time.perf_counter() - start:.1f} s")
 
 
