@@ -184,16 +184,16 @@ def fit(data: Dataset, rows: np.ndarray, params: Mapping[str, Any], trees: int, 
     return lightgbm.train(dict(params), train_set, num_boost_round=trees, callbacks=list(callbacks))
 
 
-def predicted(data: Dataset, rows: np.ndarray, raw: np.ndarray, base: str, domain: Domain | None = None
-              ) -> np.ndarray:
+def predicted(data: Dataset, rows: np.ndarray, raw: np.ndarray, base: str, domain: Domain | None = None,
+              scale: float = RESIDUAL_SCALE) -> np.ndarray:
     """TFLOPS of `rows` from the trees' output `raw` of a model on `base` trained on `domain` (as
     `LightGBMPredictor` predicts: a residual model answers the analytic model's TFLOPS for each problem outside
-    its domain, or with a kernel outside it)."""
+    its domain, or with a kernel outside it; `scale`: what its trees count for)."""
     from .lightgbm_model import residual_tflops
 
     if base == "none":
         return np.expm1(raw)
-    tflops = residual_tflops(data.analytic[rows], RESIDUAL_SCALE * raw)
+    tflops = residual_tflops(data.analytic[rows], scale * raw)
     if domain is not None:
         inside = domain.rows_inside(data.kind, data.x[rows])
         for g in np.unique(data.group[rows]):
@@ -204,16 +204,17 @@ def predicted(data: Dataset, rows: np.ndarray, raw: np.ndarray, base: str, domai
 
 
 def train_predictor(data: Dataset, rows: np.ndarray, base: str = DEFAULT_BASE, trees: int = 400, seed: int = 0,
-                    gate: bool = True) -> Callable[[np.ndarray], np.ndarray]:
+                    gate: bool = True, scale: float = RESIDUAL_SCALE) -> Callable[[np.ndarray], np.ndarray]:
     """A model on `base` fitted on `rows` (one LightGBM thread) as a function: rows of `data` -> predicted TFLOPS
     (for validating predictors on chosen rows). `gate`: a residual model hands problems outside its training
-    domain to the analytic model, as the models `select train` writes do."""
+    domain to the analytic model, as the models `select train` writes do; `scale`: what its trees count for."""
     features = _features(data.kind)
     booster = fit(data, rows, params_of(base, seed), trees, *features, base=base)
     domain = domain_of(data, rows)
 
     def predict(held: np.ndarray) -> np.ndarray:
-        return predicted(data, held, booster.predict(data.x[held], num_threads=1), base, domain if gate else None)
+        return predicted(data, held, booster.predict(data.x[held], num_threads=1), base, domain if gate else None,
+                         scale)
     return predict
 
 
