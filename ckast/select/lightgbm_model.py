@@ -91,10 +91,11 @@ class LightGBMPredictor:
         recorded domain)."""
         if self.domain is None:
             return True
-        kernels = self._kernels_inside(part)
+        kernels = self.kernels_inside(part)
         return bool(kernels.all() if rows is None else kernels[rows].all()) and self.domain.problem_inside(problem)
 
-    def _kernels_inside(self, part) -> np.ndarray:
+    def kernels_inside(self, part) -> np.ndarray:
+        """Per kernel of the part: inside the training domain (memoized per part)."""
         key = ("domain", id(self))
         if key not in part.memo:
             part.memo[key] = self.domain.kernels_inside(self.kind, part.table)

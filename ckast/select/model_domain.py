@@ -75,10 +75,6 @@ class Domain:
             out[name] = np.isin(values, known) | (np.isnan(values) & (None in seen))
         return out
 
-    def kernel_outside(self, kind: str, table, index: int) -> list[str]:
-        """The features of kernel `index` of `table` outside the domain (`name` names them)."""
-        return [name for name, ok in self.kernel_values(kind, table).items() if not ok[index]]
-
     def rows_inside(self, kind: str, x: np.ndarray) -> np.ndarray:
         """Per row of model-feature rows `x` (every column of the kind's model features): its kernel is inside."""
         from .model_features import model_features
@@ -167,7 +163,7 @@ def domain_entry(predictor, problem: Problem, part, rows: np.ndarray) -> dict[st
     domain = getattr(predictor, "domain", None)
     if domain is None:
         return None
-    kernels = predictor._kernels_inside(part)
+    kernels = predictor.kernels_inside(part)
     outside = domain.problems_outside(problem)
     applicable = int((~kernels[rows]).sum())
     fallback = predictor.base == "analytic" and (bool(outside) or applicable > 0)
