@@ -121,6 +121,7 @@ def residual(tmp_path_factory):
     out = {"lib": lib, "model": root / "model", "wide": wide}
     for name in ("model", "wide"):
         assert write_selector(lib, [out[name]], root / f"selector_{name}")["forests"] == 1
+        out[f"selector_{name}"] = root / f"selector_{name}"
         out[f"ns_{name}"] = _jit(root / f"selector_{name}")
     return out
 
@@ -240,11 +241,17 @@ def test_gemm_selector_applies_ck_s_dispatcher_and_the_problem_s_variant(tmp_pat
 
 
 @pytest.mark.skipif(CLANG is None, reason="clang++-19 not installed")
-def test_selector_compiled_on_the_host_ranks_as_python(conv, tmp_path):
+@pytest.mark.parametrize("which", ["conv", "residual"])
+def test_selector_compiled_on_the_host_ranks_as_python(which, request, tmp_path):
     """The selector built with clang++-19 -O2 (FMA contraction on, its default), driven by a small program that
-    prints each problem's ranking as kernel and bit pattern."""
+    prints each problem's ranking as kernel and bit pattern: a plain model's and the analytic model's parts, and a
+    residual model's (its domain widened, so its trees count)."""
+    conv = request.getfixturevalue(which)
+    if which == "residual":
+        conv = {"lib": conv["lib"], "model": conv["wide"], "selector": conv["selector_wide"]}
     rng = random.Random(11)
-    problems = [_conv_problem(rng, rng.choice(["forward", "bwd_weight"])) for _ in range(12)]
+    directions = ["forward", "bwd_weight"] if which == "conv" else ["forward"]
+    problems = [_conv_problem(rng, rng.choice(directions)) for _ in range(12)]
     struct = problem_struct("grouped_conv")
     values = [v for p in problems for v in struct.values(p)]
     ns = ("ckast_selector",)
