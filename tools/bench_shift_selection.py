@@ -7,7 +7,9 @@ analytic model alone for a problem outside the training domain), each with its d
 the residual model whole (its trees' full output) and/or applied everywhere (no domain). Figures as
 `ckast select eval`'s: mean, P10, P50, min efficiency of the pick against the best measured kernel.
 
-    python tools/bench_shift_selection.py     # about 20 s on one core; deterministic
+    python tools/bench_shift_selection.py                 # about 20 s on one core; deterministic
+    python tools/bench_shift_selection.py --recalibrate   # the analytic model fitted on each split's training
+                                                          # shapes only (out of sample too); a few minutes
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ def predictors(data, train_rows: np.ndarray, held_rows: np.ndarray) -> dict[str,
     """Each predictor's TFLOPS of `held_rows`, trained on `train_rows`."""
     from ckast.select.train import train_predictor
 
-    return {"analytic (shipped constants)": data.analytic[held_rows],
+    return {"analytic": data.analytic[held_rows],
             "select train --base none": train_predictor(data, train_rows, "none")(held_rows),
             "residual, whole, everywhere": train_predictor(data, train_rows, "analytic", gate=False, scale=1.0)(held_rows),
             "residual, halved, everywhere": train_predictor(data, train_rows, "analytic", gate=False)(held_rows),
@@ -78,31 +80,54 @@ def predictors(data, train_rows: np.ndarray, held_rows: np.ndarray) -> dict[str,
             "select train --base analytic (default)": train_predictor(data, train_rows, "analytic")(held_rows)}
 
 
-def main() -> int:
+def recalibrated(data, measured, train_p: np.ndarray):
+    """`data` with the analytic model calibrated on the problems `train_p` alone (as `calibrate_analytic` fits the
+    shipped constants on the whole table): what each predictor starts from when the analytic model has not seen
+    the scored shapes either."""
+    import attrs
+
+    cal = cal_tool.fit(measured.subset(train_p), cal_tool.start_calibration(measured.hw.arch), cal_tool.CONV_FITTED,
+                       True)
+    return attrs.evolve(data, analytic=cal_tool.predict(measured, cal))
+
+
+def splits(data, every: np.ndarray):
+    """(label, training problems, scored problems) of each shift, then of each random fold."""
     from ckast.select.train import group_folds
 
+    for label, train_on, score_on in SHIFTS:
+        yield (label, np.array([g for g in every if train_on(data.problems[g])]),
+               np.array([g for g in every if score_on(data.problems[g])]))
+    fold = group_folds(data.group, FOLDS)
+    for f in range(FOLDS):
+        yield f"fold {f + 1}", np.unique(data.group[fold != f]), np.unique(data.group[fold == f])
+
+
+def main() -> int:
     start = time.perf_counter()
     data = dataset()
-    print(f"MI355X grouped-conv forward bf16: {len(data.problems)} shapes, {len(data.tflops)} runs")
-    print(HEADER)
     every = np.unique(data.group)
-    for label, train_on, score_on in SHIFTS:
-        train_p = np.array([g for g in every if train_on(data.problems[g])])
-        held_p = np.array([g for g in every if score_on(data.problems[g])])
+    recalibrate = "--recalibrate" in sys.argv[1:]
+    measured = cal_tool.conv_gfx950() if recalibrate else None
+    if recalibrate:
+        assert measured.problems == data.problems and np.allclose(measured.tflops, data.tflops)
+    print(f"MI355X grouped-conv forward bf16: {len(data.problems)} shapes, {len(data.tflops)} runs"
+          + ("; the analytic model calibrated on each split's training shapes" if recalibrate else ""))
+    print(HEADER)
+    folds: dict[str, np.ndarray] = {}
+    for label, train_p, held_p in splits(data, every):
+        mine = recalibrated(data, measured, train_p) if recalibrate else data
         train_rows, held_rows = (np.flatnonzero(np.isin(data.group, ps)) for ps in (train_p, held_p))
-        print(f"{label} (train {len(train_p)} shapes, score {len(held_p)})")
-        for name, values in predictors(data, train_rows, held_rows).items():
-            full = np.full(len(data.tflops), np.nan)
+        if not label.startswith("fold "):
+            print(f"{label} (train {len(train_p)} shapes, score {len(held_p)})")
+        for name, values in predictors(mine, train_rows, held_rows).items():
+            full = folds.setdefault(name, np.full(len(data.tflops), np.nan)) if label.startswith("fold ") else \
+                np.full(len(data.tflops), np.nan)
             full[held_rows] = values
-            print(line(f"  {name}", figures(data, full, held_p)))
-    fold = group_folds(data.group, FOLDS)
-    out: dict[str, np.ndarray] = {}
-    for f in range(FOLDS):
-        held = np.flatnonzero(fold == f)
-        for name, values in predictors(data, np.flatnonzero(fold != f), held).items():
-            out.setdefault(name, np.full(len(data.tflops), np.nan))[held] = values
+            if not label.startswith("fold "):
+                print(line(f"  {name}", figures(data, full, held_p)))
     print(f"{FOLDS}-fold GroupKFold by shape")
-    for name, values in out.items():
+    for name, values in folds.items():
         print(line(f"  {name}", figures(data, values, every)))
     print(f"\n{time.perf_counter() - start:.0f} s")
     return 0
