@@ -59,13 +59,12 @@ def train_model(library: Path, work: Path, trees: int, leaves: int, rows: int, b
 
     data = train_module.dataset(list(read_timings([table], load_library(library)).runs), load_library(library),
                                 hardware)
-    saved = train_module.DEFAULT_PARAMS, train_module.RESIDUAL_PARAMS
-    train_module.DEFAULT_PARAMS = {**saved[0], "num_leaves": leaves, "max_depth": -1}
-    train_module.RESIDUAL_PARAMS = {**saved[1], "num_leaves": leaves, "max_depth": -1}
+    saved = train_module.DEFAULT_PARAMS
+    train_module.DEFAULT_PARAMS = {**saved, "num_leaves": leaves, "max_depth": -1}
     try:
         booster, spec, cv = train_module.train(data, trees, 0, 0, 2, base=base)
     finally:
-        train_module.DEFAULT_PARAMS, train_module.RESIDUAL_PARAMS = saved
+        train_module.DEFAULT_PARAMS = saved
     train_module.write_model(out, booster, spec, cv)
     return out
 

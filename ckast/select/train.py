@@ -1,7 +1,6 @@
 """Training a LightGBM model from a timing table, written as a model directory in CK's layout.
 
-Target (`base`): by default the analytic model's error, log(measured / analytic TFLOPS), learnt by small,
-strongly regularised trees; the model predicts analytic x exp(RESIDUAL_SCALE x trees), and the analytic model's
+Target (`base`): by default the analytic model's error, log(measured / analytic TFLOPS); the model predicts analytic x exp(RESIDUAL_SCALE x trees), and the analytic model's
 TFLOPS alone for a problem outside its training domain (`model_domain`, recorded in the spec). With base "none",
 log1p(TFLOPS) (as CK's: TFLOPS spans orders of magnitude). Features are ckast's feature set of
 the kind, computed from each run's problem and its kernel's config on the library's arch. Quality is
@@ -153,21 +152,12 @@ def trainable_folds(data: Dataset, folds: int) -> np.ndarray | None:
 
 
 DEFAULT_BASE = "analytic"
-RESIDUAL_PARAMS: Mapping[str, Any] = {"num_leaves": 7, "max_depth": 4, "min_data_in_leaf": 40, "lambda_l2": 10.0,
-                                      "learning_rate": 0.05}
-"""A residual model's changes to DEFAULT_PARAMS: small, strongly regularised trees (a correction of the analytic
-model, not a model of its own; `tools/bench_shift_selection.py` measures them under shift)."""
 RESIDUAL_SCALE = 0.5
 """What a residual model's trees count for: TFLOPS = analytic x exp(RESIDUAL_SCALE x trees). Halving the learned
-correction raised selection on shapes the trees never saw and in cross-validation alike
-(`tools/bench_shift_selection.py`)."""
+correction raised selection on shapes the trees never saw and in cross-validation alike; with it, DEFAULT_PARAMS'
+trees did better than smaller, more regularised ones (`tools/bench_shift_selection.py`)."""
 TINY_TFLOPS = 1e-6
 """The analytic TFLOPS a residual target is taken against at least (a kernel the model gives 0)."""
-
-
-def params_of(base: str, seed: int) -> dict[str, Any]:
-    """The LightGBM parameters of a model on `base` (BASES)."""
-    return {**DEFAULT_PARAMS, **(RESIDUAL_PARAMS if base == "analytic" else {}), "seed": seed}
 
 
 def target(data: Dataset, rows: np.ndarray, base: str) -> np.ndarray:
@@ -212,7 +202,7 @@ def train_predictor(data: Dataset, rows: np.ndarray, base: str = DEFAULT_BASE, t
     (for validating predictors on chosen rows). `gate`: a residual model hands problems outside its training
     domain to the analytic model, as the models `select train` writes do; `scale`: what its trees count for."""
     features = _features(data.kind)
-    booster = fit(data, rows, params_of(base, seed), trees, *features, base=base)
+    booster = fit(data, rows, {**DEFAULT_PARAMS, "seed": seed}, trees, *features, base=base)
     domain = domain_of(data, rows)
 
     def predict(held: np.ndarray) -> np.ndarray:
@@ -300,7 +290,7 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
         raise TrainError(f"base: {base!r} is not one of {', '.join(BASES)}")
     features = model_features(data.kind)
     names, categorical = _features(data.kind)
-    params = params_of(base, seed)
+    params = {**DEFAULT_PARAMS, "seed": seed}
 
     def task(number: int, rows: np.ndarray, held: np.ndarray | None) -> Callable[[list], Any]:
         def run(callbacks: list) -> Any:
