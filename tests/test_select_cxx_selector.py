@@ -74,7 +74,7 @@ def conv(tmp_path_factory):
     synth = synth_module()
     synth.write(synth.synthesize(lib, "forward", 25, 60, 1, 0.02, 0.08), root / "train.csv")
     result = CliRunner().invoke(cli, ["select", "train", "--data", str(root / "train.csv"), "--library", str(lib),
-                                      "-o", str(root / "model"), "--trees", "40", "--folds", "0"])
+                                      "-o", str(root / "model"), "--trees", "40", "--folds", "0", "--predictor", "lightgbm"])
     assert result.exit_code == 0, result.output
     counts = write_selector(lib, [root / "model"], root / "selector")
     assert (counts["parts"], counts["forests"]) == (2, 1)
@@ -94,6 +94,58 @@ def test_conv_ranking_is_pythons_bit_for_bit(conv):
         assert list(ns.select(_struct(ns, problem))) == [name for name, _ in expected]
         ranked += len(expected)
     assert ranked > 1000  # the problems are not all refused
+
+
+def _widened(model, out):
+    """A copy of a model directory whose spec's domain holds every problem and kernel (its trees always count)."""
+    shutil.copytree(model, out)
+    spec = json.loads((out / "feature_spec.json").read_text())
+    spec["domain"] = {"problems": {}, "kernels": {}}
+    (out / "feature_spec.json").write_text(json.dumps(spec))
+    return out
+
+
+@pytest.fixture(scope="module")
+def residual(tmp_path_factory):
+    """The fp16 2-D forward kernels (655), a 30-tree residual model (select train's default) trained on runs of their
+    compv3 kernels only, the same model with a domain that holds everything, and a selector of each."""
+    root = tmp_path_factory.mktemp("residual")
+    lib = write_library(root / "lib", conv_entries("forward"))
+    synth = synth_module()
+    rows = [r for r in synth.synthesize(lib, "forward", 30, 200, 1, 0.02, 0.08) if "_compv3_" in r["kernel"]]
+    synth.write(rows, root / "train.csv")
+    result = CliRunner().invoke(cli, ["select", "train", "--data", str(root / "train.csv"), "--library", str(lib),
+                                      "-o", str(root / "model"), "--trees", "30", "--folds", "0"])
+    assert result.exit_code == 0, result.output
+    wide = _widened(root / "model", root / "wide")
+    out = {"lib": lib, "model": root / "model", "wide": wide}
+    for name in ("model", "wide"):
+        assert write_selector(lib, [out[name]], root / f"selector_{name}")["forests"] == 1
+        out[f"selector_{name}"] = root / f"selector_{name}"
+        out[f"ns_{name}"] = _jit(root / f"selector_{name}")
+    return out
+
+
+def test_residual_ranking_is_pythons_bit_for_bit(residual):
+    """Inside the domain (every problem, the widened model) the trees correct the analytic model, outside it (most
+    problems of the trained model: it saw few kernels) the analytic model ranks alone; C++ and Python agree bit for
+    bit either way."""
+    library = load_library(residual["lib"])
+    rng = random.Random(7)
+    corrected = alone = 0
+    for _ in range(20):
+        problem = _conv_problem(rng, "forward")
+        analytic = python_ranking(library, problem, AnalyticPredictor())
+        for name in ("model", "wide"):
+            model, ns = load_model(residual[name]), residual[f"ns_{name}"]
+            expected = python_ranking(library, problem, model)
+            got = [(str(c.kernel), c.tflops) for c in ns.rank(_struct(ns, problem), "fp16")]
+            assert bits(got) == bits(expected), (name, problem)
+            if name == "wide" and expected:
+                corrected += bits(expected) != bits(analytic)
+            if name == "model":
+                alone += bits(expected) == bits(analytic)
+    assert corrected >= 10 and alone >= 10
 
 
 def test_a_library_whose_every_kernel_refuses_the_problem_ranks_nothing(tmp_path):
@@ -189,11 +241,17 @@ def test_gemm_selector_applies_ck_s_dispatcher_and_the_problem_s_variant(tmp_pat
 
 
 @pytest.mark.skipif(CLANG is None, reason="clang++-19 not installed")
-def test_selector_compiled_on_the_host_ranks_as_python(conv, tmp_path):
+@pytest.mark.parametrize("which", ["conv", "residual"])
+def test_selector_compiled_on_the_host_ranks_as_python(which, request, tmp_path):
     """The selector built with clang++-19 -O2 (FMA contraction on, its default), driven by a small program that
-    prints each problem's ranking as kernel and bit pattern."""
+    prints each problem's ranking as kernel and bit pattern: a plain model's and the analytic model's parts, and a
+    residual model's (its domain widened, so its trees count)."""
+    conv = request.getfixturevalue(which)
+    if which == "residual":
+        conv = {"lib": conv["lib"], "model": conv["wide"], "selector": conv["selector_wide"]}
     rng = random.Random(11)
-    problems = [_conv_problem(rng, rng.choice(["forward", "bwd_weight"])) for _ in range(12)]
+    directions = ["forward", "bwd_weight"] if which == "conv" else ["forward"]
+    problems = [_conv_problem(rng, rng.choice(directions)) for _ in range(12)]
     struct = problem_struct("grouped_conv")
     values = [v for p in problems for v in struct.values(p)]
     ns = ("ckast_selector",)

@@ -221,5 +221,5 @@ def test_an_unknown_predictor_is_refused(overfit, lib, tmp_path):
     result = CliRunner().invoke(cli, ["select", "train", "--data", str(overfit["data"]), "--library", str(lib), "-o",
                                       str(tmp_path / "m"), "--trees", "3", "--predictor", "oracle"])
     assert result.exit_code == 2 and result.stdout == ""
-    assert result.stderr.strip() == "--predictor: 'oracle' is not one of best, analytic, lightgbm"
+    assert result.stderr.strip() == "--predictor: 'oracle' is not one of best, analytic, lightgbm, residual"
     assert not (tmp_path / "m").exists()

@@ -212,8 +212,9 @@ def test_fits_at_a_time_times_threads_stay_within_jobs(libs, tables, tmp_path, m
                            str(tmp_path / "m"), "--trees", "5", "--folds", "4", "-j", "2")
     assert code == 0, err
     families = json.loads((tmp_path / "m" / "cv_metrics.json").read_text())["families"]
-    assert families  # the final model, the 4 folds and a fit per family held out
-    assert len(threads) == 5 + len(families) and set(threads) == {1} and most[0] == 2  # 2 fits at a time x 1 thread
+    assert families  # per learning predictor (lightgbm, residual): the final model, the 4 folds, a fit per family
+    assert len(threads) == 2 * (5 + len(families))
+    assert set(threads) == {1} and most[0] == 2  # 2 fits at a time x 1 thread
 
 
 def test_a_failing_fit_stops_the_others():
@@ -277,7 +278,7 @@ def test_progress_is_shown_on_a_terminal(libs, tables, tmp_path, monkeypatch, ca
         terminal.flush()
         shown = _drain(screen).decode()
     assert "10 trees, " in capsys.readouterr().out
-    fits = 3 + len(json.loads((tmp_path / "m" / "cv_metrics.json").read_text())["families"])
+    fits = 2 * (3 + len(json.loads((tmp_path / "m" / "cv_metrics.json").read_text())["families"]))
     assert shown.startswith("\r") and f"{10 * fits} of {10 * fits} trees, " in shown, shown
     assert shown.endswith("\r\x1b[K"), shown
 

@@ -1,8 +1,8 @@
 """Benchmark: the LightGBM forest as emitted C++ (`ckast.select.cxx.lower_forest`) against LightGBM's C API.
 
 On the conv `full` fp16 2-D library's forward part, with a 2,000-tree model trained by `ckast select train` on
-synthetic timings (tools/synth_timings.py; `--leaves` other than 63 trains the same data in-process with that
-many leaves per tree):
+synthetic timings (tools/synth_timings.py; `--predictor lightgbm` a model of log1p TFLOPS alone, by default one on the
+analytic model, `residual`; `--leaves N` trains the same data in-process with N leaves per tree):
 1. Emit: the forest lowered for the part's kernels (kernel and hardware features known) and printed; the
    harness TU that includes it compiled with clang++-19 -O2 (wall time and peak RSS from /usr/bin/time -v).
    `--all-kernels` lowers over every kernel of the library (the size goal's ~2,000 kernels; the forward model
@@ -41,16 +41,16 @@ HARNESS = ROOT / "tools" / "lightgbm_capi" / "harness.cpp"
 CXX = "clang++-19"
 
 
-def train_model(library: Path, work: Path, trees: int, leaves: int, rows: int) -> Path:
-    """A forward model directory trained on synthetic timings (`ckast select train`, or in-process for
+def train_model(library: Path, work: Path, trees: int, leaves: int, rows: int, predictor: str) -> Path:
+    """A forward model directory of `predictor` trained on synthetic timings (`ckast select train`, or in-process for
     another leaf count)."""
     table = work / "train.csv"
     synth_timings.write(synth_timings.synthesize(library, "forward", max(1, rows // 230), 10_000, 11, 0.02, 0.08),
                         table)
-    out = work / f"model_{trees}x{leaves}"
-    if leaves == 63:
+    out = work / f"model_{trees}x{leaves}_{predictor}"
+    if leaves == 0:
         ckast("select", "train", "--data", str(table), "--library", str(library), "-o", str(out), "--folds", "0",
-              "--trees", str(trees), "-j", "2")
+              "--trees", str(trees), "-j", "2", "--predictor", predictor)
         return out
     from ckast.arch.hardware import hardware
     from ckast.select import train as train_module
@@ -62,7 +62,7 @@ def train_model(library: Path, work: Path, trees: int, leaves: int, rows: int) -
     saved = train_module.DEFAULT_PARAMS
     train_module.DEFAULT_PARAMS = {**saved, "num_leaves": leaves, "max_depth": -1}
     try:
-        booster, spec, cv = train_module.train(data, trees, 0, 0, 2)
+        booster, spec, cv = train_module.train(data, trees, 0, 0, 2, predictor=predictor)
     finally:
         train_module.DEFAULT_PARAMS = saved
     train_module.write_model(out, booster, spec, cv)
@@ -98,7 +98,8 @@ def main() -> None:
     ap.add_argument("--library", type=Path, help="the fp16 2-D conv library (default: generate it)")
     ap.add_argument("--model", type=Path, help="a forward model directory (default: train one)")
     ap.add_argument("--trees", type=int, default=2000)
-    ap.add_argument("--leaves", type=int, default=63, help="leaves per tree of the trained model")
+    ap.add_argument("--leaves", type=int, default=0, help="leaves per tree of the trained model (0: select train's)")
+    ap.add_argument("--predictor", choices=("residual", "lightgbm"), default="residual", help="the trained model")
     ap.add_argument("--rows", type=int, default=50_000, help="synthetic training rows")
     ap.add_argument("--problems", type=int, default=30, help="problems ranked (latency is their median)")
     ap.add_argument("--all-kernels", action="store_true", help="lower over every kernel of the library")
@@ -108,7 +109,7 @@ def main() -> None:
     work = args.work or Path(tempfile.mkdtemp(prefix="ckast-bench-selector-", dir="/dev/shm"))
     work.mkdir(parents=True, exist_ok=True)
     library = conv_library(args.library, work)
-    model_dir = args.model or train_model(library, work, args.trees, args.leaves, args.rows)
+    model_dir = args.model or train_model(library, work, args.trees, args.leaves, args.rows, args.predictor)
 
     import lightgbm
 
@@ -152,6 +153,7 @@ def main() -> None:
 
     from ckast.select.cxx.problem_struct import problem_struct
     from ckast.select.cxx.selector import write_selector
+    from ckast.arch.hardware import hardware
     from ckast.select.rank import rank
 
     start = time.perf_counter()
@@ -200,7 +202,7 @@ def main() -> None:
     d = np.fromfile(f"{out}.d", dtype=np.int32).reshape(-1, 2)
     expected = []
     for q in chosen:
-        ranking = rank(q, part, predictor, None)
+        ranking = rank(q, part, predictor, hardware(part.arch))
         expected.append((len(ranking.order), int(part.name_order[ranking.order[0]]) if len(ranking.order) else -1))
     dmed, dcpu = statistics.median(d_wall), statistics.median(d_cpu)
     print(f"(d) the emitted selector's rank(problem) (features, applicability, forest; {statistics.median(d[:, 0]):.0f} "

@@ -79,6 +79,7 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
 
     from ckast.select.forest import ModelError
     from ckast.select.library import LibraryError
+    from ckast.select.model_domain import domain_line
     from ckast.select.problem import ProblemError
     from ckast.select.report import json_chunks, text
     from ckast.workflow.choosing import select_kernels
@@ -92,11 +93,16 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
                                  datatype=datatype, layout=layout, features=with_features, why_not=why_not_names,
                                  kernel_only=kernel_only)
         counts = [0, 0]  # problems, those without an applicable kernel
+        domains = []  # (part, kernels, domain entry) of each problem, for a model that records its training domain
 
         def counted(choice):
             counts[0] += 1
             counts[1] += not choice.applicable
-            return choice.as_dict()
+            entry = choice.as_dict()
+            if "domain" in entry:
+                domains.append(((choice.arch, choice.datatype, choice.fields.get("kind"), choice.fields.get("direction")),
+                                choice.kernels, entry["domain"]))
+            return entry
 
         head, problems = choices.head(), map(counted, choices.stream())
         chunks = iter(json_chunks(head, problems) if as_json else ("\n".join(text(head, p)) + "\n" for p in problems))
@@ -110,6 +116,10 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
     except (LibraryError, ProblemError, ModelError) as exc:
         sys.stdout.flush()
         bad_input([str(exc)])
+    base = "analytic" if choices.predictor["name"] == "residual" else "none"
+    line = domain_line(domains, base) if domains else None
+    if line:
+        click.echo(line, err=as_json)
     unserved_end(counts[1], counts[0], allow_unserved, err=as_json)
 
 
@@ -126,14 +136,16 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
 @click.option("--folds", type=Integer(min=0), default=5, show_default=True,
               help="GroupKFold folds for the CV metrics (0: no cross-validation, random or by family).")
 @click.option("--predictor", default="best", show_default=True,
-              help="The predictor to write: best (the one that does best on held-out families), or analytic or "
-                   "lightgbm.")
+              help="The predictor to write: best (the one that does best on held-out families), or analytic, lightgbm "
+                   "(LightGBM on log1p TFLOPS, as CK's models) or residual (LightGBM on the analytic model's error; "
+                   "a problem or kernel outside the training data is ranked by the analytic model alone).")
 @click.option("--seed", type=Integer(), default=0, show_default=True)
 @jobs_option("Fits at a time (the final model and each CV fold, one LightGBM thread each); the model is the same "
              "for any.")
 def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, predictor, seed, jobs):
-    """Train a LightGBM model (log1p TFLOPS) from timing tables of a library's kernels, score it and the
-    analytic model on held-out problems, and write the one that does best under shift.
+    """Train LightGBM models from timing tables of a library's kernels (on log1p TFLOPS, and on the analytic
+    model's error), score them and the analytic model on held-out problems, and write the one that does best
+    under shift.
 
     A table has a kernel column (kernel or kernel_name), the problem's fields (GEMM M, N, K; conv in CK's
     spellings), tflops or time_ms, and optionally arch and is_valid; CK's benchmark result JSON is read
@@ -192,7 +204,8 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, pred
         for entry in cv["skipped"]:
             click.echo(f"not held out: {entry['name']} ({entry['where']}): {entry['reason']}")
     click.echo(f"model: {cv['chosen']['why']}")
-    what = (f"{trees} trees, {len(spec['feature_names'])} features" if "feature_names" in spec
+    on = " (a correction of the analytic model)" if spec.get("predictor") == "residual" else ""
+    what = (f"{trees} trees, {len(spec['feature_names'])} features{on}" if "feature_names" in spec
             else "the analytic model (no forest)")
     click.echo(f"{what} -> {out_dir} in {time.perf_counter() - start:.1f} s")
 
@@ -259,6 +272,8 @@ def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_
     if len(apart) > _SHOWN_BAD:
         click.echo(f"not applicable: ... and {len(apart) - _SHOWN_BAD} more problems")
     click.echo("\n".join(table(evaluation.report)))
+    if evaluation.domain is not None and evaluation.domain["line"]:
+        click.echo(evaluation.domain["line"])
     shift = evaluation.families
     rows = report_rows(shift["predictors"], None, "all") if shift else []
     if shift and not rows:

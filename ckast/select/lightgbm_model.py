@@ -12,7 +12,9 @@ file and the field.
 
 A spec whose `predictor` is `analytic` (what `select train` writes when the analytic model does best under
 shift) names a model without a forest: the directory ranks with the analytic model (`AnalyticModel`), for the
-op type, datatype, arch (and conv direction) the spec names.
+op type, datatype, arch (and conv direction) the spec names. One whose `predictor` is `residual` holds a forest
+that corrects the analytic model (see `LightGBMPredictor.predict_tflops`); `lightgbm` (or none named) a forest
+predicting log1p(TFLOPS), as CK's.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ckast.input_file import InputFileError, read_input
 
 from .forest import Forest, ModelError, read_model
 from .libm import libm
+from .model_domain import Domain, read_domain
 from .problem import Problem
 
 MODEL_FILE = "model_tflops.lgbm"
@@ -41,8 +44,9 @@ SPEC_LIMIT = 16 << 20
 """Largest feature_spec.json read (CK's are a few KiB)."""
 OP_TYPES = {"gemm_universal": "gemm", "gemm": "gemm", "grouped_conv": "grouped_conv"}
 """CK's op_type (and ckast's kind) -> ckast's feature-set kind."""
-PREDICTORS = ("analytic", "lightgbm")
-"""A spec's `predictor` (default: lightgbm, a forest in the model file)."""
+PREDICTORS = ("analytic", "lightgbm", "residual")
+"""A spec's `predictor` (default: lightgbm, a forest in the model file predicting log1p TFLOPS, as CK's; residual:
+a forest correcting the analytic model; analytic: no forest)."""
 
 
 class MissingPackage(CkastError, RuntimeError):
@@ -74,8 +78,38 @@ class LightGBMPredictor:
     hw: Any
     """The hardware the model's features are computed with: the figures its spec records (`hardware`),
     CK's feature-engine defaults for the others, as CK's predictor does; not the target's."""
+    domain: Domain | None = None
+    """What the model was trained on (spec `domain`), if the spec records it."""
 
-    name = "lightgbm"
+    @property
+    def name(self) -> str:
+        """The predictor (spec `predictor`): "lightgbm" (the trees predict log1p(TFLOPS) on their own, as CK's
+        models) or "residual" (TFLOPS = analytic x exp(residual_scale x trees))."""
+        return self.spec.get("predictor", "lightgbm")
+
+    @property
+    def base(self) -> str:
+        """What the trees correct: "analytic" (a residual model) or "none"."""
+        return "analytic" if self.name == "residual" else "none"
+
+    @property
+    def residual_scale(self) -> float:
+        return float(self.spec.get("residual_scale", 1.0))
+
+    def inside(self, problem: Problem, part, rows: np.ndarray | None = None) -> bool:
+        """The problem and every kernel of `rows` (default: all) lie inside the training domain (True without a
+        recorded domain)."""
+        if self.domain is None:
+            return True
+        kernels = self.kernels_inside(part)
+        return bool(kernels.all() if rows is None else kernels[rows].all()) and self.domain.problem_inside(problem)
+
+    def kernels_inside(self, part) -> np.ndarray:
+        """Per kernel of the part: inside the training domain (memoized per part)."""
+        key = ("domain", id(self))
+        if key not in part.memo:
+            part.memo[key] = self.domain.kernels_inside(self.kind, part.table)
+        return part.memo[key]
 
     @property
     def trees(self) -> int:
@@ -92,7 +126,16 @@ class LightGBMPredictor:
         self._bound(part)
         x = model_features(self.kind).matrix(problem, part.table, self.hw)
         x = x[:, self.columns] if rows is None else x[np.ix_(rows, self.columns)]
-        tflops = self.transform(self.forest.predict(x))
+        raw = self.forest.predict(x)
+        if self.base == "analytic":
+            from .analytic import AnalyticPredictor
+
+            analytic = AnalyticPredictor().predict_tflops(problem, part, hw, rows)
+            if not self.inside(problem, part, rows):
+                return analytic
+            tflops = residual_tflops(analytic, self.residual_scale * raw)
+        else:
+            tflops = self.transform(raw)
         self._finite(tflops, lambda _: problem)
         return tflops
 
@@ -105,7 +148,16 @@ class LightGBMPredictor:
 
         self._bound(part)
         x = model_features(self.kind).matrix_many(problems, part.table, self.hw, mask)[:, self.columns]
-        tflops = self.transform(self.forest.predict(x))
+        raw = self.forest.predict(x)
+        if self.base == "analytic":
+            from .analytic import AnalyticPredictor
+
+            analytic = AnalyticPredictor().predict_many(problems, part, hw, mask)
+            inside = np.array([self.inside(p, part, np.flatnonzero(m)) for p, m in zip(problems, mask)])
+            tflops = residual_tflops(analytic[mask], self.residual_scale * raw)
+            tflops = np.where(np.repeat(inside, mask.sum(axis=1)), tflops, analytic[mask])
+        else:
+            tflops = self.transform(raw)
         self._finite(tflops, lambda row: problems[np.nonzero(mask)[0][row]])
         out = np.full(mask.shape, np.nan)
         out[mask] = tflops
@@ -213,7 +265,8 @@ def load_model(model_dir: Path) -> LightGBMPredictor | AnalyticModel:
         hw = ck_engine_hardware(spec.get("hardware"))
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelError(f"{model_dir / SPEC_FILE}: hardware: {exc.args[0] if exc.args else exc}") from None
-    return LightGBMPredictor(model_dir, path, forest, spec, kind, columns, hw)
+    domain = None if "domain" not in spec else read_domain(spec["domain"], kind, str(model_dir / SPEC_FILE))
+    return LightGBMPredictor(model_dir, path, forest, spec, kind, columns, hw, domain)
 
 
 def bind(spec: Mapping[str, Any], features, where: Path) -> np.ndarray:
@@ -281,6 +334,11 @@ def _read_spec(path: Path) -> dict[str, Any]:
                              "is listed twice")
     if not spec["feature_names"]:
         raise ModelError(f"{path}: feature_names: empty")
+    scale = spec.get("residual_scale", 1.0)
+    if "residual_scale" in spec and (spec.get("predictor") != "residual" or not isinstance(scale, (int, float))
+                                     or isinstance(scale, bool) or not 0 < scale <= 1):
+        raise ModelError(f"{path}: residual_scale: expected a number in (0, 1] beside predictor residual, not "
+                         f"{shown(scale)}")
     for field in ("categorical_encodings", "hardware", *_SPEC_OBJECTS):
         if field in spec and not isinstance(spec[field], dict):
             raise ModelError(f"{path}: {field}: expected an object, not {shown(spec[field])}")
@@ -307,3 +365,9 @@ def _read_forest(model_dir: Path) -> tuple[Path, Forest]:
     if not path.exists() and not path.is_symlink():
         raise ModelError(f"{plain}: missing (nor is there a {packed.name})")
     return path, read_model(path)
+
+
+def residual_tflops(analytic: np.ndarray, raw: np.ndarray) -> np.ndarray:
+    """A residual model's TFLOPS: the analytic model's times exp of the trees' output (the C library's exp, then
+    one product: what the C++ selector computes)."""
+    return np.asarray(analytic, dtype=np.float64) * libm(math.exp, raw)

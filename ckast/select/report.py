@@ -241,7 +241,7 @@ def _rankings(parts: Iterator[tuple[str, Problem, Part]], library: Library, pred
         served = len(batch) if broken is None else broken[0]
         if served:
             for (label, _, _), ranking in zip(batch, rank_many(problems[:served], part, predictor, hw, layers)):
-                yield _ranked(label, ranking, library, hw, top, with_features, why_not)
+                yield _ranked(label, ranking, library, hw, top, with_features, why_not, predictor)
         if broken is not None:
             raise refusal(problems[served], broken[1], batch[served][0])
 
@@ -270,9 +270,13 @@ def _batches(parts: Iterator[tuple[str, Problem, Part]]) -> Iterator[list[tuple[
 
 
 def _ranked(label: str, ranking: Ranking, library: Library, hw, top: int, with_features: bool,
-            why_not: Sequence[str]) -> dict[str, Any]:
-    """One problem's entry of `selection`."""
+            why_not: Sequence[str], predictor: Predictor | None = None) -> dict[str, Any]:
+    """One problem's entry of `selection` (`domain`: what lies outside the model's training domain, for a model
+    that records it)."""
+    from .model_domain import domain_entry
+
     problem, part = ranking.problem, ranking.part
+    domain = None if predictor is None else domain_entry(predictor, problem, part, np.flatnonzero(ranking.applicable))
     shown = ranking.order[:top]
     entries = [_entry(ranking, i, r) for r, i in enumerate(shown, start=1)]
     if with_features:
@@ -286,7 +290,8 @@ def _ranked(label: str, ranking: Ranking, library: Library, hw, top: int, with_f
     return {"problem": label, "shape": problem_label(problem), "fields": problem_fields(problem), "arch": part.arch,
             "datatype": part.datatype,
             "kernels": len(part), "applicable": int(ranking.applicable.sum()), "refused": dict(ranking.refused),
-            "top": entries, "why_not": [_why_not(ranking, library, name) for name in why_not]}
+            "top": entries, "why_not": [_why_not(ranking, library, name) for name in why_not],
+            **({} if domain is None else {"domain": domain})}
 
 
 def json_chunks(head: Mapping[str, Any], problems: Iterable[Mapping[str, Any]]) -> Iterator[str]:
@@ -368,14 +373,42 @@ def text(head: Mapping[str, Any], problem: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def evaluation(library: Library, timings, model_dir: Path | None) -> tuple[list, str, str]:
-    """The outcomes of `ckast select eval`, the predictor's description and its name (`analytic`, `lightgbm`; the
-    runs of kernels not applicable under the layers the timings were read with are set apart already)."""
+@attrs.frozen
+class Evaluated:
+    """What `ckast select eval` scores: the `outcomes`, the predictor's description (`described`) and `name`
+    (`analytic`, `lightgbm`, `residual`), and, for a model that records its training domain, what of the runs lies
+    outside it (`domain`: `line`, one line summing it up, None when nothing does; `problems`, per problem outside or
+    with a measured kernel outside, its label and `model_domain.domain_entry`)."""
+
+    outcomes: list
+    described: str
+    name: str
+    domain: dict[str, Any] | None
+
+
+def evaluation(library: Library, timings, model_dir: Path | None) -> Evaluated:
+    """The outcomes of `ckast select eval` and what goes with them (`Evaluated`; the runs of kernels not applicable
+    under the layers the timings were read with are set apart already)."""
     from .evaluate import evaluate
+    from .model_domain import domain_entry, domain_line
 
     predictor = load_predictor(model_dir)
-    outcomes = evaluate(timings.runs, measured_predictions(library, predictor), name_order(library))
-    return outcomes, predictor_name(predictor.name, model_dir, getattr(predictor, "trees", None)), predictor.name
+    domains: list[tuple[Any, int, Mapping[str, Any]]] = []
+    outside: list[dict[str, Any]] = []
+
+    def note(problem: Problem, part, rows: np.ndarray) -> None:
+        entry = domain_entry(predictor, problem, part, rows)
+        if entry is not None:
+            domains.append((id(part), len(part), entry))
+            if entry["problem_outside"] or entry["applicable_outside"]:
+                outside.append({"problem": problem_label(problem), **entry})
+
+    outcomes = evaluate(timings.runs, measured_predictions(library, predictor, note), name_order(library))
+    domain = None
+    if getattr(predictor, "domain", None) is not None:
+        domain = {"line": domain_line(domains, predictor.base), "problems": outside}
+    return Evaluated(outcomes, predictor_name(predictor.name, model_dir, getattr(predictor, "trees", None)),
+                     predictor.name, domain)
 
 
 def name_order(library: Library) -> np.ndarray:
@@ -383,9 +416,12 @@ def name_order(library: Library) -> np.ndarray:
     return np.argsort(np.argsort(np.array(library.names, dtype=object), kind="stable"), kind="stable")
 
 
-def measured_predictions(library: Library, predictor: Predictor) -> Callable[[Problem, list[int]], np.ndarray]:
+def measured_predictions(library: Library, predictor: Predictor,
+                         note: Callable[[Problem, Any, np.ndarray], None] | None = None
+                         ) -> Callable[[Problem, list[int]], np.ndarray]:
     """`predict(problem, kernels)`: the predicted TFLOPS of those library kernels (the measured ones of a
-    problem) on the problem, in their part (LibraryError when they are of several parts)."""
+    problem) on the problem, in their part (LibraryError when they are of several parts); `note(problem, part,
+    rows)` is called with each before it is predicted."""
     from ckast.arch.hardware import hardware
 
     def predict(problem: Problem, indices: list[int]) -> np.ndarray:
@@ -395,6 +431,8 @@ def measured_predictions(library: Library, predictor: Predictor) -> Callable[[Pr
         if None in rows:
             raise LibraryError(f"the runs of problem {problem_fields(problem)} are of kernels of several datatypes, "
                                "layouts or directions")
+        if note is not None:
+            note(problem, part, np.array(rows))
         return predictor.predict_tflops(problem, part, hardware(part.arch), np.array(rows))
 
     return predict

@@ -133,20 +133,12 @@ class Analytic:
         return self.values[rows]
 
 
-def analytic_trainer(data, library, hw_of) -> Trainer:
-    """The analytic model as a trainer of `data` (`train.Dataset` of the `library`'s kernels): it learns nothing,
-    its predictions are those of `select` without a model (on the arch's hardware, `hw_of(arch)`)."""
-    from .analytic import AnalyticPredictor
+def analytic_trainer(data) -> Trainer:
+    """The analytic model as a trainer of `data` (`train.Dataset`): it learns nothing, its predictions are those
+    of `select` without a model (`data.analytic`)."""
 
     def fit(rows: np.ndarray, callbacks: list) -> Analytic:
-        model, values = AnalyticPredictor(), np.empty(len(data.tflops))
-        for number, problem in enumerate(data.problems):
-            mine = np.flatnonzero(data.group == number)
-            config = library.configs[data.kernels[mine[0]]]
-            part = library.part(problem, config["datatype"], config["layout"] if config["kind"] == "gemm" else None)
-            rows_of = np.array([part.index[library.names[k]] for k in data.kernels[mine]])
-            values[mine] = model.predict_tflops(problem, part, hw_of(part.arch), rows_of)
-        return Analytic(np.log1p(values))
+        return Analytic(np.log1p(data.analytic))
 
     return Trainer(ANALYTIC, fit, learns=False)
 

@@ -1,7 +1,9 @@
 """Training a LightGBM model from a timing table, written as a model directory in CK's layout.
 
-Target log1p(TFLOPS) (as CK's: TFLOPS spans orders of magnitude); features are ckast's feature set of
-the kind, computed from each run's problem and its kernel's config on the library's arch. Quality is
+Target (`base`): by default the analytic model's error, log(measured / analytic TFLOPS); the model predicts
+analytic x exp(RESIDUAL_SCALE x trees), and the analytic model's TFLOPS alone for a problem outside its training
+domain (`model_domain`, recorded in the spec). With base "none", log1p(TFLOPS) (as CK's: TFLOPS spans orders of
+magnitude). Features are ckast's feature set of the kind, computed from each run's problem and its kernel's config on the library's arch. Quality is
 estimated by GroupKFold cross-validation, the runs of one problem shape never split between training
 and validation folds, and by folds that hold out whole families of problems (`shift`); the final model is
 fitted on every run. The predictors compared (`trainers`: the analytic model, LightGBM) are scored alike, and
@@ -26,6 +28,7 @@ from ckast.json_out import dumps
 
 from .evaluate import group_runs
 from .library import Library, direction_of
+from .model_domain import Domain, training_domain
 from .model_limits import MAX_TREES
 from .problem import Problem
 from .shift import Fold, Trainer
@@ -68,6 +71,9 @@ class Dataset:
     """op_type, dtype, arch (and direction for conv): what the model is for."""
     hardware: Mapping[str, int]
     """The figures the features were computed with, recorded as CK records them (`lds_capacity`)."""
+    analytic: np.ndarray
+    """The analytic model's TFLOPS of every row (the arch's shipped calibration, the arch's hardware): what a
+    residual model starts from."""
 
 
 def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
@@ -76,7 +82,10 @@ def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
 
     by_problem = group_runs(runs)
     identity: dict[str, str] | None = None
-    xs, ys, groups, orders, problems, indices = [], [], [], [], [], []
+    from .analytic import AnalyticPredictor
+
+    analytic = AnalyticPredictor()
+    xs, ys, groups, orders, problems, indices, bases = [], [], [], [], [], [], []
     for number, (problem, kernels) in enumerate(sorted(by_problem.items(), key=lambda item: repr(item[0]))):
         first = library.configs[min(kernels)]
         part = library.part(problem, first["datatype"], first["layout"] if first["kind"] == "gemm" else None)
@@ -97,6 +106,7 @@ def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
             rows.append(part.index[name])
         rows = np.array(rows)
         xs.append(model_features(first["kind"]).matrix(problem, part.table, hw_of(part.arch))[rows])
+        bases.append(analytic.predict_tflops(problem, part, hw_of(part.arch), rows))
         ys.append([kernels[i] for i in sorted(kernels)])
         groups.append(np.full(len(rows), number))
         orders.append(part.name_order[rows])
@@ -109,7 +119,7 @@ def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
                 for name in FIGURES}
     return Dataset(np.vstack(xs), np.concatenate(ys), np.concatenate(groups), np.concatenate(orders),
                    np.concatenate(indices), tuple(problems), library.configs[runs[0].kernel]["kind"], identity,
-                   recorded)
+                   recorded, np.concatenate(bases))
 
 
 def group_folds(group: np.ndarray, folds: int) -> np.ndarray:
@@ -146,14 +156,78 @@ def trainable_folds(data: Dataset, folds: int) -> np.ndarray | None:
     return fold
 
 
+DEFAULT_BASE = "analytic"
+RESIDUAL_SCALE = 0.5
+"""What a residual model's trees count for: TFLOPS = analytic x exp(RESIDUAL_SCALE x trees). Halving the learned
+correction raised selection on shapes the trees never saw and in cross-validation alike; with it, DEFAULT_PARAMS'
+trees did better than smaller, more regularised ones (`tools/bench_shift_selection.py`)."""
+TINY_TFLOPS = 1e-6
+"""The analytic TFLOPS a residual target is taken against at least (a kernel the model gives 0)."""
+
+
+def target(data: Dataset, rows: np.ndarray, base: str) -> np.ndarray:
+    """What the trees of a model on `base` learn for `rows`."""
+    if base == "none":
+        return np.log1p(data.tflops[rows])
+    return np.log(data.tflops[rows]) - np.log(np.maximum(data.analytic[rows], TINY_TFLOPS))
+
+
 def fit(data: Dataset, rows: np.ndarray, params: Mapping[str, Any], trees: int, names: list[str],
-        categorical: list[int], callbacks: Sequence[Callable[[Any], None]] = ()):
+        categorical: list[int], callbacks: Sequence[Callable[[Any], None]] = (), base: str = "none"):
     from .lightgbm_model import lightgbm_module
 
     lightgbm = lightgbm_module()
-    train_set = lightgbm.Dataset(data.x[rows], np.log1p(data.tflops[rows]), feature_name=names,
+    train_set = lightgbm.Dataset(data.x[rows], target(data, rows, base), feature_name=names,
                                  categorical_feature=categorical, params={"verbose": -1})
     return lightgbm.train(dict(params), train_set, num_boost_round=trees, callbacks=list(callbacks))
+
+
+def predicted(data: Dataset, rows: np.ndarray, raw: np.ndarray, base: str, domain: Domain | None = None,
+              scale: float = RESIDUAL_SCALE) -> np.ndarray:
+    """TFLOPS of `rows` from the trees' output `raw` of a model on `base` trained on `domain` (as
+    `LightGBMPredictor` predicts: a residual model answers the analytic model's TFLOPS for each problem outside
+    its domain, or with a kernel outside it; `scale`: what its trees count for)."""
+    from .lightgbm_model import residual_tflops
+
+    if base == "none":
+        return np.expm1(raw)
+    tflops = residual_tflops(data.analytic[rows], scale * raw)
+    if domain is not None:
+        inside = domain.rows_inside(data.kind, data.x[rows])
+        for g in np.unique(data.group[rows]):
+            mine = data.group[rows] == g
+            inside[mine] = inside[mine].all() and domain.problem_inside(data.problems[g])
+        tflops = np.where(inside, tflops, data.analytic[rows])
+    return tflops
+
+
+def train_predictor(data: Dataset, rows: np.ndarray, base: str = DEFAULT_BASE, trees: int = 400, seed: int = 0,
+                    gate: bool = True, scale: float = RESIDUAL_SCALE) -> Callable[[np.ndarray], np.ndarray]:
+    """A model on `base` fitted on `rows` (one LightGBM thread) as a function: rows of `data` -> predicted TFLOPS
+    (for validating predictors on chosen rows). `gate`: a residual model hands problems outside its training
+    domain to the analytic model, as the models `select train` writes do; `scale`: what its trees count for."""
+    features = _features(data.kind)
+    booster = fit(data, rows, {**DEFAULT_PARAMS, "seed": seed}, trees, *features, base=base)
+    domain = domain_of(data, rows)
+
+    def predict(held: np.ndarray) -> np.ndarray:
+        return predicted(data, held, booster.predict(data.x[held], num_threads=1), base, domain if gate else None,
+                         scale)
+    return predict
+
+
+def domain_of(data: Dataset, rows: np.ndarray) -> Domain:
+    """The training domain of `rows`: their problems and kernels."""
+    return training_domain(data.kind, [data.problems[g] for g in np.unique(data.group[rows])], data.x[rows])
+
+
+def _features(kind: str) -> tuple[list[str], list[int]]:
+    """The feature names of `kind` and the positions of the categorical ones."""
+    from .model_features import model_features
+
+    features = model_features(kind)
+    names = list(features.names)
+    return names, [i for i, name in enumerate(names) if name in features.categorical]
 
 
 class _Stopped(Exception):
@@ -184,50 +258,63 @@ def fit_all(tasks: list[Callable[[list], Any]], jobs: int) -> list[Any]:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-LIGHTGBM = "lightgbm"
+LIGHTGBM, RESIDUAL = "lightgbm", "residual"
+BASE_OF = {LIGHTGBM: "none", RESIDUAL: "analytic"}
+"""What the trees of each LightGBM predictor learn on top of: nothing (log1p TFLOPS, as CK's models) or the
+analytic model (its error)."""
 BEST = "best"
 """`train`'s `predictor` that lets the figures choose (`shift.choose`)."""
+UNVALIDATED = RESIDUAL
+"""The predictor written when nothing is cross-validated (`folds` 0)."""
 
 
 @attrs.frozen
 class Forest:
-    """A fitted LightGBM model: predicted log1p(TFLOPS) of rows of the data."""
+    """A fitted LightGBM predictor (`name`: lightgbm or residual) of `data`, trained on `domain`: predicted
+    log1p(TFLOPS) of rows of the data (a residual model's: the analytic model's outside its domain)."""
 
+    name: str
     booster: Any
-    x: np.ndarray
+    data: Dataset
+    domain: Domain
 
     def predict(self, rows: np.ndarray) -> np.ndarray:
-        return self.booster.predict(self.x[rows], num_threads=1)
+        raw = self.booster.predict(self.data.x[rows], num_threads=1)
+        base = BASE_OF[self.name]
+        return raw if base == "none" else np.log1p(predicted(self.data, rows, raw, base, self.domain))
 
 
 def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
-          progress: Callable[[str, int], None] | None = None, analytic: Trainer | None = None,
-          predictor: str = BEST) -> tuple[Any, dict[str, Any], dict]:
-    """(the model chosen, feature spec, CV metrics): the predictors (`analytic`, then LightGBM with `trees` trees)
-    cross-validated on `folds` random group folds and on the families `shift` holds out, and the one chosen
-    (`shift.choose`, or `predictor` by name) fitted on every run. The model chosen is a `Forest`, or None for the
-    analytic model.
+          progress: Callable[[str, int], None] | None = None, predictor: str = BEST
+          ) -> tuple[Forest | None, dict[str, Any], dict]:
+    """(the model chosen, feature spec, CV metrics): the predictors (the analytic model; LightGBM with `trees`
+    trees on log1p TFLOPS, `lightgbm`; the same on the analytic model's error, `residual`) cross-validated on
+    `folds` random group folds and on the families `shift` holds out, and the one chosen (`shift.choose`, or
+    `predictor` by name; without folds: UNVALIDATED) fitted on every run. The model chosen is a `Forest`, or None
+    for the analytic model.
 
     The fits run `jobs` at a time, each on one LightGBM thread, so fits x threads <= `jobs` and every fit is the
     same whatever `jobs` is. `progress(fit, trees done)` is called with 0 for every fit (named: `lightgbm final
-    model`, `lightgbm fold 2 of 5`, `lightgbm stride 1`) before any starts, then after each tree from the fit's
+    model`, `residual fold 2 of 5`, `lightgbm stride 1`) before any starts, then after each tree from the fit's
     thread.
     """
     from .forest import ModelError, check_model_text
     from .model_features import model_features
-    from .shift import choose, family_folds, figures
+    from .shift import analytic_trainer, choose, family_folds, figures
 
     if not 1 <= trees <= MAX_TREES:
         raise TrainError(f"trees: {trees} is not within 1..{MAX_TREES:,} (the trees a model ckast reads may have)")
     features = model_features(data.kind)
-    names = list(features.names)
-    categorical = [i for i, name in enumerate(names) if name in features.categorical]
+    names, categorical = _features(data.kind)
     params = {**DEFAULT_PARAMS, "seed": seed}
 
-    def fit_forest(rows: np.ndarray, callbacks: list) -> Forest:
-        return Forest(fit(data, rows, params, trees, names, categorical, callbacks), data.x)
+    def forest(name: str) -> Trainer:
+        def fit_forest(rows: np.ndarray, callbacks: list) -> Forest:
+            return Forest(name, fit(data, rows, params, trees, names, categorical, callbacks, BASE_OF[name]), data,
+                          domain_of(data, rows))
+        return Trainer(name, fit_forest)
 
-    trainers = [*([analytic] if analytic is not None else []), Trainer(LIGHTGBM, fit_forest)]
+    trainers = [analytic_trainer(data), forest(LIGHTGBM), forest(RESIDUAL)]
     if predictor != BEST and predictor not in [t.name for t in trainers]:
         raise TrainError(f"{argument('predictor')}: {predictor!r} is not one of {BEST}, "
                          f"{', '.join(t.name for t in trainers)}")
@@ -243,6 +330,8 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
                                 "reason": "the others are all of one speed"})
             else:
                 plan.append(f)
+    if fold is None:  # nothing to compare: only the predictor written is fitted
+        trainers = [t for t in trainers if t.name == (UNVALIDATED if predictor == BEST else predictor)]
     fitted, held_out = fit_folds(trainers, data, plan, jobs, progress)
 
     predictors = {t.name: figures(data, plan, {f.label: held_out[t.name, f.label] for f in plan})
@@ -250,7 +339,7 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
     ordered = [t.name for t in trainers]
     choice = choose(ordered, {n: e["random"]["efficiency"] for n, e in predictors.items()} if fold is not None
                     else None, {n: e["shift"] for n, e in predictors.items()} if len(plan) > folds else None,
-                    LIGHTGBM)
+                    ordered[0] if fold is None else UNVALIDATED)
     if predictor != BEST:
         choice = attrs.evolve(choice, name=predictor, basis="asked",
                               why=f"{predictor}, as {argument('predictor')} asks")
@@ -263,6 +352,7 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
             raise TrainError(f"the trained model is not one ckast reads ({exc}): train fewer trees (--trees)") from None
         spec = {
             **data.identity,
+            "predictor": choice.name,
             "feature_names": names,
             "categorical_features": [names[i] for i in categorical],
             "categorical_encodings": {names[i]: dict(features.categorical[names[i]]) for i in categorical},
@@ -271,6 +361,8 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
             "log_targets": ["tflops"],
             "params": {**params, "n_estimators": trees},
             "training": training,
+            **({"residual_scale": RESIDUAL_SCALE} if choice.name == RESIDUAL else {}),
+            "domain": model.domain.to_json(),
         }
     else:
         model, spec = None, {**data.identity, "predictor": choice.name, "training": training}

@@ -121,10 +121,12 @@ of the library's can serve it (None: some may)."""
 
 def predicted(predictor, layers: Sequence[str]) -> Scorer:
     """The scorer of `predictor` (`rank.load_predictor`) under the applicability `layers`, as `ckast select`
-    ranks: problems of one part in batches (`batch.rank_many`)."""
+    ranks: problems of one part in batches (`batch.rank_many`). For a model that records its training domain,
+    the scorer's `domain` lists, per problem scored, its part and `model_domain.domain_entry`."""
     from ckast.arch.hardware import hardware
 
     from .batch import batch_size, rank_many
+    from .model_domain import domain_entry
 
     def score(library: Library, workload: Workload) -> tuple[np.ndarray, list[str | None]]:
         tflops = np.full((len(workload.problems), len(library.names)), np.nan)
@@ -147,11 +149,15 @@ def predicted(predictor, layers: Sequence[str]) -> Scorer:
                                      layers)
                 for i, ranking in zip(chunk, rankings):
                     tflops[i, columns] = ranking.tflops
+                    entry = domain_entry(predictor, ranking.problem, part, np.flatnonzero(ranking.applicable))
+                    if entry is not None:
+                        score.domain.append((id(part), len(part), {"problem": workload.labels[i], **entry}))
                     if not ranking.applicable.any():
                         reasons[i] = "no kernel applicable (" + ", ".join(
                             f"{name} {count}" for name, count in ranking.refused.items()) + ")"
         return tflops, reasons
 
+    score.domain = []
     return score
 
 
@@ -400,6 +406,9 @@ class WorkloadChoice:
     """Per row of the workload, its distinct problem in `scores`."""
     builds: tuple[tuple[str, str], ...] = ()
     """Every kernel's (arch, variant), in the order of `scores.names`: what its build cost is estimated by."""
+    domain: Mapping[str, Any] | None = None
+    """For a model that records its training domain: `line` (what of the workload lies outside it and what ckast
+    did; None when nothing does) and `problems` (each problem outside or with a kernel outside)."""
 
     @property
     def unserved(self) -> int:
@@ -428,7 +437,8 @@ class WorkloadChoice:
         doc: dict[str, Any] = {
             "workload": str(self.request.workload), "scorer": self.request.scorer_name, "mode": c.mode,
             "value": c.value, "over_budget": c.over_budget, "kernels": len(self.scores.names),
-            "kept": self.kept_names, "efficiency": s, "problems": problems, "build": None}
+            "kept": self.kept_names, "efficiency": s, "problems": problems, "build": None,
+            **({} if self.domain is None else {"domain": dict(self.domain)})}
         if self.builds:
             from ckast.library.build_cost import build_cost
 
@@ -455,6 +465,7 @@ def choice_lines(doc: Mapping[str, Any]) -> list[str]:
            f"budget {int(value)} (greedy facility location, weighted mean efficiency{over})")
     out = [f"workload {doc['workload']}: {quantity(len(problems), 'problem')}, {s['problems']} served by the "
            f"selection; scorer: {doc['scorer']}",
+           *([doc["domain"]["line"]] if doc.get("domain") and doc["domain"]["line"] else []),
            f"kept {len(doc['kept'])} of {quantity(doc['kernels'], 'kernel')}, {how}",
            f"efficiency of the kept kernels against the whole selection's best, over "
            f"{quantity(s['problems'], 'problem')}: mean {s['mean']:.1%}, P10 {s['p10']:.1%}, min {s['min']:.1%}, "
@@ -493,10 +504,17 @@ def choose_for(names: Sequence[str], configs: Sequence[Mapping[str, Any]], reque
     else:
         from .rank import load_predictor
 
-        scorer = predicted(load_predictor(request.model), LAYERS)
+        predictor = load_predictor(request.model)
+        scorer = predicted(predictor, LAYERS)
     scores = Scores.of(library, distinct, scorer)
+    domain = None
+    if getattr(scorer, "domain", None):
+        from .model_domain import domain_line
+
+        domain = {"line": domain_line(scorer.domain, predictor.base),
+                  "problems": [e for _, _, e in scorer.domain if e["problem_outside"] or e["applicable_outside"]]}
     choice = choose(scores, distinct.weights, within=request.within, budget=request.budget,
                     counts=np.bincount(rows, minlength=len(distinct.problems)))
     per_row = attrs.evolve(choice, efficiency=choice.efficiency[rows], weights=workload.weights)
     return WorkloadChoice(request, workload, scores, per_row, rows,
-                          tuple((str(c.get("arch")), str(c.get("variant"))) for c in configs))
+                          tuple((str(c.get("arch")), str(c.get("variant"))) for c in configs), domain)

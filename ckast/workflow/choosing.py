@@ -249,16 +249,19 @@ def train_model(timings: TimingRuns, output: PathLike, *, trees: int = 400, fold
     """Train the predictors on measured runs, choose the one that does best under shift and write it into the
     directory `output`.
 
-    The predictors are the analytic model (it learns nothing) and a LightGBM model (log1p TFLOPS). One model is
-    one kind, conv direction, datatype and arch. Each is scored on `folds` GroupKFold folds (grouped by problem
-    shape) and on folds that hold out a whole family of problems (conv stride, batch, filter, image size; GEMM M,
-    N, K ranges), trained on the others. `predictor` `best` writes the one with the highest worst-family P10
-    (ties: the mean over families), a learned one only when it is below the analytic model on neither (without a
-    family held out: on the random folds; without folds: LightGBM); or a predictor by name (`analytic`,
-    `lightgbm`). An analytic model directory holds no forest: `select --model` ranks with the analytic model.
-    The fits run `jobs` at a time (default: the cores ckast may run on); the model is the same for any `jobs`.
-    `progress(fit, trees_done)` is called with 0 for every fit (a name: `lightgbm final model`, `lightgbm fold
-    1 of 5`, `lightgbm stride 1`) before any starts, then after each tree.
+    The predictors are the analytic model (it learns nothing), `lightgbm` (LightGBM on log1p TFLOPS, as CK's
+    models) and `residual` (LightGBM on what the analytic model gets wrong, log of measured over analytic TFLOPS:
+    it predicts the analytic model's TFLOPS times exp of half the trees' output, and the analytic model's alone for
+    a problem or kernel outside what it was trained on). One model is one kind, conv direction, datatype and arch.
+    Each is scored on `folds` GroupKFold folds (grouped by problem shape) and on folds that hold out a whole family
+    of problems (conv stride, batch, filter, image size; GEMM M, N, K ranges), trained on the others. `predictor`
+    `best` writes the one with the highest worst-family P10 (ties: the mean over families), a learned one only
+    when it is below the analytic model on neither (without a family held out: on the random folds; without
+    folds: residual, fitted alone); or a predictor by name (`analytic`, `lightgbm`, `residual`). The spec names
+    the predictor written (`predictor`); an analytic model directory holds no forest: `select --model` ranks with
+    the analytic model. The fits run `jobs` at a time (default: the cores ckast may run on); the model is the
+    same for any `jobs`. `progress(fit, trees_done)` is called with 0 for every fit (a name: `lightgbm final
+    model`, `residual fold 1 of 5`, `lightgbm stride 1`) before any starts, then after each tree.
 
     Raises:
         TrainError: the runs cannot make one model, `folds` is 1, or `predictor` is unknown.
@@ -270,7 +273,6 @@ def train_model(timings: TimingRuns, output: PathLike, *, trees: int = 400, fold
     from ckast.output.places import check_kind, check_place, refuse_inside
     from ckast.output.transaction import OutputError
     from ckast.cores import default_jobs
-    from ckast.select.shift import analytic_trainer
     from ckast.select.train import ONE_FOLD, TrainError, dataset, train, write_model
 
     if folds == 1:
@@ -280,8 +282,7 @@ def train_model(timings: TimingRuns, output: PathLike, *, trees: int = 400, fold
     if Path(output).is_dir():
         check_kind(output, "model")
     rows = dataset(list(timings.timings.runs), timings.library, hardware)
-    model, spec, cv = train(rows, trees, folds, seed, jobs or default_jobs(), progress,
-                            analytic_trainer(rows, timings.library, hardware), predictor)
+    model, spec, cv = train(rows, trees, folds, seed, jobs or default_jobs(), progress, predictor)
     try:
         write_model(Path(output), model, spec, cv)
     except OutputError as exc:
@@ -312,6 +313,9 @@ class Evaluation:
     predictor and, beside a model, of the analytic model: `families` (name, axis, where, problems), `skipped`
     (too few problems), `predictors` (each one's `all`, `families` and `shift`: `worst` family and `mean` over
     families) and `best` (`name`, `basis`, `why`: the one that does best under shift)."""
+    domain: Mapping[str, Any] | None = None
+    """For a model that records its training domain: `line`, one line saying what of the runs lies outside it and
+    what ckast did (None when nothing does), and `problems`, each problem outside or with a kernel outside."""
 
     @property
     def summary(self) -> Mapping[str, float]:
@@ -323,7 +327,8 @@ class Evaluation:
         return {"predictor": self.predictor, "layers": list(self.layers), "runs": self.runs, "kernels": self.kernels,
                 "bad_rows": self.bad_rows, "failed_runs": self.failed_runs,
                 "not_applicable": {"runs": self.not_applicable_runs, "problems": list(self.not_applicable)},
-                **self.report, "shift": dict(self.families)}
+                **self.report, "shift": dict(self.families),
+                **({} if self.domain is None else {"domain": dict(self.domain)})}
 
 
 @checked(timings="ckast.workflow.choosing:TimingRuns", model="optional path")
@@ -340,14 +345,15 @@ def evaluate_model(timings: TimingRuns, *, model: PathLike | None = None) -> Eva
     from ckast.select.shift import ANALYTIC, family_report
 
     runs = timings.timings
-    outcomes, predictor, name = evaluation(timings.library, runs, None if model is None else Path(model))
-    compared = {name: outcomes}
-    if name != ANALYTIC and outcomes:
-        compared[ANALYTIC] = evaluation(timings.library, runs, None)[0]
+    evaluated = evaluation(timings.library, runs, None if model is None else Path(model))
+    outcomes = evaluated.outcomes
+    compared = {evaluated.name: outcomes}
+    if evaluated.name != ANALYTIC and outcomes:
+        compared[ANALYTIC] = evaluation(timings.library, runs, None).outcomes
     families = family_report(compared) if outcomes else {}
-    return Evaluation(predictor, timings.layers, len(runs.runs), len({run.kernel for run in runs.runs}),
+    return Evaluation(evaluated.described, timings.layers, len(runs.runs), len({run.kernel for run in runs.runs}),
                       len(outcomes), len(runs.bad), runs.failed, len(runs.outside),
-                      tuple(set_apart(timings.library, runs)), report(outcomes), families)
+                      tuple(set_apart(timings.library, runs)), report(outcomes), families, evaluated.domain)
 
 
 @attrs.frozen

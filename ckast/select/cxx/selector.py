@@ -97,7 +97,10 @@ class PartPlan:
 
     @property
     def predictor(self) -> str:
-        return "analytic" if self.model is None else f"lightgbm ({self.model.trees} trees)"
+        if self.model is None:
+            return "analytic"
+        on = ", a correction of the analytic model" if self.model.base == "analytic" else ""
+        return f"lightgbm ({self.model.trees} trees{on})"
 
 
 def plan(library: Library, models: Sequence[object] = (), layers: Sequence[str] = LAYERS) -> list[PartPlan]:
@@ -275,7 +278,11 @@ def _part(p: PartPlan) -> n.Namespace:
                                log_targets="tflops" in p.model.spec.get("log_targets", ()),
                                kernel_keys=kernel_keys(features, part.table))
         decls += [*feats.decls, *lowered.decls]
-        body = _forest_rank(len(part), len(features), ok.value, feats, lowered)
+        residual = None
+        if p.model.base == "analytic":
+            residual = _residual(p, problem, k)
+            decls += residual.decls
+        body = _forest_rank(len(part), len(features), ok.value, feats, lowered, residual)
     rank = n.FunctionDef("rank", n.Builtin("void"), [n.FuncParam(n.LRef(n.Const(struct.type)), "problem"),
                                                      n.FuncParam(n.LRef(CHOICES), "out")],
                          [*ok.per_problem, *feats.per_problem, *body], inline=True)
@@ -298,31 +305,93 @@ def _push(k: n.Expr, score: n.Expr) -> n.Stmt:
                              n.BraceInit(CHOICE, [n.Index(n.ident("names"), k), score, n.Index(n.ident("order"), k)])))
 
 
-def _forest_rank(kernels: int, width: int, ok: n.Expr, feats, lowered) -> list[n.Stmt]:
-    """The applicable kernels, then their scores: one at a time, or all rows at once when many apply."""
+@attrs.frozen
+class _Residual:
+    """A residual model's analytic side: `decls` (the kernels' domain and the analytic model's arrays), `per_problem`
+    and `per_kernel` statements, `analytic` (a kernel's analytic TFLOPS), `trusted` (the problem lies inside the
+    training domain), `inside` (the array of the kernels that do) and the trees' `scale`."""
+
+    decls: tuple[n.Decl, ...]
+    per_problem: tuple[n.Stmt, ...]
+    per_kernel: tuple[n.Stmt, ...]
+    analytic: n.Expr
+    trusted: n.Expr
+    inside: n.Expr
+    scale: float
+
+    def score(self, raw: n.Expr) -> n.Expr:
+        """`analytic * std::exp(scale * raw)`: `lightgbm_model.residual_tflops` of the same doubles."""
+        return n.BinOp("*", self.analytic, n.call("std::exp", n.BinOp("*", n.FloatLit(self.scale), raw)))
+
+
+def _residual(p: PartPlan, problem: n.Expr, k: n.Expr) -> _Residual:
+    """The analytic model's tree and the problem's domain test of a residual model's part (what `LightGBMPredictor`
+    evaluates: the analytic model on the part's arch, the problem test of the model's domain)."""
+    from ckast.select.analytic import analytic_tree
+    from ckast.select.expr import TRUE
+
+    hw = hardware(p.part.arch)
+    domain = p.model.domain
+    test = TRUE if domain is None else domain.problem_test()
+    feats = lower_features([analytic_tree(p.kind, p.direction, p.datatype, hw, p.ndim), test.as_float()], p.part.table,
+                           hw_columns(hw), problem=problem, kernel=k, prefix="a")
+    inside = [True] * len(p.part) if domain is None else domain.kernels_inside(p.kind, p.part.table).tolist()
+    array = n.VarDecl(n.Array(n.Const(BOOL), None), "inside", n.BraceInit(None, [n.BoolLit(bool(v)) for v in inside]),
+                      static=True, constexpr=True)
+    return _Residual((array, *feats.decls), feats.per_problem, feats.per_kernel, feats.values[0],
+                     n.BinOp("!=", feats.values[1], n.FloatLit(0.0)), n.ident("inside"), p.model.residual_scale)
+
+
+def _forest_rank(kernels: int, width: int, ok: n.Expr, feats, lowered, residual: _Residual | None = None
+                 ) -> list[n.Stmt]:
+    """The applicable kernels, then their scores: one at a time, or all rows at once when many apply. A residual
+    model's (`residual`): the analytic model's TFLOPS alone when the problem or an applicable kernel lies outside the
+    model's training domain, else the analytic model's times exp of the trees' scaled output."""
     k, i, j = n.ident("k"), n.ident("i"), n.ident("j")
     chosen, rows, scores = n.ident("chosen"), n.ident("rows"), n.ident("scores")
     ints, doubles = _vector(INT), _vector(DOUBLE)
     size = n.call(n.Member(chosen, "size"))
+    what = "tflops" if residual is None else "predict"
+
+    def push(score: n.Expr) -> list[n.Stmt]:
+        if residual is None:
+            return [_push(k, score)]
+        return [*residual.per_kernel, _push(k, residual.score(score))]
+
     fill = [n.ExprStmt(n.BinOp("=", n.Index(rows, n.BinOp("+", n.BinOp("*", k, n.IntLit(width)), n.IntLit(f))), v))
             for f, v in enumerate(feats.values)]
     batch = [
         n.VarDecl(doubles, "rows", _sized(DOUBLE, kernels * width)),
         n.VarDecl(doubles, "scores", _sized(DOUBLE, kernels)),
         n.For(_count("k"), n.BinOp("<", k, n.IntLit(kernels)), n.UnOp("++", k), [*feats.per_kernel, *fill]),
-        n.ExprStmt(lowered.call_all("tflops", n.call(n.Member(rows, "data")), n.call(n.Member(scores, "data")))),
+        n.ExprStmt(lowered.call_all(what, n.call(n.Member(rows, "data")), n.call(n.Member(scores, "data")))),
         n.For(n.VarDecl(SIZE, "i", n.IntLit(0)), n.BinOp("<", i, size), n.UnOp("++", i), [
-            n.VarDecl(n.Const(INT), "k", n.Index(chosen, i)), _push(k, n.Index(scores, k))]),
+            n.VarDecl(n.Const(INT), "k", n.Index(chosen, i)), *push(n.Index(scores, k))]),
         n.Return(),
     ]
     one = [n.For(n.VarDecl(SIZE, "j", n.IntLit(0)), n.BinOp("<", j, size), n.UnOp("++", j), [
         n.VarDecl(n.Const(INT), "k", n.Index(chosen, j)), *feats.per_kernel,
         n.VarDecl(n.Array(n.Const(DOUBLE), None), "row", n.BraceInit(None, feats.values)),
-        _push(k, lowered.call("tflops", k, n.ident("row")))])]
+        *push(lowered.call(what, k, n.ident("row")))])]
+    gate: list[n.Stmt] = []
+    if residual is not None:
+        trusted = n.ident("trusted")
+        gate = [
+            *residual.per_problem,
+            n.VarDecl(BOOL, "trusted", residual.trusted),
+            n.For(n.VarDecl(SIZE, "i", n.IntLit(0)), n.BinOp("<", i, size), n.UnOp("++", i), [
+                n.ExprStmt(n.BinOp("=", trusted, n.BinOp("&&", trusted, n.Index(residual.inside, n.Index(chosen, i)))))]),
+            n.If(n.UnOp("!", trusted), [
+                n.For(n.VarDecl(SIZE, "i", n.IntLit(0)), n.BinOp("<", i, size), n.UnOp("++", i), [
+                    n.VarDecl(n.Const(INT), "k", n.Index(chosen, i)), *residual.per_kernel,
+                    _push(k, residual.analytic)]),
+                n.Return()]),
+        ]
     return [
         n.VarDecl(ints, "chosen"),
         n.For(_count("k"), n.BinOp("<", k, n.IntLit(kernels)), n.UnOp("++", k), [
             n.If(ok, [n.ExprStmt(n.call(n.Member(chosen, "push_back"), k))])]),
+        *gate,
         n.If(n.BinOp(">=", n.BinOp("*", size, n.IntLit(BATCH_SHARE)), n.IntLit(kernels)), batch),
         *one,
     ]
