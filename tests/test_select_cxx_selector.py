@@ -74,7 +74,8 @@ def conv(tmp_path_factory):
     synth = synth_module()
     synth.write(synth.synthesize(lib, "forward", 25, 60, 1, 0.02, 0.08), root / "train.csv")
     result = CliRunner().invoke(cli, ["select", "train", "--data", str(root / "train.csv"), "--library", str(lib),
-                                      "-o", str(root / "model"), "--trees", "40", "--folds", "0", "--predictor", "lightgbm"])
+                                      "-o", str(root / "model"), "--trees", "40", "--folds", "0",
+                                      "--predictor", "lightgbm"])
     assert result.exit_code == 0, result.output
     counts = write_selector(lib, [root / "model"], root / "selector")
     assert (counts["parts"], counts["forests"]) == (2, 1)

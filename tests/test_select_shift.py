@@ -103,7 +103,7 @@ def _table(lib, path, where):
 def _rows(lines):
     """(held out or family, predictor) of a report's table rows."""
     return [(line[:22].strip(), line[22:33].strip()) for line in lines
-            if line[22:33].strip() in ("analytic", "lightgbm")]
+            if line[22:33].strip() in ("analytic", "lightgbm", "residual")]
 
 
 def _train(lib, data, out, *flags):
@@ -132,10 +132,10 @@ def test_train_reports_random_and_family_folds_for_each_predictor(overfit):
     families = [f["name"] for f in cv["families"]]
     assert "N <= 4" in families and "N > 4" in families
     assert labels == [(held, p) for held in ("3 random folds", *families, "worst family", "mean over families")
-                      for p in ("analytic", "lightgbm")]
+                      for p in ("analytic", "lightgbm", "residual")]
     for entry in cv["skipped"]:
         assert f"not held out: {entry['name']} ({entry['where']}): {entry['reason']}" in lines
-    for name in ("analytic", "lightgbm"):
+    for name in ("analytic", "lightgbm", "residual"):
         figures = cv["predictors"][name]
         assert set(figures) == {"random", "families", "shift"} and list(figures["families"]) == families
         worst = figures["shift"]["worst"]["p10"]
@@ -215,6 +215,33 @@ def test_eval_prints_the_figures_per_family_beside_the_analytic_model(overfit, l
     alone = CliRunner().invoke(cli, args[:-2])  # the analytic model alone
     assert "by family of problems:" in alone.stdout and "lightgbm" not in alone.stdout
     assert "under shift" not in alone.stdout  # one predictor: nothing to compare
+
+
+def test_each_predictor_asked_for_is_written_and_says_which(overfit, lib, tmp_path):
+    """`--predictor residual` and `lightgbm` write a forest whose spec names the predictor (a residual one with its
+    scale and training domain); `select`, `select eval` and `select emit` read it as that predictor."""
+    problem = "G=1,N=2,C=64,K=64,Hi=28,Wi=28,Y=3,X=3,pad_h=1,pad_w=1"
+    for name in ("residual", "lightgbm"):
+        out, cv = _train(lib, overfit["data"], tmp_path / name, "--predictor", name)
+        spec = json.loads((tmp_path / name / "feature_spec.json").read_text())
+        assert cv["model"] == spec["predictor"] == load_model(tmp_path / name).name == name
+        assert set(cv["predictors"]) == {"analytic", "lightgbm", "residual"}
+        assert ("residual_scale" in spec) == (name == "residual") and "domain" in spec
+        assert f"model: {name}, as --predictor asks" in out
+        assert out.splitlines()[-1].startswith("30 trees, ")
+        assert ("(a correction of the analytic model)" in out) == (name == "residual")
+        runner = CliRunner()
+        chosen = runner.invoke(cli, ["select", "--library", str(lib), "--problem", problem, "--model",
+                                     str(tmp_path / name), "--json"])
+        assert chosen.exit_code == 0 and json.loads(chosen.stdout)["predictor"]["name"] == name, chosen.output
+        evaluated = runner.invoke(cli, ["select", "eval", "--data", str(overfit["data"]), "--library", str(lib),
+                                        "--model", str(tmp_path / name), "--json"])
+        assert set(json.loads(evaluated.stdout)["shift"]["predictors"]) == {name, "analytic"}
+        emitted = runner.invoke(cli, ["select", "emit", "--library", str(lib), "--model", str(tmp_path / name), "-o",
+                                      str(tmp_path / f"sel_{name}")])
+        assert emitted.exit_code == 0 and "(1 with a LightGBM forest;" in emitted.stdout, emitted.output
+        parts = json.loads((tmp_path / f"sel_{name}" / "manifest.json").read_text())["selector"]["parts"]
+        assert ("correction of the analytic model" in parts[0]["predictor"]) == (name == "residual")
 
 
 def test_an_unknown_predictor_is_refused(overfit, lib, tmp_path):

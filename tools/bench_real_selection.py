@@ -173,7 +173,8 @@ def main() -> int:
     try:
         print(line("ckast select train --predictor residual (CV)",
                    figures(conv, lightgbm_cv(conv, conv_library, folds, "analytic"))))
-        print(line("ckast select train --predictor lightgbm (CV)", figures(conv, lightgbm_cv(conv, conv_library, folds, "none"))))
+        print(line("ckast select train --predictor lightgbm (CV)",
+                   figures(conv, lightgbm_cv(conv, conv_library, folds, "none"))))
     except ImportError:
         print("ckast select train: lightgbm is not installed (pip install ckast[select])")
     cv = analytic_cv(conv, folds)

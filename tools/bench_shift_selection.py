@@ -1,9 +1,9 @@
 """Selection under shift on CK's MI355X grouped-conv forward bf16 table (examples/ck-real): each predictor trained
 on one family of the table's shapes and scored on another it never saw (stride 2 -> stride 1, batch >= 5 ->
 batch <= 4, images Hi >= 128 -> Hi < 128), beside 5-fold GroupKFold by shape. Predictors: the analytic model
-(shipped constants: calibrated on the whole table, so in-sample for every split), `ckast select train --predictor lightgbm`
-(LightGBM on log1p TFLOPS) and `--predictor residual` (the analytic model times exp of half a LightGBM residual, the
-analytic model alone for a problem outside the training domain), each with its defaults (400 trees, seed 0), and
+(shipped constants: calibrated on the whole table, so in-sample for every split), `ckast select train
+--predictor lightgbm` (LightGBM on log1p TFLOPS) and `--predictor residual` (the analytic model times exp of half a
+LightGBM residual, the analytic model alone for a problem outside the training domain), each with its defaults (400 trees, seed 0), and
 the residual model whole (its trees' full output) and/or applied everywhere (no domain). Figures as
 `ckast select eval`'s: mean, P10, P50, min efficiency of the pick against the best measured kernel.
 

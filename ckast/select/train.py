@@ -1,15 +1,15 @@
-"""Training a LightGBM model from a timing table, written as a model directory in CK's layout.
+"""Training LightGBM models from a timing table, written as a model directory in CK's layout.
 
-Target (`base`): by default the analytic model's error, log(measured / analytic TFLOPS); the model predicts
-analytic x exp(RESIDUAL_SCALE x trees), and the analytic model's TFLOPS alone for a problem outside its training
-domain (`model_domain`, recorded in the spec). With base "none", log1p(TFLOPS) (as CK's: TFLOPS spans orders of
-magnitude). Features are ckast's feature set of the kind, computed from each run's problem and its kernel's config on the library's arch. Quality is
-estimated by GroupKFold cross-validation, the runs of one problem shape never split between training
-and validation folds, and by folds that hold out whole families of problems (`shift`); the final model is
-fitted on every run. The predictors compared (`trainers`: the analytic model, LightGBM) are scored alike, and
-the model written is the one that does best under shift (`shift.choose`). The fits run side by side, one
-LightGBM thread each. Training is deterministic for a seed, whatever the number of fits at a time.
-"""
+Two LightGBM predictors (`BASE_OF`): `lightgbm`, on log1p(TFLOPS) (as CK's: TFLOPS spans orders of magnitude),
+and `residual`, on the analytic model's error, log(measured / analytic TFLOPS): it predicts analytic x
+exp(RESIDUAL_SCALE x trees), and the analytic model's TFLOPS alone for a problem outside its training domain
+(`model_domain`, recorded in the spec). Features are ckast's feature set of the kind, computed from each run's
+problem and its kernel's config on the library's arch. Quality is estimated by GroupKFold cross-validation, the
+runs of one problem shape never split between training and validation folds, and by folds that hold out whole
+families of problems (`shift`); the final models are fitted on every run. The predictors compared (the analytic
+model and both LightGBM ones) are scored alike, and the model written is the one that does best under shift
+(`shift.choose`); its spec names it (`predictor`). The fits run side by side, one LightGBM thread each.
+Training is deterministic for a seed, whatever the number of fits at a time."""
 
 from __future__ import annotations
 
