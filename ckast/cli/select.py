@@ -155,8 +155,9 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, pred
     Each predictor is scored on GroupKFold folds by problem shape and on folds that hold out a whole family
     of problems (conv stride, batch, filter, image size; GEMM M, N, K), trained on the others. The model
     written has the highest worst-family P10 (ties: the mean over families), and is a learned one only when it
-    is below the analytic model on neither; an analytic model directory has no forest, and `select --model`
-    ranks with the analytic model.
+    is below the analytic model on neither (with --folds 0: residual, not validated); feature_spec.json names
+    it (predictor). An analytic model directory has no forest, and `select --model` ranks with the analytic
+    model; a residual model ranks a problem or kernel outside its training data by the analytic model alone.
 
     \b
     Examples:
