@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 
 from ckast.config import ConfigIssue, LoadedKernel, resolve_kernel
+from ckast.config.knobs import CONV_LAYOUTS
 from ckast.lower.identity import kernel_name
 from ckast.variants import KEY_GAPS, KEY_RULE, registry_key
 
@@ -121,7 +122,11 @@ def group_of(entry: Entry) -> tuple[str, str, int | None]:
 
 def build(selection: Selection) -> Library:
     """Enumerate the selection's rule set (or read its config files), validate every candidate,
-    merge and refuse."""
+    merge and refuse. SelectionError for a rule set or a spatial rank ckast does not know."""
+    for ndim in selection.ndims:
+        if ndim not in CONV_LAYOUTS:
+            raise SelectionError(f"ndim {ndim} is no spatial rank of a grouped convolution; known: "
+                                 f"{', '.join(map(str, CONV_LAYOUTS))}")
     validate = Validator(selection)
     if selection.configs:
         candidates = config_files.candidates(selection.configs)

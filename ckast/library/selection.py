@@ -16,21 +16,15 @@ class SelectionError(CkastError, ValueError):
     """The selection cannot be served (unknown rule set, a datatype the set has not, a missing input)."""
 
 
-def check_names(arch: str, profile: str, ndims: tuple[int, ...] = ()) -> None:
-    """SelectionError unless `arch` and the API profile `profile` (each when given) are names ckast knows, and
-    each of `ndims` a spatial rank a grouped convolution has."""
+def check_names(arch: str, profile: str) -> None:
+    """SelectionError unless `arch` and the API profile `profile` (each when given) are names ckast knows."""
     from ckast.arch import ARCH_NAMES
     from ckast.catalog import profile_names
-    from ckast.config.knobs import CONV_LAYOUTS
 
     if arch and arch not in ARCH_NAMES:
         raise SelectionError(f"unknown arch {arch!r}; known: {', '.join(ARCH_NAMES)}")
     if profile and profile not in profile_names():
         raise SelectionError(f"unknown CK API profile {profile!r}; known: {', '.join(profile_names())}")
-    for ndim in ndims:
-        if ndim not in CONV_LAYOUTS:
-            raise SelectionError(f"ndim {ndim} is no spatial rank of a grouped convolution; known: "
-                                 f"{', '.join(map(str, CONV_LAYOUTS))}")
 
 
 @attrs.frozen

@@ -127,7 +127,7 @@ def render_selection(request: Request, label: str) -> Side:
         raise SideError(f"{label}: a selection needs a rule set and an arch ({argument('rule_set')}, "
                         f"{argument('arch')}) or a config file")
     try:
-        check_names(selection.arch, selection.ck_api, selection.ndims)
+        check_names(selection.arch, selection.ck_api)
         library = build(selection)
         emitted = render_all(library.kernels(), request.jobs)
     except SelectionError as exc:

@@ -64,11 +64,9 @@ def _selection(rule_set: str | None, arch: str | None, datatypes: str | Iterable
     if checked:
         if not files and (not rule_set or not arch):
             raise SelectionError("a library needs a rule set and an arch (or config files)")
-    selection = Selection(rule_set or "", arch or "", profile, _names(datatypes), _names(ndims), _names(variants),
-                          None if builder_conf is None else Path(builder_conf), files)
-    if checked:
-        check_names(selection.arch, profile, selection.ndims)
-    return selection
+        check_names(arch or "", profile)
+    return Selection(rule_set or "", arch or "", profile, _names(datatypes), _names(ndims), _names(variants),
+                     None if builder_conf is None else Path(builder_conf), files)
 
 
 def _chunk_size(given: int | None) -> int:
