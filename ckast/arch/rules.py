@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from ckast.catalog import CatalogError, load_profile
+from ckast import catalog
 
 from .specs import (
     BACKWARD_EXCLUDED_PIPELINES,
@@ -331,7 +331,7 @@ def _profile_warp_gemm(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if arch.uses_wmma:  # WMMA warp GEMMs are dispatched per arch family, outside this table
         return
     key = dtype_key(c.datatype, c.datatype)
-    have = load_profile(c.ck_api).warp_gemms.get(key, frozenset())
+    have = catalog.load_profile(c.ck_api).warp_gemms.get(key, frozenset())
     warp_tile = _triple(c, "warp_tile")
     if warp_tile not in have:
         yield "warp_tile_m", (f"CK API profile {c.ck_api} has no {key} warp GEMM {_x(warp_tile)} "
@@ -471,13 +471,13 @@ def _lds_buffering(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 @rule("profile.pipeline", "the CK API profile has the pipeline class (and, where launchers pick the loop variant "
       "at compile time, its base class)", kinds=BOTH, variants=TILED, reads=("ck_api", "pipeline"))
 def _profile_pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
-    profile = load_profile(c.ck_api)
+    profile = catalog.load_profile(c.ck_api)
     spec = PIPELINES[c.pipeline]
     needed = [spec.cls] + ([spec.base] if not profile.feature("runtime_hot_loop") else [])
     for key in needed:
         try:
             profile.template(key)
-        except CatalogError as exc:
+        except catalog.CatalogError as exc:
             yield "pipeline", f"{c.pipeline} cannot be built: {exc}"
             return
 
@@ -496,7 +496,7 @@ def _feature_rule(id: str, feature: str, knob: str, what: str, variants: tuple[s
 
     def check(c: Any, arch: ArchSpec) -> Iterator[Finding]:
         on = enabled(c) if enabled else bool(getattr(c, knob))
-        if on and not load_profile(c.ck_api).feature(feature):
+        if on and not catalog.load_profile(c.ck_api).feature(feature):
             yield knob, f"CK API profile {c.ck_api} has no {what}; use a newer profile (ck_api)"
 
     rule(id, f"{what} needs a CK API profile that has it", reads=(knob, "ck_api"), kinds=("grouped_conv",),
@@ -518,7 +518,7 @@ _feature_rule("profile.depthwise", "depthwise_conv", "variant", "depthwise forwa
 @_conv("profile.conv_pipeline", "the CK API profile's conv kernels can drive the pipeline",
        reads=("ck_api", "pipeline"))
 def _profile_conv_pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
-    reason = load_profile(c.ck_api).conv_pipelines_unusable.get(c.pipeline)
+    reason = catalog.load_profile(c.ck_api).conv_pipelines_unusable.get(c.pipeline)
     if reason:
         yield "pipeline", f"{c.pipeline} cannot run in CK API profile {c.ck_api}'s conv kernels: {reason}"
 

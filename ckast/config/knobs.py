@@ -16,7 +16,8 @@ import attrs
 
 from ckast.arch import ARCH_NAMES, PIPELINES as PIPELINE_SPECS
 from ckast.arch.rules import CONV_VARIANTS, DEPTHWISE, GEMM_VARIANTS, TILED, UNARY_ELEMENTWISE_OPS, split_k_default
-from ckast.catalog import DEFAULT_PROFILE, load_profile, profile_names
+from ckast import catalog
+from ckast.catalog import DEFAULT_PROFILE, profile_names
 
 GEMM, CONV = "gemm", "grouped_conv"
 KINDS = (GEMM, CONV)
@@ -110,7 +111,7 @@ def _default_layout(c: Config) -> str:
 
 def _default_lds_policy(c: Config) -> str:
     """CK's conv LDS policy wherever the profile has it and the pipeline takes it."""
-    usable = load_profile(c["ck_api"]).feature("conv_lds_policy") and PIPELINE_SPECS[c["pipeline"]].conv_policy
+    usable = catalog.load_profile(c["ck_api"]).feature("conv_lds_policy") and PIPELINE_SPECS[c["pipeline"]].conv_policy
     return "conv" if usable else "gemm"
 
 
