@@ -22,7 +22,6 @@ from ckast.select.analytic import (
     analytic_tree,
     flops,
     kernel_terms,
-    problem_columns,
     tensor_elements,
     view,
 )
@@ -31,6 +30,7 @@ from ckast.select.features import KernelTable
 from ckast.select.features.featureset import HW_COLUMNS, PROBLEM_COLUMNS, hw_columns
 from ckast.select.library import Library, Part
 from ckast.select.problem import conv_problem, gemm_problem, parse_pairs
+from ckast.select.validity import problem_columns
 
 from .select_helpers import conv_entries, entries, gemm_entries
 

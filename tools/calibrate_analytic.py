@@ -41,7 +41,7 @@ from ckast.arch.calibration import CONSTANTS, PATH, Calibration, parse  # noqa: 
 from ckast.arch.hardware import Hardware, hardware  # noqa: E402
 from ckast.config import as_dict, load_file  # noqa: E402
 from ckast.lower.identity import kernel_name  # noqa: E402
-from ckast.select.analytic import analytic_tree, problem_columns  # noqa: E402
+from ckast.select.analytic import analytic_tree  # noqa: E402
 from ckast.select.applicability import LAYERS  # noqa: E402
 from ckast.select.evaluate import group_runs  # noqa: E402
 from ckast.select.expr import Scope  # noqa: E402
@@ -51,6 +51,7 @@ from ckast.select.kernel_table import read_kernel_table  # noqa: E402
 from ckast.select.library import Library, Part  # noqa: E402
 from ckast.select.problem import Problem  # noqa: E402
 from ckast.select.timings import read_timings  # noqa: E402
+from ckast.select.validity import problem_columns  # noqa: E402
 
 REAL = ROOT / "examples" / "ck-real"
 CONV = ("grouped_conv_fwd_bf16_gfx950.json", "grouped_conv_fwd_bf16_gfx950_kernels.csv")

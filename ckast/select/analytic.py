@@ -47,7 +47,7 @@ ranks; its TFLOPS are estimates (the picked kernel's median error: 9% cross-vali
 table, 17% leaving one MI300X sweep shape out; tools/bench_real_selection.py).
 
 The model is data: `analytic_tree(kind, direction, datatype, hw, ndim)` is one float tree of the
-selection language (`select.expr`) giving the predicted TFLOPS from problem columns (`problem_columns`),
+selection language (`select.expr`) giving the predicted TFLOPS from problem columns (`validity.problem_columns`),
 kernel columns and the hardware columns of `featureset.HW_COLUMNS`, read as the features read them;
 the peak rate, HBM bandwidth and calibrated constants enter as constants. Python evaluates it with
 `expr.Scope` (`AnalyticPredictor`), the C++ selector lowers the same tree. Its kernel-side terms
@@ -85,8 +85,8 @@ from .expr import (
     where,
 )
 from .features.featureset import hw_columns, kernel, problem
-from .features.featureset import problem_columns as feature_problem_columns
 from .problem import Problem
+from .validity import problem_columns
 
 PIPELINE_STEP: Mapping[str, float] = {
     # pipeline: k-step cost relative to compv3 where no calibration measured it (the ratio of the matrix
@@ -176,14 +176,6 @@ def flops(kind: str) -> Expr:
     """The problem's FLOPs (a conv problem's are its forward GEMM's, whatever the direction)."""
     fwd = view(kind, "forward")
     return 2 * fwd.batch * fwd.m * fwd.n * fwd.k if kind == "grouped_conv" else 2 * fwd.m * fwd.n * fwd.k
-
-
-def problem_columns(problem: Problem) -> dict[str, int]:
-    """The problem columns the trees read: the feature set's (`featureset.problem_columns`) and, for a
-    conv problem, its `k_batch`."""
-    columns = feature_problem_columns(problem)
-    columns.setdefault("k_batch", problem.k_batch)
-    return columns
 
 
 def gemm_view(problem: Problem) -> tuple[int, int, int, int]:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 import attrs
 import numpy as np
 
-from .evaluate import efficiency_figures, group_runs
+from .evaluate import efficiency_figures, group_runs, measured_predictions, name_order
 from .problem import Problem
 from .timings import Run
 
@@ -39,7 +39,7 @@ class Scored:
 def scored(runs: Iterable[Run], predict: Callable[[Problem, list[int]], np.ndarray],
            name_order: np.ndarray) -> list[Scored]:
     """Per problem (in `select eval`'s order), its measured kernels ranked by `predict(problem, kernels)`
-    (`report.measured_predictions`); `name_order[i]`: library kernel i's place in name order."""
+    (`evaluate.measured_predictions`); `name_order[i]`: library kernel i's place in name order."""
     out = []
     for problem, kernels in sorted(group_runs(runs).items(), key=lambda item: repr(item[0])):
         indices = sorted(kernels)
@@ -70,6 +70,5 @@ def score(library, runs: Iterable[Run], model_dir=None) -> list[Scored]:
     """`scored` by the LightGBM model `model_dir` or, when None, the analytic model (ModelError on a bad model
     directory; LibraryError when a problem's runs are of kernels of several parts)."""
     from .rank import load_predictor
-    from .report import measured_predictions, name_order
 
     return scored(runs, measured_predictions(library, load_predictor(model_dir)), name_order(library))

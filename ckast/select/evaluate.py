@@ -27,12 +27,14 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import attrs
 import numpy as np
 
-from .library import problem_direction
-from .problem import ConvProblem, Problem
+from .library import Library, LibraryError, problem_direction
+from .problem import ConvProblem, Problem, problem_fields
+from .rank import Predictor
 from .timings import Run
 
 SKINNY = 64
@@ -130,3 +132,30 @@ def table(result: Mapping[str, Mapping[str, Mapping[str, float]]]) -> list[str]:
             lines.append(f"{label:<22}{s['problems']:>9}{s['mean']:>8.1%}{s['p10']:>8.1%}{s['p50']:>8.1%}"
                          f"{s['min']:>8.1%}{s['top1']:>8.1%}{s['top5']:>8.1%}")
     return lines
+
+
+def name_order(library: Library) -> np.ndarray:
+    """Each library kernel's place in name order (ties of TFLOPS, measured or predicted, go by it)."""
+    return np.argsort(np.argsort(np.array(library.names, dtype=object), kind="stable"), kind="stable")
+
+
+def measured_predictions(library: Library, predictor: Predictor,
+                         note: Callable[[Problem, Any, np.ndarray], None] | None = None
+                         ) -> Callable[[Problem, list[int]], np.ndarray]:
+    """`predict(problem, kernels)`: the predicted TFLOPS of those library kernels (the measured ones of a
+    problem) on the problem, in their part (LibraryError when they are of several parts); `note(problem, part,
+    rows)` is called with each before it is predicted."""
+    from ckast.arch.hardware import hardware
+
+    def predict(problem: Problem, indices: list[int]) -> np.ndarray:
+        config = library.configs[indices[0]]
+        part = library.part(problem, config["datatype"], config["layout"] if config["kind"] == "gemm" else None)
+        rows = [part.index.get(library.names[i]) for i in indices]
+        if None in rows:
+            raise LibraryError(f"the runs of problem {problem_fields(problem)} are of kernels of several datatypes, "
+                               "layouts or directions")
+        if note is not None:
+            note(problem, part, np.array(rows))
+        return predictor.predict_tflops(problem, part, hardware(part.arch), np.array(rows))
+
+    return predict

@@ -36,7 +36,7 @@ from ckast.input_file import InputFileError, read_input
 from .forest import Forest, ModelError, read_model
 from .libm import libm
 from .model_domain import Domain, read_domain
-from .problem import Problem
+from .problem import Problem, problem_label
 
 MODEL_FILE = "model_tflops.lgbm"
 SPEC_FILE = "feature_spec.json"
@@ -174,8 +174,6 @@ class LightGBMPredictor:
         problem (`problem_of(i)`: the problem of `tflops[i]`)."""
         bad = np.flatnonzero(~np.isfinite(tflops))
         if len(bad):
-            from .report import problem_label
-
             raise ModelError(f"{self.file}: leaf_value: the trees' leaves add up to {tflops[bad[0]]} TFLOPS for "
                              f"{problem_label(problem_of(int(bad[0])))}; a model's predictions are finite")
 

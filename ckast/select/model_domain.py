@@ -1,7 +1,7 @@
 """A model's training domain: what it was trained on, recorded in its spec (`domain`), so a prediction far from
 it can be told apart and handed to the analytic model.
 
-- `problems`: per problem column (`analytic.problem_columns`), the least and greatest value of the training
+- `problems`: per problem column (`validity.problem_columns`), the least and greatest value of the training
   problems; a problem is inside where each of its columns lies within them (`problem_test`, one tree of the
   selection language, which the C++ selector lowers as it is).
 - `kernels`: per kernel feature of the model's set (a feature reading kernel columns only: tiles, warps,
@@ -43,13 +43,13 @@ class Domain:
         return all_of(*terms) if terms else TRUE
 
     def problem_inside(self, p: Problem) -> bool:
-        from .analytic import problem_columns
+        from .validity import problem_columns
 
         return bool(Scope(None, problem_values(problem_columns(p))).value(self.problem_test()))
 
     def problems_outside(self, p: Problem) -> list[str]:
         """The columns of `p` outside the domain, as `name=value (trained lo..hi)`."""
-        from .analytic import problem_columns
+        from .validity import problem_columns
 
         columns = problem_columns(p)
         return [f"{name}={columns[name]} (trained {_number(lo)}..{_number(hi)})"
@@ -99,7 +99,7 @@ def _number(value: float) -> int | float:
 
 def training_domain(kind: str, problems: Sequence[Problem], x: np.ndarray) -> Domain:
     """The domain of `problems` and the model-feature rows `x` (every column of the kind's model features)."""
-    from .analytic import problem_columns
+    from .validity import problem_columns
     from .model_features import model_features
 
     columns = [problem_columns(p) for p in problems]

@@ -134,6 +134,39 @@ class ConvProblem:
 Problem = GemmProblem | ConvProblem
 
 
+def problem_fields(problem: Problem) -> dict[str, Any]:
+    """The problem's fields as output shows them (a GEMM's D fields only where it has D tensors)."""
+    fields = {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(problem, recurse=False).items()}
+    if isinstance(problem, GemmProblem) and problem.variant != "multi_d":
+        fields = {k: v for k, v in fields.items() if k not in D_FIELDS}
+    return {"kind": problem.kind, **fields}
+
+
+def problem_label(problem: Problem, datatype: str | None = None, layout: str | None = None) -> str:
+    """A problem in the spellings `--problem` reads, and the `datatype` and `layout` of its kernels when given:
+    how output names a problem (a GEMM's variant and D fields where not standard; conv C and K over all groups,
+    strides, dilations and pads shown where not 1, 1 and 0)."""
+    if isinstance(problem, GemmProblem):
+        pairs: list[tuple[str, Any]] = [("M", problem.M), ("N", problem.N), ("K", problem.K)]
+        pairs += [("k_batch", problem.k_batch)] if problem.k_batch > 1 else []
+        pairs += [("variant", problem.variant)] if problem.variant != "standard" else []
+        pairs += [(f, getattr(problem, f)) for f in D_FIELDS] if problem.variant == "multi_d" else []
+    else:
+        axes = AXES[3 - problem.ndim:]
+        pairs = [("G", problem.G), ("N", problem.N), ("C", problem.C * problem.G), ("K", problem.K * problem.G),
+                 *((f"{'DHW'[AXES.index(a)]}i", i) for a, i in zip(axes, problem.input)),
+                 *(("ZYX"[AXES.index(a)], f) for a, f in zip(axes, problem.filter))]
+        for name, values, plain in (("stride", problem.stride, 1), ("dilation", problem.dilation, 1)):
+            pairs += [(f"{name}_{a}", v) for a, v in zip(axes, values) if v != plain]
+        for a, left, right in zip(axes, problem.left_pad, problem.right_pad):
+            if left or right:
+                pairs += [(f"pad_{a}", left)] if left == right else [(f"left_pad_{a}", left), (f"right_pad_{a}", right)]
+        pairs += [(f, v) for f, v in (("k_batch", problem.k_batch), ("direction", problem.direction))
+                  if v not in (1, "forward")]
+    pairs += [(f, v) for f, v in (("datatype", datatype), ("layout", layout)) if v is not None]
+    return ",".join(f"{k}={v}" for k, v in pairs)
+
+
 def gemm_problem(fields: Mapping[str, Any], where: str = "", checked: bool = True) -> GemmProblem:
     """A GEMM problem from `M, N, K` (or CK's `m, n, k`), optionally `k_batch` (alias `split_k`), `variant`
     and a multi_d problem's D fields (see the module docstring). `checked` false: the rules the reader does not

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +20,6 @@ from ckast.wording import quantity
 
 from .library import Library, LibraryError, Part, direction_of, load_library
 from .problem import (
-    AXES,
-    D_FIELDS,
     ConvProblem,
     GemmProblem,
     Problem,
@@ -29,6 +27,8 @@ from .problem import (
     conv_problem,
     gemm_problem,
     parse_pairs,
+    problem_fields,
+    problem_label,
 )
 from .rank import Predictor, Ranking, load_predictor
 
@@ -140,39 +140,6 @@ def problem_weight(fields: Mapping[str, Any], where: str) -> float:
     if not math.isfinite(weight) or weight <= 0:
         raise ProblemError(WEIGHT, f"{value!r} is not a positive number", where)
     return weight
-
-
-def problem_fields(problem: Problem) -> dict[str, Any]:
-    """The problem's fields as output shows them (a GEMM's D fields only where it has D tensors)."""
-    fields = {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(problem, recurse=False).items()}
-    if isinstance(problem, GemmProblem) and problem.variant != "multi_d":
-        fields = {k: v for k, v in fields.items() if k not in D_FIELDS}
-    return {"kind": problem.kind, **fields}
-
-
-def problem_label(problem: Problem, datatype: str | None = None, layout: str | None = None) -> str:
-    """A problem in the spellings `--problem` reads, and the `datatype` and `layout` of its kernels when given:
-    how output names a problem (a GEMM's variant and D fields where not standard; conv C and K over all groups,
-    strides, dilations and pads shown where not 1, 1 and 0)."""
-    if isinstance(problem, GemmProblem):
-        pairs: list[tuple[str, Any]] = [("M", problem.M), ("N", problem.N), ("K", problem.K)]
-        pairs += [("k_batch", problem.k_batch)] if problem.k_batch > 1 else []
-        pairs += [("variant", problem.variant)] if problem.variant != "standard" else []
-        pairs += [(f, getattr(problem, f)) for f in D_FIELDS] if problem.variant == "multi_d" else []
-    else:
-        axes = AXES[3 - problem.ndim:]
-        pairs = [("G", problem.G), ("N", problem.N), ("C", problem.C * problem.G), ("K", problem.K * problem.G),
-                 *((f"{'DHW'[AXES.index(a)]}i", i) for a, i in zip(axes, problem.input)),
-                 *(("ZYX"[AXES.index(a)], f) for a, f in zip(axes, problem.filter))]
-        for name, values, plain in (("stride", problem.stride, 1), ("dilation", problem.dilation, 1)):
-            pairs += [(f"{name}_{a}", v) for a, v in zip(axes, values) if v != plain]
-        for a, left, right in zip(axes, problem.left_pad, problem.right_pad):
-            if left or right:
-                pairs += [(f"pad_{a}", left)] if left == right else [(f"left_pad_{a}", left), (f"right_pad_{a}", right)]
-        pairs += [(f, v) for f, v in (("k_batch", problem.k_batch), ("direction", problem.direction))
-                  if v not in (1, "forward")]
-    pairs += [(f, v) for f, v in (("datatype", datatype), ("layout", layout)) if v is not None]
-    return ",".join(f"{k}={v}" for k, v in pairs)
 
 
 def describe(predictor: Predictor) -> dict[str, Any]:
@@ -389,7 +356,7 @@ class Evaluated:
 def evaluation(library: Library, timings, model_dir: Path | None) -> Evaluated:
     """The outcomes of `ckast select eval` and what goes with them (`Evaluated`; the runs of kernels not applicable
     under the layers the timings were read with are set apart already)."""
-    from .evaluate import evaluate
+    from .evaluate import evaluate, measured_predictions, name_order
     from .model_domain import domain_entry, domain_line
 
     predictor = load_predictor(model_dir)
@@ -409,33 +376,6 @@ def evaluation(library: Library, timings, model_dir: Path | None) -> Evaluated:
         domain = {"line": domain_line(domains, predictor.base), "problems": outside}
     return Evaluated(outcomes, predictor_name(predictor.name, model_dir, getattr(predictor, "trees", None)),
                      predictor.name, domain)
-
-
-def name_order(library: Library) -> np.ndarray:
-    """Each library kernel's place in name order (ties of TFLOPS, measured or predicted, go by it)."""
-    return np.argsort(np.argsort(np.array(library.names, dtype=object), kind="stable"), kind="stable")
-
-
-def measured_predictions(library: Library, predictor: Predictor,
-                         note: Callable[[Problem, Any, np.ndarray], None] | None = None
-                         ) -> Callable[[Problem, list[int]], np.ndarray]:
-    """`predict(problem, kernels)`: the predicted TFLOPS of those library kernels (the measured ones of a
-    problem) on the problem, in their part (LibraryError when they are of several parts); `note(problem, part,
-    rows)` is called with each before it is predicted."""
-    from ckast.arch.hardware import hardware
-
-    def predict(problem: Problem, indices: list[int]) -> np.ndarray:
-        config = library.configs[indices[0]]
-        part = library.part(problem, config["datatype"], config["layout"] if config["kind"] == "gemm" else None)
-        rows = [part.index.get(library.names[i]) for i in indices]
-        if None in rows:
-            raise LibraryError(f"the runs of problem {problem_fields(problem)} are of kernels of several datatypes, "
-                               "layouts or directions")
-        if note is not None:
-            note(problem, part, np.array(rows))
-        return predictor.predict_tflops(problem, part, hardware(part.arch), np.array(rows))
-
-    return predict
 
 
 def predictor_name(name: str, model_dir: Path | str | None, trees: int | None) -> str:

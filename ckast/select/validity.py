@@ -29,7 +29,7 @@ import numpy as np
 
 from ckast.config.knobs import GEMM, KNOBS, VARIANTS
 
-from .analytic import problem_columns
+from .features.featureset import problem_columns as feature_problem_columns
 from .expr import Expr, Field, ProblemsScope, Scope, problems_values, walk, where
 from .problem import (
     _FILTER,
@@ -61,6 +61,14 @@ class Rule:
     def message(self, value: Any) -> str:
         """The refusal's text for a problem whose `shown` is `value`."""
         return f"{self.text}, not {_number(value)}"
+
+
+def problem_columns(problem: Problem) -> dict[str, int]:
+    """The problem columns the trees read: the feature set's (`featureset.problem_columns`) and, for a
+    conv problem, its `k_batch`."""
+    columns = feature_problem_columns(problem)
+    columns.setdefault("k_batch", problem.k_batch)
+    return columns
 
 
 def values(problem: Problem) -> dict[str, Any]:

@@ -45,8 +45,8 @@ from ckast.wording import quantity
 
 from .evaluate import efficiency_figures
 from .library import Library, LibraryError
-from .problem import Problem, ProblemError
-from .report import PROBLEMS_MAX, parse_row, problem_label, read_problems
+from .problem import Problem, ProblemError, problem_label
+from .report import PROBLEMS_MAX, parse_row, read_problems
 
 _TOLERANCE = 1e-9
 PAIRS_MAX = 1 << 27
