@@ -24,7 +24,7 @@ from ckast.select.features import feature_set
 from ckast.select.forest import MAX_DEPTH, ModelError, parse_model
 from ckast.select.library import load_library
 from ckast.select.lightgbm_model import load_model
-from ckast.select.problem import gemm_problem
+from ckast.select.problem_read import gemm_problem
 from ckast.select.rank import rank
 
 from .select_helpers import gemm_entries, random_features, synth_module, write_library

@@ -23,7 +23,8 @@ from ckast.select.applicability import LAYERS
 from ckast.select.batch import BATCH_ENTRIES
 from ckast.select.csv_table import CsvError, read_csv
 from ckast.select.library import load_library
-from ckast.select.problem import ProblemError, gemm_problem
+from ckast.select.problem import ProblemError
+from ckast.select.problem_read import gemm_problem
 from ckast.select.report import json_chunks, selection
 from ckast.select.timings import TimingError, read_timings
 

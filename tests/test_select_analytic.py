@@ -29,7 +29,7 @@ from ckast.select.expr import Const, Field, Hw, Scope, walk
 from ckast.select.features import KernelTable
 from ckast.select.features.featureset import HW_COLUMNS, PROBLEM_COLUMNS, hw_columns
 from ckast.select.library import Library, Part
-from ckast.select.problem import conv_problem, gemm_problem, parse_pairs
+from ckast.select.problem_read import conv_problem, gemm_problem, parse_pairs
 from ckast.select.validity import problem_columns
 
 from .select_helpers import conv_entries, entries, gemm_entries

@@ -16,7 +16,7 @@ from ckast.cli.select import select
 from ckast.select.analytic import AnalyticPredictor
 from ckast.select.library import load_library
 from ckast.select.plot_svg import Box, Figure, curves, log_ticks, scatter
-from ckast.select.problem import gemm_problem
+from ckast.select.problem_read import gemm_problem
 
 from .select_helpers import ROOT, gemm_entries, python_ranking, write_library
 

@@ -19,7 +19,8 @@ from ckast.config import ConfigError, load_data
 from ckast.library.selection import Selection
 from ckast.select.applicability import KERNEL_ONLY, applicable, why_not
 from ckast.select.library import LibraryError, load_library
-from ckast.select.problem import ProblemError, gemm_problem
+from ckast.select.problem import ProblemError
+from ckast.select.problem_read import gemm_problem
 
 from .select_helpers import ROOT, entries, write_library
 

@@ -19,7 +19,7 @@ from ckast.select.cxx import numeric as num
 from ckast.select.cxx.lower_predicate import lower_applicability, lower_predicate
 from ckast.select.cxx.problem_struct import problem_struct
 from ckast.select.features import KernelTable
-from ckast.select.problem import gemm_problem
+from ckast.select.problem_read import gemm_problem
 
 from .select_helpers import ROOT, conv_entries, entries, gemm_entries
 from .test_select_cxx_features import X

@@ -22,7 +22,8 @@ from ckast.select.cxx.problem_struct import problem_struct
 from ckast.select.cxx.selector import write_selector
 from ckast.select.library import load_library
 from ckast.select.lightgbm_model import load_model
-from ckast.select.problem import ConvProblem, GemmProblem, gemm_problem
+from ckast.select.problem import ConvProblem, GemmProblem
+from ckast.select.problem_read import gemm_problem
 
 from .select_helpers import (
     ROOT,

@@ -17,7 +17,7 @@ from ckast.cli.select import select
 from ckast.select.features import feature_set
 from ckast.select.library import load_library
 from ckast.select.lightgbm_model import ModelError, load_model
-from ckast.select.problem import gemm_problem
+from ckast.select.problem_read import gemm_problem
 
 from .select_helpers import gemm_entries, write_library
 
@@ -231,7 +231,7 @@ def test_derived_features_are_declared_after_cks_and_the_knobs(kind):
 def test_derived_features_batch_and_single_agree(tmp_path, kind, problem):
     """Each kernel's row of the batch matrix is the vector of its config alone, bit for bit."""
     from ckast.select.model_features import model_features
-    from ckast.select.problem import conv_problem, parse_pairs
+    from ckast.select.problem_read import conv_problem, parse_pairs
 
     from .select_helpers import conv_entries
 
@@ -270,7 +270,7 @@ def test_model_of_cks_conv_features_alone_still_loads(tmp_path):
     """A conv model trained on CK's 97 features (no knob or ckast_* feature) binds by name and predicts
     as LightGBM does on CK's columns of ckast's set."""
     from ckast.select.model_features import model_features
-    from ckast.select.problem import conv_problem, parse_pairs
+    from ckast.select.problem_read import conv_problem, parse_pairs
 
     from .select_helpers import conv_entries, random_features
 

@@ -18,7 +18,8 @@ from ckast.select.features import feature_set
 from ckast.select.model_features import model_features
 from ckast.select.library import LibraryError, load_library
 from ckast.select.lightgbm_model import load_model
-from ckast.select.problem import ProblemError, conv_problem, gemm_problem, parse_pairs
+from ckast.select.problem import ProblemError
+from ckast.select.problem_read import conv_problem, gemm_problem, parse_pairs
 from ckast.select.rank import rank
 
 from .select_helpers import conv_entries, gemm_entries, synth_module, write_library

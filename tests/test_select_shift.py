@@ -14,7 +14,7 @@ from ckast.cli import main as cli
 from ckast.select.forest import ModelError
 from ckast.select.library import load_library
 from ckast.select.lightgbm_model import load_model
-from ckast.select.problem import conv_problem, gemm_problem
+from ckast.select.problem_read import conv_problem, gemm_problem
 from ckast.select.shift import ANALYTIC, FAMILIES, MIN_PROBLEMS, choose, families_of, family_folds
 
 from .select_helpers import conv_entries, synth_module, write_library

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from ckast.select.cxx.problem_struct import problem_struct
 from ckast.select.expr import Field, walk
-from ckast.select.problem import INT_MAX, ProblemError, bounds, conv_problem, gemm_problem
+from ckast.select.problem import INT_MAX, ProblemError, bounds
+from ckast.select.problem_read import conv_problem, gemm_problem
 from ckast.select.validity import broken, check, first_broken, refusal, rules, values
 
 SETTINGS = settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))

@@ -75,7 +75,7 @@ def rank_times(library_dir: Path, model_dir: Path | None, repeats: int, texts=PR
     """(first, median, max of the rest) ms per problem ranking one of `texts`."""
     from ckast.arch.hardware import hardware
     from ckast.select.library import load_library
-    from ckast.select.problem import conv_problem, parse_pairs
+    from ckast.select.problem_read import conv_problem, parse_pairs
     from ckast.select.rank import load_predictor, rank
 
     library = load_library(library_dir)

@@ -83,7 +83,8 @@ def conv_problems_file(path: Path, rows: int, seed: int) -> Path:
     sys.path.insert(0, str(ROOT))
     from synth_timings import conv_shapes
 
-    from ckast.select.problem import ProblemError, conv_problem
+    from ckast.select.problem import ProblemError
+    from ckast.select.problem_read import conv_problem
 
     def served(fields: dict) -> bool:
         try:

@@ -70,7 +70,7 @@ def train_model(library: Path, work: Path, trees: int, leaves: int, rows: int, p
 
 
 def problems(count: int, seed: int):
-    from ckast.select.problem import conv_problem, parse_pairs
+    from ckast.select.problem_read import conv_problem, parse_pairs
 
     shapes, out, seen = synth_timings.conv_shapes(random.Random(seed), "forward", 2), [], set()
     while len(out) < count:

@@ -93,7 +93,8 @@ def synthesize(library_dir: Path, direction: str, problems: int, per_problem: in
     from ckast.select.analytic import AnalyticPredictor
     from ckast.select.applicability import applicable
     from ckast.select.library import load_library
-    from ckast.select.problem import ProblemError, conv_problem, gemm_problem
+    from ckast.select.problem import ProblemError
+    from ckast.select.problem_read import conv_problem, gemm_problem
 
     library = load_library(library_dir)
     rng = random.Random(seed)

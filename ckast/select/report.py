@@ -24,11 +24,13 @@ from .problem import (
     GemmProblem,
     Problem,
     ProblemError,
+    problem_fields,
+    problem_label,
+)
+from .problem_read import (
     conv_problem,
     gemm_problem,
     parse_pairs,
-    problem_fields,
-    problem_label,
 )
 from .rank import Predictor, Ranking, load_predictor
 

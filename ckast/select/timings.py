@@ -56,12 +56,14 @@ from .applicability import KERNEL_ONLY, applicable
 from .library import Library, direction_of
 from .problem import (
     AXES,
-    CONV_FIELDS,
     D_FIELDS,
-    GEMM_ALIASES,
-    GEMM_FIELDS,
     Problem,
     ProblemError,
+)
+from .problem_read import (
+    CONV_FIELDS,
+    GEMM_ALIASES,
+    GEMM_FIELDS,
     conv_problem,
     gemm_problem,
 )
