@@ -91,6 +91,20 @@ def test_far_outside_the_domain_the_ranking_is_the_analytic_models(models):
     assert model.spec["domain"]["kernels"]["is_compv3"] == [1]
 
 
+def test_each_model_keeps_its_own_domain_on_a_part(models, monkeypatch):
+    """What a part remembers of a model is the model's, even where two models share an id (a freed model's address
+    taken by the next: the C++ and Python rankings of the compv3-only model then differed, the Python side using
+    the widened model's domain)."""
+    import ckast.select.lightgbm_model as lightgbm_model
+
+    monkeypatch.setattr(lightgbm_model, "id", lambda obj: 0, raising=False)
+    library = load_library(models["lib"])
+    part = library.part(PROBLEM)
+    wide, model = load_model(models["wide"]), load_model(models["model"])
+    assert wide.kernels_inside(part).all()
+    assert not model.kernels_inside(part).all()
+
+
 def test_select_and_eval_say_what_lies_outside(models):
     code, out, err = _invoke("select", "--library", models["lib"], "--model", models["model"], "--problem",
                              "G=1,N=4,C=64,K=128,Hi=28,Wi=28,Y=3,X=3,pad_h=1,pad_w=1", "-k", "1")

@@ -106,7 +106,7 @@ class LightGBMPredictor:
 
     def kernels_inside(self, part) -> np.ndarray:
         """Per kernel of the part: inside the training domain (memoized per part)."""
-        key = ("domain", id(self))
+        key = ("domain", self)
         if key not in part.memo:
             part.memo[key] = self.domain.kernels_inside(self.kind, part.table)
         return part.memo[key]
@@ -165,9 +165,9 @@ class LightGBMPredictor:
 
     def _bound(self, part) -> None:
         """`check` the part, once."""
-        if ("lightgbm", id(self)) not in part.memo:
+        if ("lightgbm", self) not in part.memo:
             self.check(part)
-            part.memo["lightgbm", id(self)] = True
+            part.memo["lightgbm", self] = True
 
     def _finite(self, tflops: np.ndarray, problem_of: Callable[[int], Problem]) -> None:
         """ModelError naming the first prediction that is not finite (finite leaves whose sum overflows) and its
@@ -229,9 +229,9 @@ class AnalyticModel:
         return AnalyticPredictor()
 
     def _bound(self, part) -> None:
-        if ("analytic model", id(self)) not in part.memo:
+        if ("analytic model", self) not in part.memo:
             self.check(part)
-            part.memo["analytic model", id(self)] = True
+            part.memo["analytic model", self] = True
 
 
 def load_model(model_dir: Path) -> LightGBMPredictor | AnalyticModel:
