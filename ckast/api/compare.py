@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from .entries import Catalog, Entry, absent_qualname
-from .model import DISPATCHER, CallInfo, Declarations, EnumInfo, Info, NameInfo, ParamInfo, RecordInfo, TemplateInfo
+from .model import CallInfo, Declarations, EnumInfo, Info, NameInfo, ParamInfo, RecordInfo, TemplateInfo
+from .parts import DISPATCHER
 
 NONE = "-"
 

@@ -11,8 +11,6 @@ import re
 
 import attrs
 
-from .parts import DISPATCHER  # noqa: F401  (the modules that compare take it from here)
-
 _SPACE = re.compile(r"\s+")
 _LOOSE = re.compile(r" (?!\w)|(?<!\w) ")
 

@@ -31,7 +31,6 @@ from ckast.data_files import cache_root, file_states, keep_json, unchanged
 from ckast.errors import CkastError
 
 from .model import (
-    DISPATCHER,
     CallInfo,
     Declarations,
     EnumInfo,
@@ -42,6 +41,7 @@ from .model import (
     Where,
     normalize,
 )
+from .parts import DISPATCHER
 
 TU_NAME = "ckast_api_check.hip"
 CACHE_SCHEMA = 2

@@ -13,8 +13,9 @@ from ckast.errors import CkastError
 
 from .compare import Row, check
 from .entries import Catalog, load_catalog
-from .model import DISPATCHER, Declarations
+from .model import Declarations
 from .parse import Dispatcher, cindex, library_path, parse_tree
+from .parts import DISPATCHER
 from .table import table
 
 
