@@ -49,13 +49,13 @@ if TYPE_CHECKING:
     from ckast.review.compare import LibraryDiff
     from ckast.review.sides import SideError
     from ckast.select.cxx.record import RecordError
-    from ckast.select.forest import ModelError
-    from ckast.select.library import LibraryError
-    from ckast.select.lightgbm_model import MissingPackage
+    from ckast.select.models.forest import ModelError
+    from ckast.select.serving.library import LibraryError
+    from ckast.select.models.lightgbm_model import MissingPackage
     from ckast.select.problem import ProblemError
-    from ckast.select.timings import TimingError
-    from ckast.select.train import TrainError
-    from ckast.select.workload import WorkloadError
+    from ckast.select.tables.timings import TimingError
+    from ckast.select.ranking.train import TrainError
+    from ckast.select.reports.workload import WorkloadError
     from ckast.workflow.checks import JitResult, compile_check, jit_check
     from ckast.workflow.choosing import (Choices, Evaluation, ProblemChoice, RankedKernel, SelectorResult,
                                          TimingRuns, TrainResult, emit_selector, evaluate_model, read_timings,
@@ -89,11 +89,11 @@ _SOURCES = {
     "CkastError": "ckast.errors", "ArgumentError": "ckast.arguments", "ApiMismatch": "ckast.check.profiles",
     "ConfigError": "ckast.config.errors",
     "ConfigIssue": "ckast.config.errors",
-    "WorkloadError": "ckast.select.workload", "InputFileError": "ckast.input_file",
+    "WorkloadError": "ckast.select.reports.workload", "InputFileError": "ckast.input_file",
     "SelectionError": "ckast.library.selection", "OutputError": "ckast.output.transaction",
-    "ManifestError": "ckast.output.manifest", "SideError": "ckast.review.sides", "LibraryError": "ckast.select.library",
-    "ProblemError": "ckast.select.problem", "ModelError": "ckast.select.forest", "TimingError": "ckast.select.timings",
-    "TrainError": "ckast.select.train", "MissingPackage": "ckast.select.lightgbm_model",
+    "ManifestError": "ckast.output.manifest", "SideError": "ckast.review.sides", "LibraryError": "ckast.select.serving.library",
+    "ProblemError": "ckast.select.problem", "ModelError": "ckast.select.models.forest", "TimingError": "ckast.select.tables.timings",
+    "TrainError": "ckast.select.ranking.train", "MissingPackage": "ckast.select.models.lightgbm_model",
     "RecordError": "ckast.select.cxx.record", "ToolchainError": "ckast.check.toolchain",
     "JitUnavailable": "ckast.hostmodel.jit", "SourceError": "ckast.hostmodel.sources",
 }

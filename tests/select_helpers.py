@@ -49,7 +49,7 @@ def write_library(directory: Path, kernels: list[dict]) -> Path:
 def python_ranking(library, problem, predictor, datatype=None, layout=None, layers=None) -> list[tuple[str, float]]:
     """`ckast select`'s ranking of `problem` (kernel name, predicted TFLOPS), best first."""
     from ckast.arch.hardware import hardware
-    from ckast.select.rank import rank
+    from ckast.select.ranking.rank import rank
 
     part = library.part(problem, datatype, layout)
     ranking = rank(problem, part, predictor, hardware(part.arch), layers)

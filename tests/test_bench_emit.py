@@ -17,9 +17,9 @@ from click.testing import CliRunner
 
 from ckast import nodes as n
 from ckast.cli import main
-from ckast.select.applicability import applicable
-from ckast.select.library import load_library
-from ckast.select.timings import read_timings
+from ckast.select.serving.applicability import applicable
+from ckast.select.serving.library import load_library
+from ckast.select.tables.timings import read_timings
 
 from .conftest import EXAMPLES
 
@@ -108,7 +108,7 @@ def check_round_trip(lib: Path, tables: Path) -> dict[str, list[dict[str, str]]]
         for row in table:
             config = library.config(row["kernel"])
             fields = {k: v for k, v in row.items() if k not in ("kernel", "time_ms", "tflops", "is_valid", "arch")}
-            from ckast.select.timings import _problem
+            from ckast.select.tables.timings import _problem
 
             problem = _problem(fields, config, stem)
             assert bool(applicable(problem, [config])[0]) == (row["is_valid"] == "true"), (stem, row)

@@ -415,9 +415,9 @@ def test_gemm_dispatcher_asks_each_kernel_s_supports_as_the_dispatcher_layer_doe
     does, and a FirstFit dispatcher takes the first registered kernel that supports the problem: none of the
     sweep's for M=257, N=1024, K=512 (CK's observation), one for M=N=K=1024. The sweep's 32 kernels share the
     fields `supports()` reads (64x64x64 tiles, no padding), so four of them (JIT time) answer for all 32."""
-    from ckast.select.applicability import DISPATCHER, applicable
-    from ckast.select.library import load_library
-    from ckast.select.problem_read import gemm_problem
+    from ckast.select.serving.applicability import DISPATCHER, applicable
+    from ckast.select.serving.library import load_library
+    from ckast.select.serving.problem_read import gemm_problem
 
     shapes = [(257, 1024, 512), (1024, 1024, 1024), (1024, 1024, 100), (100, 256, 256), (256, 1000, 512)]
     chosen: dict[tuple, str] = {}

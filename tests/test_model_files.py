@@ -19,13 +19,13 @@ import pytest
 from click.testing import CliRunner
 
 from ckast.cli.select import select
-from ckast.select import forest as forest_module
+from ckast.select.models import forest as forest_module
 from ckast.select.features import feature_set
-from ckast.select.forest import MAX_DEPTH, ModelError, parse_model
-from ckast.select.library import load_library
-from ckast.select.lightgbm_model import load_model
-from ckast.select.problem_read import gemm_problem
-from ckast.select.rank import rank
+from ckast.select.models.forest import MAX_DEPTH, ModelError, parse_model
+from ckast.select.serving.library import load_library
+from ckast.select.models.lightgbm_model import load_model
+from ckast.select.serving.problem_read import gemm_problem
+from ckast.select.ranking.rank import rank
 
 from .select_helpers import gemm_entries, random_features, synth_module, write_library
 

@@ -24,7 +24,7 @@ from ckast.nodes.format import PINNED_VERSION
 from ckast.output import OutputError, Transaction
 from ckast.output.lock import DirectoryLock, lock_path
 from ckast.render import Renderer, cache
-from ckast.select.problem_read import gemm_problem
+from ckast.select.serving.problem_read import gemm_problem
 
 from .conftest import EXAMPLES, ROOT
 

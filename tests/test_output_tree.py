@@ -351,6 +351,6 @@ def test_a_model_goes_outside_the_library_and_into_no_other_output(kernels, tmp_
 
 def test_the_model_marker_is_the_models_spec_file():
     from ckast.output.places import MODEL_SPEC
-    from ckast.select.lightgbm_model import SPEC_FILE
+    from ckast.select.models.lightgbm_model import SPEC_FILE
 
     assert MODEL_SPEC == SPEC_FILE

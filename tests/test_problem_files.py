@@ -18,15 +18,15 @@ import pytest
 from click.testing import CliRunner
 
 from ckast.cli import main
-from ckast.select import batch
-from ckast.select.applicability import LAYERS
-from ckast.select.batch import BATCH_ENTRIES
-from ckast.select.csv_table import CsvError, read_csv
-from ckast.select.library import load_library
+from ckast.select.ranking import batch
+from ckast.select.serving.applicability import LAYERS
+from ckast.select.ranking.batch import BATCH_ENTRIES
+from ckast.select.tables.csv_table import CsvError, read_csv
+from ckast.select.serving.library import load_library
 from ckast.select.problem import ProblemError
-from ckast.select.problem_read import gemm_problem
-from ckast.select.report import json_chunks, selection
-from ckast.select.timings import TimingError, read_timings
+from ckast.select.serving.problem_read import gemm_problem
+from ckast.select.reports.report import json_chunks, selection
+from ckast.select.tables.timings import TimingError, read_timings
 
 from .select_helpers import gemm_entries, write_library
 
@@ -285,7 +285,7 @@ def test_select_counts_problems_without_an_applicable_kernel_last_and_exits_3(li
 
 
 def test_a_json_problems_file_is_read_up_to_its_limit(lib, tmp_path, monkeypatch):
-    from ckast.select import report
+    from ckast.select.reports import report
 
     path = tmp_path / "p.json"
     path.write_text(json.dumps([{"M": 256, "N": 256, "K": 256}] * 40))

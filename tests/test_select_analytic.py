@@ -16,7 +16,7 @@ import pytest
 from ckast.arch.calibration import Calibration, calibration
 from ckast.arch.hardware import hardware
 from ckast.library.selection import Selection
-from ckast.select.analytic import (
+from ckast.select.models.analytic import (
     PIPELINE_STEP,
     AnalyticPredictor,
     analytic_tree,
@@ -28,9 +28,9 @@ from ckast.select.analytic import (
 from ckast.select.expr import Const, Field, Hw, Scope, walk
 from ckast.select.features import KernelTable
 from ckast.select.features.featureset import HW_COLUMNS, PROBLEM_COLUMNS, hw_columns
-from ckast.select.library import Library, Part
-from ckast.select.problem_read import conv_problem, gemm_problem, parse_pairs
-from ckast.select.validity import problem_columns
+from ckast.select.serving.library import Library, Part
+from ckast.select.serving.problem_read import conv_problem, gemm_problem, parse_pairs
+from ckast.select.serving.validity import problem_columns
 
 from .select_helpers import conv_entries, entries, gemm_entries
 

@@ -28,7 +28,7 @@ from ckast import testing
 from ckast.cli import main
 from ckast.config import as_dict, load_data
 from ckast.config.knobs import KNOBS
-from ckast.select.applicability import (
+from ckast.select.serving.applicability import (
     CONDITIONS,
     KERNEL_ONLY,
     SERVES,
@@ -50,7 +50,7 @@ from ckast.select.expr import (
 )
 from ckast.select.features import KernelTable
 from ckast.select.problem import D_FIELDS, ConvProblem, GemmProblem
-from ckast.select.problem_read import conv_problem, gemm_problem
+from ckast.select.serving.problem_read import conv_problem, gemm_problem
 
 OLD, NEW = "ck-2025.11", "ck-2026.06"
 SMALL = {"tile_m": 16, "tile_n": 64, "tile_k": 64, "warp_m": 1, "warp_n": 4, "warp_k": 1, "warp_tile_m": 16,

@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from ckast.cli.select import select
-from ckast.select.analytic import AnalyticPredictor
-from ckast.select.library import load_library
-from ckast.select.plot_svg import Box, Figure, curves, log_ticks, scatter
-from ckast.select.problem_read import gemm_problem
+from ckast.select.models.analytic import AnalyticPredictor
+from ckast.select.serving.library import load_library
+from ckast.select.reports.plot_svg import Box, Figure, curves, log_ticks, scatter
+from ckast.select.serving.problem_read import gemm_problem
 
 from .select_helpers import ROOT, gemm_entries, python_ranking, write_library
 

@@ -17,10 +17,10 @@ from click.testing import CliRunner
 from ckast.cli import main as cli
 from ckast.config import ConfigError, load_data
 from ckast.library.selection import Selection
-from ckast.select.applicability import KERNEL_ONLY, applicable, why_not
-from ckast.select.library import LibraryError, load_library
+from ckast.select.serving.applicability import KERNEL_ONLY, applicable, why_not
+from ckast.select.serving.library import LibraryError, load_library
 from ckast.select.problem import ProblemError
-from ckast.select.problem_read import gemm_problem
+from ckast.select.serving.problem_read import gemm_problem
 
 from .select_helpers import ROOT, entries, write_library
 
@@ -171,7 +171,7 @@ def test_only_plain_gemm_kernels_library_refuses_other_variants(tmp_path):
 
 
 def test_a_timing_row_s_gemm_is_its_kernel_s(variants, tmp_path):
-    from ckast.select.timings import TimingError, read_timings
+    from ckast.select.tables.timings import TimingError, read_timings
 
     library = load_library(variants)
     names = {c["variant"] + c["datatype"]: n for n, c in zip(library.names, library.configs)}

@@ -18,11 +18,11 @@ from ckast.arch.hardware import hardware
 from ckast.cli.select import select
 from ckast.config import as_dict, load_file
 from ckast.lower.identity import kernel_name
-from ckast.select.analytic import AnalyticPredictor
-from ckast.select.evaluate import Outcome, group_runs, outcome, summary
-from ckast.select.kernel_table import read_kernel_table
-from ckast.select.library import load_library
-from ckast.select.timings import TimingError, read_timings
+from ckast.select.models.analytic import AnalyticPredictor
+from ckast.select.ranking.evaluate import Outcome, group_runs, outcome, summary
+from ckast.select.tables.kernel_table import read_kernel_table
+from ckast.select.serving.library import load_library
+from ckast.select.tables.timings import TimingError, read_timings
 
 from .select_helpers import ROOT, write_library
 
@@ -128,7 +128,7 @@ def _ck_figures(oracle: dict, picks: dict) -> dict:
 
 def test_eval_gives_ck_figures_over_kernels_not_names(libs, monkeypatch):
     """The analytic model on CK's MI355X table: eval's figures are CK's, computed on the collapsed kernels."""
-    from ckast.select import evaluate as evaluate_module
+    from ckast.select.ranking import evaluate as evaluate_module
 
     picks, original = {}, evaluate_module.evaluate
 

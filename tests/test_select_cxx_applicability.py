@@ -14,12 +14,12 @@ import pytest
 from ckast import nodes as n
 from ckast.library.selection import Selection
 from ckast.select import expr as P
-from ckast.select.applicability import KERNEL_ONLY, LAYERS, applicable, conditions, problem_fields
+from ckast.select.serving.applicability import KERNEL_ONLY, LAYERS, applicable, conditions, problem_fields
 from ckast.select.cxx import numeric as num
 from ckast.select.cxx.lower_predicate import lower_applicability, lower_predicate
 from ckast.select.cxx.problem_struct import problem_struct
 from ckast.select.features import KernelTable
-from ckast.select.problem_read import gemm_problem
+from ckast.select.serving.problem_read import gemm_problem
 
 from .select_helpers import ROOT, conv_entries, entries, gemm_entries
 from .test_select_cxx_features import X
@@ -66,7 +66,7 @@ def test_conv_applicability_every_direction():
     table = KernelTable.of([e["config"] for e in conv_entries()][::4])
     rng = np.random.default_rng(5)
     problems = [X.draw_conv(rng) for _ in range(300)]
-    from ckast.select.applicability import CONDITIONS
+    from ckast.select.serving.applicability import CONDITIONS
 
     assert _agree("grouped_conv", [c.holds for c in CONDITIONS["grouped_conv"]], table, problems) == 0
 

@@ -23,7 +23,7 @@ from ckast.select.cxx.lower_forest import (
 from ckast.select.expr import Col, ceil, lookup
 from ckast.select.features.featureset import Feature, kernel, problem
 from ckast.select.features.table import KernelTable
-from ckast.select.forest import DEFAULT_LEFT, parse_model
+from ckast.select.models.forest import DEFAULT_LEFT, parse_model
 
 lgb = pytest.importorskip("lightgbm")
 cppyy = pytest.importorskip("cppyy")

@@ -19,13 +19,13 @@ from click.testing import CliRunner
 from ckast import nodes as n
 from ckast.cli import main as cli
 from ckast.library.selection import Selection
-from ckast.select.analytic import AnalyticPredictor
+from ckast.select.models.analytic import AnalyticPredictor
 from ckast.select.cxx.problem_struct import problem_struct
 from ckast.select.cxx.selector import write_selector
-from ckast.select.library import LibraryError, load_library
-from ckast.select.lightgbm_model import LightGBMPredictor, load_model
+from ckast.select.serving.library import LibraryError, load_library
+from ckast.select.models.lightgbm_model import LightGBMPredictor, load_model
 from ckast.select.problem import AXES, DIRECTIONS, INT_MAX, ConvProblem, GemmProblem
-from ckast.select.validity import broken
+from ckast.select.serving.validity import broken
 
 from .select_helpers import ROOT, bits, conv_entries, entries, gemm_entries, python_ranking, synth_module, write_library
 

@@ -16,14 +16,14 @@ from ckast import nodes as n
 from ckast.cli import main as cli
 from ckast.hostmodel.jit import session
 from ckast.library.selection import Selection
-from ckast.select.analytic import AnalyticPredictor
-from ckast.select.applicability import KERNEL_ONLY, LAYERS
+from ckast.select.models.analytic import AnalyticPredictor
+from ckast.select.serving.applicability import KERNEL_ONLY, LAYERS
 from ckast.select.cxx.problem_struct import problem_struct
 from ckast.select.cxx.selector import write_selector
-from ckast.select.library import load_library
-from ckast.select.lightgbm_model import load_model
+from ckast.select.serving.library import load_library
+from ckast.select.models.lightgbm_model import load_model
 from ckast.select.problem import ConvProblem, GemmProblem
-from ckast.select.problem_read import gemm_problem
+from ckast.select.serving.problem_read import gemm_problem
 
 from .select_helpers import (
     ROOT,
@@ -208,7 +208,7 @@ def test_gemm_parts_by_datatype_and_the_name_it_needs(tmp_path):
 def test_problem_structs_default_to_a_valid_problem():
     """A default-initialized struct is the problem of sizes 1, k_batch 1, stride and dilation 1, pads 0: a standard
     GEMM, a 2-D forward convolution; each is valid, so a struct that sets only the sizes it needs ranks."""
-    from ckast.select.validity import check
+    from ckast.select.serving.validity import check
 
     gemm = GemmProblem(M=1, N=1, K=1)
     conv = ConvProblem(direction="forward", G=1, N=1, C=1, K=1, input=(1, 1), filter=(1, 1), stride=(1, 1),

@@ -21,7 +21,7 @@ from ckast.select import expr as E
 from ckast.select.features import KernelTable, feature_set
 from ckast.select.features.featureset import FeatureSet, kernel, problem, problem_columns
 from ckast.select.problem import INT_MAX, GemmProblem
-from ckast.select.problem_read import conv_problem, gemm_problem, parse_pairs
+from ckast.select.serving.problem_read import conv_problem, gemm_problem, parse_pairs
 
 # CK's lists, verbatim (models/gemm_universal_fp16_gfx950/feature_spec.json and
 # models/grouped_conv_forward_2d3d_suffix_bf16_gfx950/feature_spec.json).

@@ -1,4 +1,4 @@
-"""LightGBM models as data (`ckast.select.forest`): the reference evaluator equals `lightgbm`'s predict bit for
+"""LightGBM models as data (`ckast.select.models.forest`): the reference evaluator equals `lightgbm`'s predict bit for
 bit on every decision kind (numeric, missing as NaN or zero with default_left, categorical bitsets), on
 single-leaf and many-tree models and the objectives' output transforms; bad model files are refused."""
 
@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from ckast.select.forest import CATEGORICAL, DEFAULT_LEFT, ModelError, parse_model, read_model
+from ckast.select.models.forest import CATEGORICAL, DEFAULT_LEFT, ModelError, parse_model, read_model
 
 lgb = pytest.importorskip("lightgbm")
 

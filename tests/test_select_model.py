@@ -15,9 +15,9 @@ from click.testing import CliRunner
 from ckast.arch.hardware import hardware
 from ckast.cli.select import select
 from ckast.select.features import feature_set
-from ckast.select.library import load_library
-from ckast.select.lightgbm_model import ModelError, load_model
-from ckast.select.problem_read import gemm_problem
+from ckast.select.serving.library import load_library
+from ckast.select.models.lightgbm_model import ModelError, load_model
+from ckast.select.serving.problem_read import gemm_problem
 
 from .select_helpers import gemm_entries, write_library
 
@@ -188,7 +188,7 @@ def test_missing_hardware_figure_is_refused(model):
 
 def test_knob_features_extend_cks_set():
     """ckast's model features: CK's, in CK's order, then every knob CK's set does not read (by name)."""
-    from ckast.select.model_features import model_features
+    from ckast.select.models.inputs import model_features
 
     for kind, count in (("gemm", 72), ("grouped_conv", 97)):
         ours, ck = model_features(kind), feature_set(kind)
@@ -211,9 +211,9 @@ DERIVED = {
 @pytest.mark.parametrize("kind", ["gemm", "grouped_conv"])
 def test_derived_features_are_declared_after_cks_and_the_knobs(kind):
     """The `ckast_*` features are expression trees of the table, after CK's and the knob features."""
-    from ckast.select.features.derived import derived_features
+    from ckast.select.models.derived import derived_features
     from ckast.select.expr import Expr
-    from ckast.select.model_features import model_features
+    from ckast.select.models.inputs import model_features
 
     names = model_features(kind).names
     derived = [f.name for f in derived_features(kind)]
@@ -230,8 +230,8 @@ def test_derived_features_are_declared_after_cks_and_the_knobs(kind):
 ])
 def test_derived_features_batch_and_single_agree(tmp_path, kind, problem):
     """Each kernel's row of the batch matrix is the vector of its config alone, bit for bit."""
-    from ckast.select.model_features import model_features
-    from ckast.select.problem_read import conv_problem, parse_pairs
+    from ckast.select.models.inputs import model_features
+    from ckast.select.serving.problem_read import conv_problem, parse_pairs
 
     from .select_helpers import conv_entries
 
@@ -253,7 +253,7 @@ def test_derived_features_batch_and_single_agree(tmp_path, kind, problem):
 def test_derived_features_are_physical_on_a_known_shape():
     """A 64x64x64 tile, 4 warps, single LDS buffer: 64 KiB / 16 KiB = 4 blocks per CU (8 warps / 4 = 2 cap);
     a 1000x520x260 GEMM pads M to 1024 and waves 16 x 9 = 144 tiles over 304 x 2 slots."""
-    from ckast.select.model_features import model_features
+    from ckast.select.models.inputs import model_features
 
     config = {"kind": "gemm", "variant": "standard", "datatype": "fp16", "tile_m": 64, "tile_n": 64, "tile_k": 64,
               "warp_m": 2, "warp_n": 2, "warp_k": 1, "pipeline": "compv3", "double_smem_buffer": False}
@@ -269,8 +269,8 @@ def test_derived_features_are_physical_on_a_known_shape():
 def test_model_of_cks_conv_features_alone_still_loads(tmp_path):
     """A conv model trained on CK's 97 features (no knob or ckast_* feature) binds by name and predicts
     as LightGBM does on CK's columns of ckast's set."""
-    from ckast.select.model_features import model_features
-    from ckast.select.problem_read import conv_problem, parse_pairs
+    from ckast.select.models.inputs import model_features
+    from ckast.select.serving.problem_read import conv_problem, parse_pairs
 
     from .select_helpers import conv_entries, random_features
 

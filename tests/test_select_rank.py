@@ -11,16 +11,16 @@ from click.testing import CliRunner
 
 from ckast.arch.hardware import hardware
 from ckast.cli.select import select
-from ckast.select.analytic import AnalyticPredictor, gemm_view
-from ckast.select.applicability import LAYERS, checked_many
-from ckast.select.batch import rank_many
+from ckast.select.models.analytic import AnalyticPredictor, gemm_view
+from ckast.select.serving.applicability import LAYERS, checked_many
+from ckast.select.ranking.batch import rank_many
 from ckast.select.features import feature_set
-from ckast.select.model_features import model_features
-from ckast.select.library import LibraryError, load_library
-from ckast.select.lightgbm_model import load_model
+from ckast.select.models.inputs import model_features
+from ckast.select.serving.library import LibraryError, load_library
+from ckast.select.models.lightgbm_model import load_model
 from ckast.select.problem import ProblemError
-from ckast.select.problem_read import conv_problem, gemm_problem, parse_pairs
-from ckast.select.rank import rank
+from ckast.select.serving.problem_read import conv_problem, gemm_problem, parse_pairs
+from ckast.select.ranking.rank import rank
 
 from .select_helpers import conv_entries, gemm_entries, synth_module, write_library
 

@@ -17,10 +17,10 @@ from click.testing import CliRunner
 
 from ckast.arch.hardware import hardware
 from ckast.cli import main as cli
-from ckast.select.analytic import AnalyticPredictor
-from ckast.select.library import load_library
-from ckast.select.lightgbm_model import load_model
-from ckast.select.model_features import model_features
+from ckast.select.models.analytic import AnalyticPredictor
+from ckast.select.serving.library import load_library
+from ckast.select.models.lightgbm_model import load_model
+from ckast.select.models.inputs import model_features
 from ckast.select.problem import ConvProblem
 
 from .select_helpers import ROOT, conv_entries, python_ranking, synth_module, write_library
@@ -95,7 +95,7 @@ def test_each_model_keeps_its_own_domain_on_a_part(models, monkeypatch):
     """What a part remembers of a model is the model's, even where two models share an id (a freed model's address
     taken by the next: the C++ and Python rankings of the compv3-only model then differed, the Python side using
     the widened model's domain)."""
-    import ckast.select.lightgbm_model as lightgbm_model
+    import ckast.select.models.lightgbm_model as lightgbm_model
 
     monkeypatch.setattr(lightgbm_model, "id", lambda obj: 0, raising=False)
     library = load_library(models["lib"])

@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from ckast.cli import main as cli
-from ckast.select.forest import ModelError
-from ckast.select.library import load_library
-from ckast.select.lightgbm_model import load_model
-from ckast.select.problem_read import conv_problem, gemm_problem
-from ckast.select.shift import ANALYTIC, FAMILIES, MIN_PROBLEMS, choose, families_of, family_folds
+from ckast.select.models.forest import ModelError
+from ckast.select.serving.library import load_library
+from ckast.select.models.lightgbm_model import load_model
+from ckast.select.serving.problem_read import conv_problem, gemm_problem
+from ckast.select.ranking.shift import ANALYTIC, FAMILIES, MIN_PROBLEMS, choose, families_of, family_folds
 
 from .select_helpers import conv_entries, synth_module, write_library
 

@@ -19,11 +19,11 @@ from click.testing import CliRunner
 
 from ckast.cli.select import select
 from ckast.select.features import feature_set
-from ckast.select.library import load_library
-from ckast.select.timings import TimingError, read_timings
-from ckast.select.evaluate import group_runs
-from ckast.select.progress import Progress
-from ckast.select.train import fit_all, group_folds
+from ckast.select.serving.library import load_library
+from ckast.select.tables.timings import TimingError, read_timings
+from ckast.select.ranking.evaluate import group_runs
+from ckast.select.reports.progress import Progress
+from ckast.select.ranking.train import fit_all, group_folds
 
 from .select_helpers import ROOT, conv_entries, gemm_entries, synth_module, write_library
 
@@ -393,8 +393,9 @@ def test_a_kernel_name_that_is_not_a_string_is_one_line(libs, tmp_path, fmt, nam
 
 def test_trees_are_bounded_by_what_the_model_reader_reads(libs, tmp_path):
     """`--trees 100001` wrote a model that `select` refused: both bounds are `model_limits.MAX_TREES`."""
-    from ckast.select import forest, model_limits
-    from ckast.select.train import TrainError, train
+    from ckast.select.models import forest
+    from ckast.select.models import limits as model_limits
+    from ckast.select.ranking.train import TrainError, train
 
     assert forest.MAX_TREES is model_limits.MAX_TREES
     code, out, err = _invoke("train", "--data", str(tmp_path / "t.csv"), "--library", str(libs["gemm"]), "-o",
@@ -408,7 +409,7 @@ def test_trees_are_bounded_by_what_the_model_reader_reads(libs, tmp_path):
 
 def test_train_writes_no_model_the_reader_refuses(libs, tables, tmp_path, monkeypatch):
     """Within the bound of trees a model may still be larger than a model file ckast reads: refused, not written."""
-    from ckast.select import forest
+    from ckast.select.models import forest
 
     monkeypatch.setattr(forest, "MODEL_LIMIT", 20_000)
     code, out, err = _invoke("train", "--data", str(tables["train"]), "--library", str(libs["conv"]), "-o",

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from ckast.select.cxx.problem_struct import problem_struct
 from ckast.select.expr import Field, walk
 from ckast.select.problem import INT_MAX, ProblemError, bounds
-from ckast.select.problem_read import conv_problem, gemm_problem
-from ckast.select.validity import broken, check, first_broken, refusal, rules, values
+from ckast.select.serving.problem_read import conv_problem, gemm_problem
+from ckast.select.serving.validity import broken, check, first_broken, refusal, rules, values
 
 SETTINGS = settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 SIZES = st.one_of(st.integers(1, 4096), st.sampled_from((0, -1, 46341, 65536, 2**20, INT_MAX, INT_MAX + 1, -2**63)),

@@ -18,13 +18,13 @@ from ckast.cli.bench import bench
 from ckast.cli.diff import diff
 from ckast.config import as_dict
 from ckast.lower.identity import kernel_name
-from ckast.select.applicability import LAYERS
-from ckast.select.evaluate import group_runs
-from ckast.select.kernel_table import read_kernel_table
-from ckast.select.rank import load_predictor
-from ckast.select.timings import read_timings
-from ckast.select.train import group_folds
-from ckast.select.workload import (Scores, Workload, WorkloadError, choose, library_of, measured, predicted,
+from ckast.select.serving.applicability import LAYERS
+from ckast.select.ranking.evaluate import group_runs
+from ckast.select.tables.kernel_table import read_kernel_table
+from ckast.select.ranking.rank import load_predictor
+from ckast.select.tables.timings import read_timings
+from ckast.select.ranking.train import group_folds
+from ckast.select.reports.workload import (Scores, Workload, WorkloadError, choose, library_of, measured, predicted,
                                    read_workload)
 from ckast.workflow.libraries import build_library
 
@@ -274,7 +274,7 @@ def test_within_takes_a_percent_sign(shapes):
 
 def test_a_workload_too_large_to_hold_is_refused_as_it_is_read(tmp_path, monkeypatch):
     import ckast.bench.plan as plan
-    import ckast.select.workload as workload
+    import ckast.select.reports.workload as workload
 
     path, generated = tmp_path / "w.csv", tmp_path / "lib"
     path.write_text("N,C,K,G,Hi,Wi,Y,X\n" + "1,64,64,1,16,16,3,3\n" * 3 + "2,64,64,1,16,16,3,3\n")
@@ -315,7 +315,7 @@ def test_rows_of_one_problem_are_chosen_for_once_and_reported_each(tmp_path):
 
 
 def test_gains_and_counts_summed_in_steps_are_the_sums(monkeypatch):
-    import ckast.select.workload as workload
+    import ckast.select.reports.workload as workload
 
     eff = _random(3, problems=50)
     w, current = np.linspace(0.5, 2, 50), eff[:, 2]

@@ -20,9 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from ckast.select.applicability import applicable
+from ckast.select.serving.applicability import applicable
 from ckast.select.features import KernelTable
-from ckast.select.problem_read import conv_problem, parse_pairs
+from ckast.select.serving.problem_read import conv_problem, parse_pairs
 
 PROBLEMS = (
     "G=1,N=32,C=64,K=64,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1",

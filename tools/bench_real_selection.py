@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import calibrate_analytic as cal_tool  # noqa: E402
 
 from ckast.arch.calibration import calibration  # noqa: E402
-from ckast.select.analytic import gemm_view  # noqa: E402
-from ckast.select.evaluate import outcome, summary  # noqa: E402
+from ckast.select.models.analytic import gemm_view  # noqa: E402
+from ckast.select.ranking.evaluate import outcome, summary  # noqa: E402
 
 FOLDS = 5
 SEED = 0
@@ -85,7 +85,7 @@ HEADER = f"{'predictor':<58}{'n':>4}{'mean':>8}{'P10':>8}{'P50':>8}{'min':>8}{'t
 
 def problem_folds(data: cal_tool.Measured) -> np.ndarray:
     """Each problem's fold: `ckast select train`'s GroupKFold assignment of the rows."""
-    from ckast.select.train import group_folds
+    from ckast.select.ranking.train import group_folds
 
     return group_folds(data.group, FOLDS)[data.starts[:-1]]
 
@@ -104,10 +104,10 @@ def analytic_cv(data: cal_tool.Measured, folds: np.ndarray) -> np.ndarray:
 def lightgbm_cv(data: cal_tool.Measured, library, folds: np.ndarray, base: str) -> np.ndarray:
     """Predictions of every row by `ckast select train`'s defaults on `base` trained on the other folds."""
     from ckast.arch.hardware import hardware
-    from ckast.select.timings import read_timings
-    from ckast.select.kernel_table import read_kernel_table
-    from ckast.select.applicability import LAYERS
-    from ckast.select.train import dataset, train_predictor
+    from ckast.select.tables.timings import read_timings
+    from ckast.select.tables.kernel_table import read_kernel_table
+    from ckast.select.serving.applicability import LAYERS
+    from ckast.select.ranking.train import dataset, train_predictor
 
     timings = read_timings([cal_tool.REAL / t for t in cal_tool.CONV_TABLES], library,
                            kernels=read_kernel_table(cal_tool.REAL / cal_tool.CONV[1], library), layers=LAYERS)
@@ -123,9 +123,9 @@ def lightgbm_cv(data: cal_tool.Measured, library, folds: np.ndarray, base: str) 
 
 def repeats(tables: Sequence[str], library) -> dict:
     """(problem, kernel) -> the TFLOPS of each run, in table order."""
-    from ckast.select.applicability import LAYERS
-    from ckast.select.kernel_table import read_kernel_table
-    from ckast.select.timings import read_timings
+    from ckast.select.serving.applicability import LAYERS
+    from ckast.select.tables.kernel_table import read_kernel_table
+    from ckast.select.tables.timings import read_timings
 
     out: dict = defaultdict(list)
     kernels_file = cal_tool.CONV[1] if "conv" in tables[0] else cal_tool.GEMM[1]

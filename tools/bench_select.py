@@ -74,9 +74,9 @@ def timed(*args: str) -> tuple[float, float, str]:
 def rank_times(library_dir: Path, model_dir: Path | None, repeats: int, texts=PROBLEMS) -> tuple[float, float, float]:
     """(first, median, max of the rest) ms per problem ranking one of `texts`."""
     from ckast.arch.hardware import hardware
-    from ckast.select.library import load_library
-    from ckast.select.problem_read import conv_problem, parse_pairs
-    from ckast.select.rank import load_predictor, rank
+    from ckast.select.serving.library import load_library
+    from ckast.select.serving.problem_read import conv_problem, parse_pairs
+    from ckast.select.ranking.rank import load_predictor, rank
 
     library = load_library(library_dir)
     predictor = load_predictor(model_dir)

@@ -84,7 +84,7 @@ def conv_problems_file(path: Path, rows: int, seed: int) -> Path:
     from synth_timings import conv_shapes
 
     from ckast.select.problem import ProblemError
-    from ckast.select.problem_read import conv_problem
+    from ckast.select.serving.problem_read import conv_problem
 
     def served(fields: dict) -> bool:
         try:

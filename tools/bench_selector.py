@@ -53,9 +53,9 @@ def train_model(library: Path, work: Path, trees: int, leaves: int, rows: int, p
               "--trees", str(trees), "-j", "2", "--predictor", predictor)
         return out
     from ckast.arch.hardware import hardware
-    from ckast.select import train as train_module
-    from ckast.select.library import load_library
-    from ckast.select.timings import read_timings
+    from ckast.select.ranking import train as train_module
+    from ckast.select.serving.library import load_library
+    from ckast.select.tables.timings import read_timings
 
     data = train_module.dataset(list(read_timings([table], load_library(library)).runs), load_library(library),
                                 hardware)
@@ -70,7 +70,7 @@ def train_model(library: Path, work: Path, trees: int, leaves: int, rows: int, p
 
 
 def problems(count: int, seed: int):
-    from ckast.select.problem_read import conv_problem, parse_pairs
+    from ckast.select.serving.problem_read import conv_problem, parse_pairs
 
     shapes, out, seen = synth_timings.conv_shapes(random.Random(seed), "forward", 2), [], set()
     while len(out) < count:
@@ -116,9 +116,9 @@ def main() -> None:
     from ckast import nodes as n
     from ckast.select.cxx.lower_forest import kernel_keys, lower_forest
     from ckast.select.features.table import KernelTable
-    from ckast.select.library import load_library
-    from ckast.select.lightgbm_model import load_model
-    from ckast.select.model_features import model_features
+    from ckast.select.serving.library import load_library
+    from ckast.select.models.lightgbm_model import load_model
+    from ckast.select.models.inputs import model_features
 
     predictor = load_model(model_dir)
     forest = predictor.forest
@@ -154,7 +154,7 @@ def main() -> None:
     from ckast.select.cxx.problem_struct import problem_struct
     from ckast.select.cxx.selector import write_selector
     from ckast.arch.hardware import hardware
-    from ckast.select.rank import rank
+    from ckast.select.ranking.rank import rank
 
     start = time.perf_counter()
     write_selector(library, [model_dir], work / "selector")

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import calibrate_analytic as cal_tool  # noqa: E402
 
-from ckast.select.evaluate import outcome, summary  # noqa: E402
+from ckast.select.ranking.evaluate import outcome, summary  # noqa: E402
 
 SHIFTS = (
     ("stride 2 -> stride 1", lambda p: p.stride[0] == 2, lambda p: p.stride[0] == 1),
@@ -41,10 +41,10 @@ class _Scored:
 
 def dataset():
     from ckast.arch.hardware import hardware
-    from ckast.select.applicability import LAYERS
-    from ckast.select.kernel_table import read_kernel_table
-    from ckast.select.timings import read_timings
-    from ckast.select.train import dataset as make
+    from ckast.select.serving.applicability import LAYERS
+    from ckast.select.tables.kernel_table import read_kernel_table
+    from ckast.select.tables.timings import read_timings
+    from ckast.select.ranking.train import dataset as make
 
     library = cal_tool.library_of(cal_tool.CONV[0])
     timings = read_timings([cal_tool.REAL / t for t in cal_tool.CONV_TABLES], library,
@@ -70,7 +70,7 @@ HEADER = f"{'split / predictor':<44}{'n':>4}{'mean':>8}{'P10':>8}{'P50':>8}{'min
 
 def predictors(data, train_rows: np.ndarray, held_rows: np.ndarray) -> dict[str, np.ndarray]:
     """Each predictor's TFLOPS of `held_rows`, trained on `train_rows`."""
-    from ckast.select.train import train_predictor
+    from ckast.select.ranking.train import train_predictor
 
     return {"analytic": data.analytic[held_rows],
             "select train --predictor lightgbm": train_predictor(data, train_rows, "none")(held_rows),
@@ -93,7 +93,7 @@ def recalibrated(data, measured, train_p: np.ndarray):
 
 def splits(data, every: np.ndarray):
     """(label, training problems, scored problems) of each shift, then of each random fold."""
-    from ckast.select.train import group_folds
+    from ckast.select.ranking.train import group_folds
 
     for label, train_on, score_on in SHIFTS:
         yield (label, np.array([g for g in every if train_on(data.problems[g])]),

@@ -41,17 +41,17 @@ from ckast.arch.calibration import CONSTANTS, PATH, Calibration, parse  # noqa: 
 from ckast.arch.hardware import Hardware, hardware  # noqa: E402
 from ckast.config import as_dict, load_file  # noqa: E402
 from ckast.lower.identity import kernel_name  # noqa: E402
-from ckast.select.analytic import analytic_tree  # noqa: E402
-from ckast.select.applicability import LAYERS  # noqa: E402
-from ckast.select.evaluate import group_runs  # noqa: E402
+from ckast.select.models.analytic import analytic_tree  # noqa: E402
+from ckast.select.serving.applicability import LAYERS  # noqa: E402
+from ckast.select.ranking.evaluate import group_runs  # noqa: E402
 from ckast.select.expr import Scope  # noqa: E402
 from ckast.select.features import KernelTable  # noqa: E402
 from ckast.select.features.featureset import hw_columns  # noqa: E402
-from ckast.select.kernel_table import read_kernel_table  # noqa: E402
-from ckast.select.library import Library, Part  # noqa: E402
+from ckast.select.tables.kernel_table import read_kernel_table  # noqa: E402
+from ckast.select.serving.library import Library, Part  # noqa: E402
 from ckast.select.problem import Problem  # noqa: E402
-from ckast.select.timings import read_timings  # noqa: E402
-from ckast.select.validity import problem_columns  # noqa: E402
+from ckast.select.tables.timings import read_timings  # noqa: E402
+from ckast.select.serving.validity import problem_columns  # noqa: E402
 
 REAL = ROOT / "examples" / "ck-real"
 CONV = ("grouped_conv_fwd_bf16_gfx950.json", "grouped_conv_fwd_bf16_gfx950_kernels.csv")
@@ -272,7 +272,7 @@ def calibrate(conv: Measured, gemm: Measured) -> dict[str, tuple[Calibration, di
 def toml_text(fitted: Mapping[str, tuple[Calibration, Mapping[str, tuple[str, str]]]]) -> str:
     """calibration.toml's text."""
     lines = [
-        "# The analytic model's calibrated constants per arch (ckast/select/analytic.py says what each means).",
+        "# The analytic model's calibrated constants per arch (ckast/select/models/analytic.py says what each means).",
         "# Written by tools/calibrate_analytic.py from CK's published measurements (examples/ck-real): do not",
         "# edit, rerun the tool. Every value is { value, source [, note] }; `source` names an entry of",
         "# [sources]. An arch without a table uses the table of `fallback`.",

@@ -27,9 +27,9 @@ from ckast.select.cxx.lower_expr import lower_features
 from ckast.select.cxx.lower_predicate import lower_applicability
 from ckast.select.cxx.problem_struct import problem_struct
 from ckast.select.features import KernelTable, hw_columns
-from ckast.select.model_features import model_features
+from ckast.select.models.inputs import model_features
 from ckast.select.problem import DIRECTIONS, ConvProblem, GemmProblem
-from ckast.select.validity import broken, values
+from ckast.select.serving.validity import broken, values
 
 GOLDEN = 0x9E3779B97F4A7C15
 U64 = n.TypeName(n.Name(("std", "uint64_t")))
@@ -171,7 +171,7 @@ def jit(kind: str, table: KernelTable, hw, name: str):
 
 
 def python_side(problem, configs_table: KernelTable, hw) -> tuple[np.ndarray, np.ndarray]:
-    from ckast.select.applicability import applicable
+    from ckast.select.serving.applicability import applicable
 
     return model_features(problem.kind).matrix(problem, configs_table, hw), applicable(problem, configs_table)
 

@@ -34,13 +34,13 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from ckast import nodes as n
 from ckast.arch.hardware import hardware
-from ckast.select.analytic import AnalyticPredictor
+from ckast.select.models.analytic import AnalyticPredictor
 from ckast.select.cxx.problem_struct import problem_struct
 from ckast.select.cxx.selector import write_selector
-from ckast.select.library import load_library
-from ckast.select.lightgbm_model import load_model
+from ckast.select.serving.library import load_library
+from ckast.select.models.lightgbm_model import load_model
 from ckast.select.problem import ConvProblem, GemmProblem
-from ckast.select.rank import rank
+from ckast.select.ranking.rank import rank
 
 FNV_OFFSET, FNV_PRIME, MASK = 0xCBF29CE484222325, 0x100000001B3, (1 << 64) - 1
 CLANG = "clang++-19"

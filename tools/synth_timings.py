@@ -90,11 +90,11 @@ def synthesize(library_dir: Path, direction: str, problems: int, per_problem: in
                effect: float, ndim: int = 2) -> list[dict[str, Any]]:
     """The rows of a synthetic table (see the module docstring)."""
     from ckast.arch.hardware import hardware
-    from ckast.select.analytic import AnalyticPredictor
-    from ckast.select.applicability import applicable
-    from ckast.select.library import load_library
+    from ckast.select.models.analytic import AnalyticPredictor
+    from ckast.select.serving.applicability import applicable
+    from ckast.select.serving.library import load_library
     from ckast.select.problem import ProblemError
-    from ckast.select.problem_read import conv_problem, gemm_problem
+    from ckast.select.serving.problem_read import conv_problem, gemm_problem
 
     library = load_library(library_dir)
     rng = random.Random(seed)

@@ -3,7 +3,7 @@ measurements it was fitted on.
 
 `calibration(arch)` is the table of `arch`, or of the arch `calibration.toml` names as `fallback` when it
 has none (`Calibration.arch` says whose constants they are). The constants are physical (rates, latencies,
-register counts; `ckast/select/analytic.py` says what each means in the model); `tools/calibrate_analytic.py`
+register counts; `ckast/select/models/analytic.py` says what each means in the model); `tools/calibrate_analytic.py`
 fits them once on CK's published measurements and writes the file. Nothing is fitted at run time.
 """
 
@@ -31,7 +31,7 @@ PATH = Path(__file__).with_name("calibration.toml")
 
 @attrs.frozen
 class Calibration:
-    """One arch's constants (see `ckast/select/analytic.py`). `pipeline_step`: (pipeline, k-step cost
+    """One arch's constants (see `ckast/select/models/analytic.py`). `pipeline_step`: (pipeline, k-step cost
     relative to compv3) of the pipelines measured on an arch; `sources`: constant (`pipeline_step.<name>`
     for those) -> where its value comes from."""
 

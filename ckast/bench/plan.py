@@ -27,7 +27,7 @@ from typing import Any
 import attrs
 
 from ckast.arch import DTYPES
-from ckast.select.library import (
+from ckast.select.serving.library import (
     Library,
     LibraryError,
     Part,
@@ -35,7 +35,7 @@ from ckast.select.library import (
     load_library,
     problem_direction,
 )
-from ckast.select.applicability import LAYERS
+from ckast.select.serving.applicability import LAYERS
 from ckast.select.problem import (  # CK's spellings of the axes
     _FILTER,
     _INPUT,
@@ -44,7 +44,7 @@ from ckast.select.problem import (  # CK's spellings of the axes
     Problem,
     ProblemError,
 )
-from ckast.select.report import PROBLEMS_MAX, parse_row, read_problems
+from ckast.select.reports.report import PROBLEMS_MAX, parse_row, read_problems
 
 LEFT_OUT_VARIANTS = {"multi_d": "the driver allocates no D tensors"}
 """Kernel variants the driver leaves out, and why (said on the command line, never silently)."""
@@ -174,8 +174,8 @@ def plan(library_dir: Path, problems_file: Path, layers: Sequence[str] = LAYERS,
     groups = [Group(*key, tuple(group), _parts(library, group[0], key)) for key, group in problems.items()]
     if top is None:
         return Plan(library, tuple(groups), left_out, tuple(layers))
-    from ckast.select.rank import load_predictor
-    from ckast.select.report import describe
+    from ckast.select.ranking.rank import load_predictor
+    from ckast.select.reports.report import describe
 
     predictor = load_predictor(model_dir)
     groups = [_top(group, top, predictor, layers) for group in groups]
@@ -192,7 +192,7 @@ def _top(group: Group, top: int, predictor, layers: Sequence[str]) -> Group:
     """The group with each part cut to its problems' `top` best predicted kernels (parts left with none are
     dropped)."""
     from ckast.arch.hardware import hardware
-    from ckast.select.batch import batch_size, rank_many
+    from ckast.select.ranking.batch import batch_size, rank_many
 
     runs = []
     for run in group.parts:
@@ -233,7 +233,7 @@ def _parts(library: Library, problem: Problem, key: tuple) -> tuple[PartRun, ...
 def gemm_applicable(group: Group, run: PartRun, layers: Sequence[str]) -> list[bool]:
     """Per problem of a GEMM group, per kernel of `run`: whether the kernel accepts the problem under the
     applicability `layers` (`select.applicability`; GEMM launchers have no `is_supported` of their own)."""
-    from ckast.select.applicability import applicable
+    from ckast.select.serving.applicability import applicable
 
     keep = [run.part.index[name] for name in run.names]
     return [bool(v) for problem in group.problems for v in applicable(problem, run.part.table, layers)[keep]]

@@ -61,10 +61,10 @@ def emit(library_dir, problems_file, out_dir, chunk_kernels, kernel_only, top, m
     from ckast.bench.files import write_driver
     from ckast.bench.plan import LEFT_OUT_VARIANTS, plan
     from ckast.output import OutputError
-    from ckast.select.applicability import KERNEL_ONLY, LAYERS, describe_layers
+    from ckast.select.serving.applicability import KERNEL_ONLY, LAYERS, describe_layers
     from ckast.output.places import refuse_inside
-    from ckast.select.forest import ModelError
-    from ckast.select.library import LibraryError
+    from ckast.select.models.forest import ModelError
+    from ckast.select.serving.library import LibraryError
     from ckast.select.problem import ProblemError
 
     if model_dir is not None and top is None:

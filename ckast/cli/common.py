@@ -261,7 +261,7 @@ def workload_request(workload, within, budget, model_dir, timings, kernel_table)
         if given:
             bad_input([f"{given[0]}: chooses kernels for a workload; give --for WORKLOAD"])
         return None
-    from ckast.select.workload import WorkloadError
+    from ckast.select.reports.workload import WorkloadError
     from ckast.workflow.libraries import workload_request as request
 
     try:
@@ -272,10 +272,10 @@ def workload_request(workload, within, budget, model_dir, timings, kernel_table)
 
 def workload_errors():
     """The errors of choosing kernels for a workload that are bad input (exit 2), and those that are not (exit 1)."""
-    from ckast.select.forest import ModelError
-    from ckast.select.library import LibraryError
-    from ckast.select.lightgbm_model import MissingPackage
-    from ckast.select.timings import TimingError
-    from ckast.select.workload import WorkloadError
+    from ckast.select.models.forest import ModelError
+    from ckast.select.serving.library import LibraryError
+    from ckast.select.models.lightgbm_model import MissingPackage
+    from ckast.select.tables.timings import TimingError
+    from ckast.select.reports.workload import WorkloadError
 
     return (WorkloadError, LibraryError, ModelError, TimingError), (MissingPackage,)

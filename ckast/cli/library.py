@@ -104,7 +104,7 @@ def generate(rule_set, arch, datatypes, ndims, variants, ck_api, builder_conf, c
         unserved_end(unserved, len(problems), allow_unserved)
         return
     if result.workload is not None:
-        from ckast.select.workload import choice_lines
+        from ckast.select.reports.workload import choice_lines
 
         click.echo("\n".join(choice_lines(result.workload)))
     click.echo(f"{quantity(result.kernels, 'kernel')} ({counts_line(result.counts)}) -> {out_dir}: "
@@ -122,7 +122,7 @@ def _up_to_date_head(summary: dict, out_dir: Path, workload: dict | None) -> str
             f"{summary['files']} unchanged, 0 removed")
     if workload is None:
         return head
-    from ckast.select.workload import choice_lines
+    from ckast.select.reports.workload import choice_lines
 
     return "\n".join([*choice_lines(workload), head])
 

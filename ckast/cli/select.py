@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ckast.select.model_limits import MAX_TREES
+from ckast.select.models.limits import MAX_TREES
 from ckast.wording import quantity
 
 from .common import ALLOW_UNSERVED, HELP, Integer, bad_input, fail, jobs_option, unserved_end
@@ -77,11 +77,11 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
         return
     import sys
 
-    from ckast.select.forest import ModelError
-    from ckast.select.library import LibraryError
-    from ckast.select.model_domain import domain_line
+    from ckast.select.models.forest import ModelError
+    from ckast.select.serving.library import LibraryError
+    from ckast.select.models.domain import domain_line
     from ckast.select.problem import ProblemError
-    from ckast.select.report import json_chunks, text
+    from ckast.select.reports.report import json_chunks, text
     from ckast.workflow.choosing import select_kernels
 
     if library_dir is None:
@@ -168,10 +168,10 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, pred
     import time
 
     from ckast.output.transaction import OutputError
-    from ckast.select.lightgbm_model import MissingPackage
-    from ckast.select.shift import report_rows
-    from ckast.select.shift import table as shift_table
-    from ckast.select.train import ONE_FOLD, TrainError
+    from ckast.select.models.lightgbm_model import MissingPackage
+    from ckast.select.ranking.shift import report_rows
+    from ckast.select.ranking.shift import table as shift_table
+    from ckast.select.ranking.train import ONE_FOLD, TrainError
     from ckast.workflow.choosing import train_model
 
     start = time.perf_counter()
@@ -244,12 +244,12 @@ def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_
       ckast select eval --data timings/gemm_fp16_rcr.csv --library lib/ --best-of 3 --plot eval.svg
     """
     from ckast.json_out import dumps
-    from ckast.select.applicability import describe_layers
-    from ckast.select.evaluate import table
-    from ckast.select.forest import ModelError
-    from ckast.select.library import LibraryError
-    from ckast.select.shift import report_rows
-    from ckast.select.shift import table as shift_table
+    from ckast.select.serving.applicability import describe_layers
+    from ckast.select.ranking.evaluate import table
+    from ckast.select.models.forest import ModelError
+    from ckast.select.serving.library import LibraryError
+    from ckast.select.ranking.shift import report_rows
+    from ckast.select.ranking.shift import table as shift_table
     from ckast.workflow.choosing import evaluate_model
 
     runs = _read(library_dir, data, skip_bad, kernels_file, kernel_only)
@@ -288,7 +288,7 @@ def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_
         if len(shift["predictors"]) > 1:
             click.echo(f"under shift: {shift['best']['why']}")
     if top_k:
-        from ckast.select.best_of import best_of_table
+        from ckast.select.ranking.best_of import best_of_table
 
         click.echo("\n".join(best_of_table(top_k)))
 
@@ -297,8 +297,8 @@ def _top_k(runs, model_dir, predictor, best_of, plot_file):
     """`--best-of` figures (None without it) and `--plot` (written here: `select.best_of`, `select.eval_plot`)."""
     if best_of is None and plot_file is None:
         return None
-    from ckast.select.best_of import best_of_figures, score
-    from ckast.select.eval_plot import evaluation_svg, write_svg
+    from ckast.select.ranking.best_of import best_of_figures, score
+    from ckast.select.reports.eval_plot import evaluation_svg, write_svg
 
     scored = score(runs.library, runs.timings.runs, model_dir)
     if plot_file is not None:
@@ -315,9 +315,9 @@ def _top_k(runs, model_dir, predictor, best_of, plot_file):
 def _read(library_dir, data, skip_bad, kernels_file, kernel_only):
     """The runs of the timing tables (with CK's kernel table; runs of kernels not applicable set apart), or exit
     2 naming the file, row and column."""
-    from ckast.select.library import LibraryError
-    from ckast.select.lightgbm_model import MissingPackage
-    from ckast.select.timings import TimingError
+    from ckast.select.serving.library import LibraryError
+    from ckast.select.models.lightgbm_model import MissingPackage
+    from ckast.select.tables.timings import TimingError
     from ckast.workflow.choosing import read_timings
 
     if library_dir is None:
@@ -342,7 +342,7 @@ def _progress(trees: int):
 
     if not sys.stderr.isatty():
         return None
-    from ckast.select.progress import Progress
+    from ckast.select.reports.progress import Progress
 
     def show(line: str) -> None:
         sys.stderr.write(f"\r{line}\x1b[K")
@@ -380,8 +380,8 @@ def emit(library_dir, model_dirs, out_dir, kernel_only):
       ckast select emit --library lib/ --model model/ -o selector/
     """
     from ckast.output.transaction import OutputError
-    from ckast.select.forest import ModelError
-    from ckast.select.library import LibraryError
+    from ckast.select.models.forest import ModelError
+    from ckast.select.serving.library import LibraryError
     from ckast.workflow.choosing import emit_selector
 
     if library_dir is None:
@@ -392,7 +392,7 @@ def emit(library_dir, model_dirs, out_dir, kernel_only):
         bad_input([str(exc)])
     except OutputError as exc:
         fail(exc)
-    from ckast.select.applicability import describe_layers
+    from ckast.select.serving.applicability import describe_layers
 
     click.echo(f"selector of {quantity(result.kernels, 'kernel')} in {quantity(result.parts, 'part')} "
                f"({result.forests} with a LightGBM forest; applicability: {describe_layers(result.layers)}) -> "

@@ -28,7 +28,7 @@ KINDS = {"kernels": ("kernel tree", "ckast emit or ckast generate"), "selector":
          "bench": ("benchmark driver", "ckast bench emit"), "model": ("model", "ckast select train")}
 """Each kind of output: what it is called, and the commands that write it."""
 MODEL_SPEC = "feature_spec.json"
-"""The file that marks a model directory (`ckast.select.lightgbm_model.SPEC_FILE`), which has no manifest."""
+"""The file that marks a model directory (`ckast.select.models.lightgbm_model.SPEC_FILE`), which has no manifest."""
 _BESIDE = (".{}.ckast-stage", ".{}.ckast-old", ".{}.ckast-lock")
 """The names a run gives the entries it makes beside the directory (`transaction.leftover_paths`, `lock`)."""
 

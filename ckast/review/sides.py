@@ -109,7 +109,7 @@ def read_tree(root: Path) -> Side:
 
 def _workload(run: Mapping[str, Any]) -> str:
     """What a run's kernels were chosen for, if it chose them for a workload (`Request.described`), else ""."""
-    from ckast.select.workload import Request
+    from ckast.select.reports.workload import Request
 
     request = run.get("workload")
     return Request.described(request) if isinstance(request, dict) else ""

@@ -18,7 +18,7 @@ from .paths import PathLike, path_list
 
 def _layers(kernel_only: bool) -> tuple[str, ...]:
     """The applicability layers: the kernel's own checks, and unless `kernel_only` CK's dispatcher's too."""
-    from ckast.select.applicability import KERNEL_ONLY, LAYERS
+    from ckast.select.serving.applicability import KERNEL_ONLY, LAYERS
 
     return tuple(KERNEL_ONLY if kernel_only else LAYERS)
 
@@ -156,7 +156,7 @@ def select_kernels(library: PathLike, problems: str | Mapping[str, Any] | Iterab
         ModelError: the model cannot be read.
     """
     from ckast.select.problem import ProblemError
-    from ckast.select.report import selection
+    from ckast.select.reports.report import selection
 
     given = [problems] if isinstance(problems, (str, Mapping)) else list(problems)
     why_not = (why_not,) if isinstance(why_not, str) else tuple(why_not)
@@ -175,9 +175,9 @@ class TimingRuns:
 
     library_dir: Path
     library: Any
-    """The library's kernels, as read from its manifest (`ckast.select.library.Library`)."""
+    """The library's kernels, as read from its manifest (`ckast.select.serving.library.Library`)."""
     timings: Any
-    """The runs (`ckast.select.timings.Timings`: `runs` of kernels applicable to their problem, `bad` rows
+    """The runs (`ckast.select.tables.timings.Timings`: `runs` of kernels applicable to their problem, `bad` rows
     skipped, `failed` runs dropped, runs `outside` their kernels' applicability, set apart)."""
     layers: tuple[str, ...]
     """The applicability layers the runs were checked under."""
@@ -205,9 +205,9 @@ def read_timings(data: PathLike | Iterable[PathLike], library: PathLike, *, kern
         TimingError: a table or row cannot be used (naming the file, row and column), or no run is usable.
         MissingPackage: a Parquet table needs pyarrow.
     """
-    from ckast.select.kernel_table import read_kernel_table
-    from ckast.select.library import load_library
-    from ckast.select.timings import read_timings as read
+    from ckast.select.tables.kernel_table import read_kernel_table
+    from ckast.select.serving.library import load_library
+    from ckast.select.tables.timings import read_timings as read
 
     paths = path_list(data)
     if not paths:
@@ -273,7 +273,7 @@ def train_model(timings: TimingRuns, output: PathLike, *, trees: int = 400, fold
     from ckast.output.places import check_kind, check_place, refuse_inside
     from ckast.output.transaction import OutputError
     from ckast.cores import default_jobs
-    from ckast.select.train import ONE_FOLD, TrainError, dataset, train, write_model
+    from ckast.select.ranking.train import ONE_FOLD, TrainError, dataset, train, write_model
 
     if folds == 1:
         raise TrainError(f"{argument('folds')}: {ONE_FOLD}")
@@ -340,9 +340,9 @@ def evaluate_model(timings: TimingRuns, *, model: PathLike | None = None) -> Eva
         ModelError: the model cannot be read.
         LibraryError: the runs of one problem are of kernels of several datatypes, layouts or directions.
     """
-    from ckast.select.evaluate import report
-    from ckast.select.report import evaluation, set_apart
-    from ckast.select.shift import ANALYTIC, family_report
+    from ckast.select.ranking.evaluate import report
+    from ckast.select.reports.report import evaluation, set_apart
+    from ckast.select.ranking.shift import ANALYTIC, family_report
 
     runs = timings.timings
     evaluated = evaluation(timings.library, runs, None if model is None else Path(model))

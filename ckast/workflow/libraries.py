@@ -20,7 +20,7 @@ from .paths import PathLike, path_list
 if TYPE_CHECKING:
     from ckast.library.build import Library
     from ckast.review.compare import LibraryDiff
-    from ckast.select.workload import Request, WorkloadChoice
+    from ckast.select.reports.workload import Request, WorkloadChoice
 
 # A rerun whose tree is up to date imports nothing more than this module and `ckast.output.stamp`: the
 # library's validation and rendering are imported once they are needed.
@@ -112,7 +112,7 @@ def build_library(rule_set: str | None = None, arch: str | None = None, *, datat
 def workload_request(workload: PathLike, *, within: float | None = None, budget: int | None = None,
                      model: PathLike | None = None, timings: PathLike | Iterable[PathLike] = (),
                      kernels: PathLike | None = None) -> Request:
-    """What a library for a workload asks (`ckast.select.workload` says how the kernels are chosen).
+    """What a library for a workload asks (`ckast.select.reports.workload` says how the kernels are chosen).
 
     Args:
         workload: a problems file (as `ckast select --problems` reads), with an optional `weight` per problem.
@@ -125,13 +125,13 @@ def workload_request(workload: PathLike, *, within: float | None = None, budget:
     Raises:
         WorkloadError: not exactly one of `within` and `budget`, a value out of range, a model and timings.
     """
-    from ckast.select.workload import Request
+    from ckast.select.reports.workload import Request
 
     return Request(Path(workload), within, budget, None if model is None else Path(model),
                    tuple(path_list(timings)), None if kernels is None else Path(kernels))
 
 
-@checked(library="ckast.library.build:Library", request="ckast.select.workload:Request")
+@checked(library="ckast.library.build:Library", request="ckast.select.reports.workload:Request")
 def choose_for_workload(library: Library, request: Request) -> WorkloadChoice:
     """The kernels of `library` (`build_library`'s) that `request`'s workload keeps, and what they offer it.
 
@@ -147,7 +147,7 @@ def _choose(kernels: list, request: Request) -> tuple[list, WorkloadChoice]:
     """The `LoadedKernel`s kept for the workload (in the library's order) and the choice."""
     from ckast.config import as_dict
     from ckast.lower.identity import kernel_name
-    from ckast.select.workload import choose_for
+    from ckast.select.reports.workload import choose_for
 
     chosen = choose_for([kernel_name(k.config) for k in kernels], [as_dict(k.config) for k in kernels], request)
     kept = set(chosen.choice.kept)
@@ -178,7 +178,7 @@ class GenerateResult:
     run_key: str
     """The digest of everything the tree depends on (ckast's files, the options, the input files' bytes)."""
     workload: dict[str, Any] | None = None
-    """With a workload: the choice as data (`WorkloadChoice.as_json`; `ckast.select.workload.choice_lines`
+    """With a workload: the choice as data (`WorkloadChoice.as_json`; `ckast.select.reports.workload.choice_lines`
     prints it), kept in the tree's stamp, so also given when the tree was up to date."""
 
     @property
@@ -190,7 +190,7 @@ class GenerateResult:
 @checked(output="path", rule_set="optional name", arch="optional name", datatypes="names", ndims="counts",
          variants="names", ck_api="optional name", builder_conf="optional path", configs="paths",
          jobs="optional count", chunk_size="optional count", progress="optional callable",
-         on_wait="optional callable", workload="optional ckast.select.workload:Request")
+         on_wait="optional callable", workload="optional ckast.select.reports.workload:Request")
 def generate_library(output: PathLike, rule_set: str | None = None, arch: str | None = None, *,
                      datatypes: str | Iterable[str] = (), ndims: int | Iterable[int] = (),
                      variants: str | Iterable[str] = (), ck_api: str | None = None,

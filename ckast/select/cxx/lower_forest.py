@@ -52,7 +52,7 @@ from ckast import nodes as n
 from ckast.select.expr import Col, walk
 from ckast.select.features.featureset import Feature
 from ckast.select.features.table import KernelTable
-from ckast.select.forest import Forest, Tree, _input, go_left
+from ckast.select.models.forest import Forest, Tree, _input, go_left
 
 from .numeric import BOOL, DOUBLE
 

@@ -19,7 +19,7 @@ import attrs
 import numpy as np
 
 from ckast import nodes as n
-from ckast.select.applicability import LAYERS, conditions
+from ckast.select.serving.applicability import LAYERS, conditions
 from ckast.select.expr import Const, Expr, Field, Lookup, Named, Op, Over, Scope, children
 from ckast.select.features.table import KernelTable
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from ckast import nodes as n
 from ckast.select.expr import Expr, Field, Op, children, walk
-from ckast.select.validity import rules
+from ckast.select.serving.validity import rules
 
 from .lower_expr import Lowering
 from .problem_struct import ProblemStruct, problem_struct

@@ -23,7 +23,7 @@ from ckast import nodes as n
 from ckast.config.knobs import GEMM, KNOBS, VARIANTS
 from ckast.select.features.featureset import PROBLEM_COLUMNS
 from ckast.select.problem import D_FIELDS, DIRECTIONS, Problem
-from ckast.select.validity import values
+from ckast.select.serving.validity import values
 
 from .numeric import INT64
 

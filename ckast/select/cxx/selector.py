@@ -39,9 +39,9 @@ import attrs
 
 from ckast import nodes as n
 from ckast.arch.hardware import hardware
-from ckast.select.applicability import LAYERS, describe_layers
+from ckast.select.serving.applicability import LAYERS, describe_layers
 from ckast.select.features.featureset import hw_columns
-from ckast.select.library import Library, Part
+from ckast.select.serving.library import Library, Part
 
 from .lower_expr import lower_features
 from .lower_forest import lower_forest
@@ -106,7 +106,7 @@ class PartPlan:
 def plan(library: Library, models: Sequence[object] = (), layers: Sequence[str] = LAYERS) -> list[PartPlan]:
     """The library's parts in a fixed order (kind, direction, rank, datatype, layout), each with the first of
     `models` whose spec fits it, or None (the analytic model), and the applicability `layers`."""
-    from ckast.select.forest import ModelError
+    from ckast.select.models.forest import ModelError
 
     plans = []
     for index, (key, part) in enumerate(library.parts()):
@@ -235,7 +235,7 @@ def _better() -> n.FunctionDef:
 
 def _part(p: PartPlan) -> n.Namespace:
     """The part's kernel names and order, applicability, features, predictor and `rank(problem, out)`."""
-    from ckast.select.analytic import analytic_tree
+    from ckast.select.models.analytic import analytic_tree
 
     part = p.part
     struct = problem_struct(p.kind)
@@ -254,7 +254,7 @@ def _part(p: PartPlan) -> n.Namespace:
         hw = hardware(part.arch)
         if p.datatype not in hw.peak_tflops or hw.hbm_gbps is None:
             from ckast.arguments import argument
-            from ckast.select.library import LibraryError
+            from ckast.select.serving.library import LibraryError
 
             what = p.kind if p.kind == "gemm" else f"{p.kind} {p.direction}"
             raise LibraryError(f"{what} {p.datatype} kernels: the analytic model needs {hw.arch}'s peak {p.datatype} "
@@ -267,7 +267,7 @@ def _part(p: PartPlan) -> n.Namespace:
             n.If(n.UnOp("!", ok.value), [n.Continue()]), *feats.per_kernel, _push(k, feats.values[0])])
         body = [loop]
     else:
-        from ckast.select.model_features import model_features
+        from ckast.select.models.inputs import model_features
 
         from .lower_forest import kernel_keys
 
@@ -327,7 +327,7 @@ class _Residual:
 def _residual(p: PartPlan, problem: n.Expr, k: n.Expr) -> _Residual:
     """The analytic model's tree and the problem's domain test of a residual model's part (what `LightGBMPredictor`
     evaluates: the analytic model on the part's arch, the problem test of the model's domain)."""
-    from ckast.select.analytic import analytic_tree
+    from ckast.select.models.analytic import analytic_tree
     from ckast.select.expr import TRUE
 
     hw = hardware(p.part.arch)
@@ -691,7 +691,7 @@ def _conv_glue(profile) -> tuple[list[n.Decl], list[n.Header]]:
 
 
 def _fits(model, part) -> bool:
-    from ckast.select.forest import ModelError
+    from ckast.select.models.forest import ModelError
 
     try:
         model.check(part)
@@ -709,10 +709,10 @@ def write_selector(library_dir, model_dirs: Sequence, out, layers: Sequence[str]
 
     from ckast.output.transaction import Transaction
     from ckast.output.tree import write_tree
-    from ckast.select.forest import ModelError
+    from ckast.select.models.forest import ModelError
     from ckast.output.places import refuse_inside
-    from ckast.select.library import load_library
-    from ckast.select.lightgbm_model import load_model
+    from ckast.select.serving.library import load_library
+    from ckast.select.models.lightgbm_model import load_model
 
     from .record import library_record
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ckast.select.libm import libm
+from .libm import libm
 
 from .nodes import Col, Const, Expr, Field, Hw, Lookup, Named, Op, Over
 

@@ -52,15 +52,15 @@ import attrs
 from ckast.errors import CkastError
 from ckast.number_text import parse_float
 
-from .applicability import KERNEL_ONLY, applicable
-from .library import Library, direction_of
-from .problem import (
+from ckast.select.serving.applicability import KERNEL_ONLY, applicable
+from ckast.select.serving.library import Library, direction_of
+from ckast.select.problem import (
     AXES,
     D_FIELDS,
     Problem,
     ProblemError,
 )
-from .problem_read import (
+from ckast.select.serving.problem_read import (
     CONV_FIELDS,
     GEMM_ALIASES,
     GEMM_FIELDS,
@@ -244,7 +244,7 @@ def _parquet_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        from .lightgbm_model import MissingPackage
+        from ckast.select.models.lightgbm_model import MissingPackage
 
         raise MissingPackage(f"{path}: reading Parquet needs pyarrow: pip install 'ckast[select]'") from None
     from ckast.input_file import InputFileError, read_input

@@ -13,8 +13,8 @@ from typing import Protocol
 import attrs
 import numpy as np
 
-from .library import Part
-from .problem import Problem
+from ckast.select.serving.library import Part
+from ckast.select.problem import Problem
 
 
 class Predictor(Protocol):
@@ -30,10 +30,10 @@ def load_predictor(model_dir: Path | None) -> Predictor:
     """The LightGBM model of `model_dir`, or the analytic model when none is given (ModelError on a bad
     model directory)."""
     if model_dir is None:
-        from .analytic import AnalyticPredictor
+        from ckast.select.models.analytic import AnalyticPredictor
 
         return AnalyticPredictor()
-    from .lightgbm_model import load_model
+    from ckast.select.models.lightgbm_model import load_model
 
     return load_model(model_dir)
 
@@ -60,7 +60,7 @@ class Ranking:
 
 def rank(problem: Problem, part: Part, predictor: Predictor, hw, layers: Sequence[str] | None = None) -> Ranking:
     """The ranking under the applicability `layers` (default: every layer, what CK's dispatcher runs)."""
-    from .applicability import LAYERS, checked
+    from ckast.select.serving.applicability import LAYERS, checked
 
     layers = tuple(LAYERS if layers is None else layers)
     mask, refused = checked(problem, part.table, layers)

@@ -32,10 +32,10 @@ from typing import Any
 import attrs
 import numpy as np
 
-from .library import Library, LibraryError, problem_direction
-from .problem import ConvProblem, Problem, problem_fields
+from ckast.select.serving.library import Library, LibraryError, problem_direction
+from ckast.select.problem import ConvProblem, Problem, problem_fields
 from .rank import Predictor
-from .timings import Run
+from ckast.select.tables.timings import Run
 
 SKINNY = 64
 

@@ -38,8 +38,8 @@ from ckast.input_file import DEFAULT_LIMIT, InputFileError, read_input
 from ckast.number_text import INTEGER, REAL
 from ckast.wording import quantity
 
-from .libm import libm
-from .model_limits import MAX_DEPTH, MAX_TREES
+from ckast.select.expr.libm import libm
+from .limits import MAX_DEPTH, MAX_TREES
 
 ZERO_THRESHOLD = float(np.float32(1e-35))
 INT_MIN = -(2**31)

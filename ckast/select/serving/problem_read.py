@@ -13,7 +13,7 @@ from typing import Any
 from ckast.config.errors import shorten
 from ckast.number_text import OutOfRange, parse_int
 
-from .problem import _FILTER, _INPUT, AXES, D_FIELDS, DIRECTIONS, ConvProblem, GemmProblem, ProblemError, bounds
+from ckast.select.problem import _FILTER, _INPUT, AXES, D_FIELDS, DIRECTIONS, ConvProblem, GemmProblem, ProblemError, bounds
 
 GEMM_FIELDS = ("M", "N", "K", "k_batch", "variant", "num_d_tensors", "d_layout", "elementwise_op")
 GEMM_ALIASES = {"m": "M", "n": "N", "k": "K", "split_k": "k_batch"}

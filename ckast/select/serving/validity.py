@@ -29,9 +29,9 @@ import numpy as np
 
 from ckast.config.knobs import GEMM, KNOBS, VARIANTS
 
-from .features.featureset import problem_columns as feature_problem_columns
-from .expr import Expr, Field, ProblemsScope, Scope, problems_values, walk, where
-from .problem import (
+from ckast.select.features.featureset import problem_columns as feature_problem_columns
+from ckast.select.expr import Expr, Field, ProblemsScope, Scope, problems_values, walk, where
+from ckast.select.problem import (
     _FILTER,
     _INPUT,
     AXES,

@@ -68,7 +68,7 @@ from ckast.arch import DTYPES, PIPELINES
 from ckast.arch.calibration import Calibration, calibration
 from ckast.arch.hardware import Hardware
 
-from .expr import (
+from ckast.select.expr import (
     Col,
     Const,
     Expr,
@@ -84,9 +84,9 @@ from .expr import (
     problems_values,
     where,
 )
-from .features.featureset import hw_columns, kernel, problem
-from .problem import Problem
-from .validity import problem_columns
+from ckast.select.features.featureset import hw_columns, kernel, problem
+from ckast.select.problem import Problem
+from ckast.select.serving.validity import problem_columns
 
 PIPELINE_STEP: Mapping[str, float] = {
     # pipeline: k-step cost relative to compv3 where no calibration measured it (the ratio of the matrix
@@ -388,7 +388,7 @@ class AnalyticPredictor:
         if part.datatype not in hw.peak_tflops or hw.hbm_gbps is None:
             from ckast.arguments import argument
 
-            from .library import LibraryError
+            from ckast.select.serving.library import LibraryError
 
             raise LibraryError(f"the analytic model needs {hw.arch}'s peak {part.datatype} matrix rate and HBM "
                                "bandwidth, which ckast/arch/hardware.toml does not hold; rank with "

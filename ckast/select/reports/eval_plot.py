@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .best_of import Scored
-from .evaluate import efficiency_figures
+from ckast.select.ranking.best_of import Scored
+from ckast.select.ranking.evaluate import efficiency_figures
 from .plot_svg import Box, Figure, curves, scatter
 
 WIDTH, HEIGHT = 980, 440

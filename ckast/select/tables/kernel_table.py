@@ -46,7 +46,7 @@ from ckast.config.knobs import (CONV, CONV_LAYOUTS, DATATYPES, EPILOGUES, GEMM, 
                                 VARIANTS)
 from ckast.number_text import parse_int
 
-from .library import Library
+from ckast.select.serving.library import Library
 from .timings import TimingError, csv_rows
 
 NAME, IDENTICAL = "csv_kernel_name", "identical_to"

@@ -23,10 +23,10 @@ import numpy as np
 
 from ckast.config.errors import key_path, shown
 
-from .expr import TRUE, Const, Expr, Scope, all_of, problem_values
-from .features.featureset import problem
+from ckast.select.expr import TRUE, Const, Expr, Scope, all_of, problem_values
+from ckast.select.features.featureset import problem
 from .forest import ModelError
-from .problem import Problem
+from ckast.select.problem import Problem
 
 
 @attrs.frozen
@@ -43,13 +43,13 @@ class Domain:
         return all_of(*terms) if terms else TRUE
 
     def problem_inside(self, p: Problem) -> bool:
-        from .validity import problem_columns
+        from ckast.select.serving.validity import problem_columns
 
         return bool(Scope(None, problem_values(problem_columns(p))).value(self.problem_test()))
 
     def problems_outside(self, p: Problem) -> list[str]:
         """The columns of `p` outside the domain, as `name=value (trained lo..hi)`."""
-        from .validity import problem_columns
+        from ckast.select.serving.validity import problem_columns
 
         columns = problem_columns(p)
         return [f"{name}={columns[name]} (trained {_number(lo)}..{_number(hi)})"
@@ -64,7 +64,7 @@ class Domain:
 
     def kernel_values(self, kind: str, table) -> dict[str, np.ndarray]:
         """Per kernel feature of the domain: which kernels of `table` hold a value seen in training."""
-        from .model_features import model_features
+        from .inputs import model_features
 
         features = {f.name: f for f in model_features(kind).features}
         scope = Scope(table)
@@ -77,7 +77,7 @@ class Domain:
 
     def rows_inside(self, kind: str, x: np.ndarray) -> np.ndarray:
         """Per row of model-feature rows `x` (every column of the kind's model features): its kernel is inside."""
-        from .model_features import model_features
+        from .inputs import model_features
 
         index = {f.name: j for j, f in enumerate(model_features(kind).features)}
         inside = np.ones(len(x), dtype=bool)
@@ -99,8 +99,8 @@ def _number(value: float) -> int | float:
 
 def training_domain(kind: str, problems: Sequence[Problem], x: np.ndarray) -> Domain:
     """The domain of `problems` and the model-feature rows `x` (every column of the kind's model features)."""
-    from .validity import problem_columns
-    from .model_features import model_features
+    from ckast.select.serving.validity import problem_columns
+    from .inputs import model_features
 
     columns = [problem_columns(p) for p in problems]
     bounds = {name: (float(min(c[name] for c in columns)), float(max(c[name] for c in columns)))
@@ -116,8 +116,8 @@ def training_domain(kind: str, problems: Sequence[Problem], x: np.ndarray) -> Do
 def read_domain(value: Any, kind: str, where: str) -> Domain:
     """The spec's `domain` field (ModelError naming the bad field: a problem column or kernel feature ckast does
     not know, bounds that are not [min, max] numbers, values that are not a list of numbers and null)."""
-    from .features.featureset import PROBLEM_COLUMNS
-    from .model_features import model_features
+    from ckast.select.features.featureset import PROBLEM_COLUMNS
+    from .inputs import model_features
 
     if not isinstance(value, dict) or set(value) != {"problems", "kernels"}:
         raise ModelError(f"{where}: domain: expected {{\"problems\": ..., \"kernels\": ...}}, not {shown(value)}")

@@ -27,12 +27,12 @@ from ckast.errors import CkastError
 from ckast.json_out import dumps
 
 from .evaluate import group_runs
-from .library import Library, direction_of
-from .model_domain import Domain, training_domain
-from .model_limits import MAX_TREES
-from .problem import Problem
+from ckast.select.serving.library import Library, direction_of
+from ckast.select.models.domain import Domain, training_domain
+from ckast.select.models.limits import MAX_TREES
+from ckast.select.problem import Problem
 from .shift import Fold, Trainer
-from .timings import Run
+from ckast.select.tables.timings import Run
 
 DEFAULT_PARAMS: Mapping[str, Any] = {
     "objective": "regression", "num_leaves": 63, "max_depth": 12, "learning_rate": 0.1, "min_data_in_leaf": 20,
@@ -78,11 +78,11 @@ class Dataset:
 
 def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
     """Feature rows of `runs` (TrainError when they are of several kinds, directions, datatypes or archs)."""
-    from .model_features import model_features
+    from ckast.select.models.inputs import model_features
 
     by_problem = group_runs(runs)
     identity: dict[str, str] | None = None
-    from .analytic import AnalyticPredictor
+    from ckast.select.models.analytic import AnalyticPredictor
 
     analytic = AnalyticPredictor()
     xs, ys, groups, orders, problems, indices, bases = [], [], [], [], [], [], []
@@ -174,7 +174,7 @@ def target(data: Dataset, rows: np.ndarray, base: str) -> np.ndarray:
 
 def fit(data: Dataset, rows: np.ndarray, params: Mapping[str, Any], trees: int, names: list[str],
         categorical: list[int], callbacks: Sequence[Callable[[Any], None]] = (), base: str = "none"):
-    from .lightgbm_model import lightgbm_module
+    from ckast.select.models.lightgbm_model import lightgbm_module
 
     lightgbm = lightgbm_module()
     train_set = lightgbm.Dataset(data.x[rows], target(data, rows, base), feature_name=names,
@@ -187,7 +187,7 @@ def predicted(data: Dataset, rows: np.ndarray, raw: np.ndarray, base: str, domai
     """TFLOPS of `rows` from the trees' output `raw` of a model on `base` trained on `domain` (as
     `LightGBMPredictor` predicts: a residual model answers the analytic model's TFLOPS for each problem outside
     its domain, or with a kernel outside it; `scale`: what its trees count for)."""
-    from .lightgbm_model import residual_tflops
+    from ckast.select.models.lightgbm_model import residual_tflops
 
     if base == "none":
         return np.expm1(raw)
@@ -223,7 +223,7 @@ def domain_of(data: Dataset, rows: np.ndarray) -> Domain:
 
 def _features(kind: str) -> tuple[list[str], list[int]]:
     """The feature names of `kind` and the positions of the categorical ones."""
-    from .model_features import model_features
+    from ckast.select.models.inputs import model_features
 
     features = model_features(kind)
     names = list(features.names)
@@ -298,8 +298,8 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
     model`, `residual fold 2 of 5`, `lightgbm stride 1`) before any starts, then after each tree from the fit's
     thread.
     """
-    from .forest import ModelError, check_model_text
-    from .model_features import model_features
+    from ckast.select.models.forest import ModelError, check_model_text
+    from ckast.select.models.inputs import model_features
     from .shift import analytic_trainer, choose, family_folds, figures
 
     if not 1 <= trees <= MAX_TREES:
@@ -426,7 +426,7 @@ def write_model(out_dir: Path, model: Forest | None, spec: Mapping[str, Any], cv
     cannot be written."""
     from ckast.output.transaction import OutputError, Transaction
 
-    from .lightgbm_model import MODEL_FILE, SPEC_FILE
+    from ckast.select.models.lightgbm_model import MODEL_FILE, SPEC_FILE
 
     files = {SPEC_FILE: dumps(spec, indent=2) + "\n", CV_FILE: dumps(cv, indent=2) + "\n"}
     if model is not None:

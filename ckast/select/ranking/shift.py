@@ -26,8 +26,8 @@ import attrs
 import numpy as np
 
 from .evaluate import Outcome, outcome, summary
-from .expr import Expr, Field, Over, Scope, text
-from .problem import Problem
+from ckast.select.expr import Expr, Field, Over, Scope, text
+from ckast.select.problem import Problem
 
 MIN_PROBLEMS = 10
 """The fewest problems a family held out, and the others trained on, may have (P10 is `sorted[n // 10]`)."""
@@ -46,7 +46,7 @@ class Family:
     where: Expr
 
     def holds(self, problem: Problem) -> bool:
-        from .applicability import problem_fields
+        from ckast.select.serving.applicability import problem_fields
 
         return bool(Scope(problem=problem_fields(problem)).value(self.where))
 

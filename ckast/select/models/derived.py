@@ -6,7 +6,7 @@ tensors' bytes, split-K's share of the traffic, and the depthwise kernels' own s
 
 They are declared as data (`expr` trees, so the C++ selector is generated from them like CK's) and
 describe the hardware's work, not the analytic model's prediction: no efficiency factor, rate,
-memory floor or time appears in them. Conventions (those of `ckast.select.analytic`, the one source of the
+memory floor or time appears in them. Conventions (those of `ckast.select.models.analytic`, the one source of the
 modelling constants): a conv problem is G GEMMs of the direction's view (forward (N x output, K,
 C x filter), bwd_data (N x input, C, K x filter), bwd_weight (K, C x filter, N x output)), per group,
 with the direction read from the kernel's `variant`; merged groups widen N; a two-buffer pipeline
@@ -18,7 +18,7 @@ so conv reads as k_batch 1). A stream-K kernel balances its tiles: no wave quant
 
 from __future__ import annotations
 
-from ckast.select.analytic import (
+from .analytic import (
     DEPTHWISE_SLOTS_PER_CU,
     DOUBLE_LDS_PIPELINES,
     MAX_WARPS_RESIDENT,
@@ -29,7 +29,7 @@ from ckast.select.analytic import (
 
 from ckast.select.expr import FALSE, Col, Expr, Hw, ceil, floor, maximum, minimum, where
 
-from .featureset import Feature, kernel, problem
+from ckast.select.features.featureset import Feature, kernel, problem
 
 
 def _padded(size: Expr, tile: Expr) -> Expr:

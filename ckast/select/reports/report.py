@@ -18,8 +18,8 @@ from ckast.json_out import dumps
 from ckast.number_text import parse_float
 from ckast.wording import quantity
 
-from .library import Library, LibraryError, Part, direction_of, load_library
-from .problem import (
+from ckast.select.serving.library import Library, LibraryError, Part, direction_of, load_library
+from ckast.select.problem import (
     ConvProblem,
     GemmProblem,
     Problem,
@@ -27,12 +27,12 @@ from .problem import (
     problem_fields,
     problem_label,
 )
-from .problem_read import (
+from ckast.select.serving.problem_read import (
     conv_problem,
     gemm_problem,
     parse_pairs,
 )
-from .rank import Predictor, Ranking, load_predictor
+from ckast.select.ranking.rank import Predictor, Ranking, load_predictor
 
 
 def read_problems(texts: Sequence[str], path: Path | None) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -73,7 +73,7 @@ def _json_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    from .csv_table import CsvError, read_csv
+    from ckast.select.tables.csv_table import CsvError, read_csv
 
     try:
         table = read_csv(path, "problem")
@@ -162,7 +162,7 @@ def selection(library_dir: Path, texts: Sequence[str], problems_file: Path | Non
     the model, the `--problem` texts and the problems file's table are read here (LibraryError, ProblemError,
     ModelError); a bad row of the file is refused when the iterator reaches it (the rules a row's reader does not
     decide are checked a batch at a time, `_rankings`)."""
-    from .validity import check
+    from ckast.select.serving.validity import check
 
     library = load_library(library_dir)
     for name in why_not:
@@ -199,8 +199,8 @@ def _rankings(parts: Iterator[tuple[str, Problem, Part]], library: Library, pred
     read; the `--problem` texts are checked as they are read)."""
     from ckast.arch.hardware import hardware
 
-    from .batch import rank_many
-    from .validity import first_broken, refusal
+    from ckast.select.ranking.batch import rank_many
+    from ckast.select.serving.validity import first_broken, refusal
 
     for batch in _batches(parts):
         part = batch[0][2]
@@ -218,7 +218,7 @@ def _rankings(parts: Iterator[tuple[str, Problem, Part]], library: Library, pred
 def _batches(parts: Iterator[tuple[str, Problem, Part]]) -> Iterator[list[tuple[str, Problem, Part]]]:
     """Consecutive problems of one part, at most `batch.batch_size` of them; a bad problem's error is raised
     once the problems before it are out."""
-    from .batch import batch_size
+    from ckast.select.ranking.batch import batch_size
 
     batch: list[tuple[str, Problem, Part]] = []
     while True:
@@ -242,14 +242,14 @@ def _ranked(label: str, ranking: Ranking, library: Library, hw, top: int, with_f
             why_not: Sequence[str], predictor: Predictor | None = None) -> dict[str, Any]:
     """One problem's entry of `selection` (`domain`: what lies outside the model's training domain, for a model
     that records it)."""
-    from .model_domain import domain_entry
+    from ckast.select.models.domain import domain_entry
 
     problem, part = ranking.problem, ranking.part
     domain = None if predictor is None else domain_entry(predictor, problem, part, np.flatnonzero(ranking.applicable))
     shown = ranking.order[:top]
     entries = [_entry(ranking, i, r) for r, i in enumerate(shown, start=1)]
     if with_features:
-        from .model_features import model_features
+        from ckast.select.models.inputs import model_features
 
         features = model_features(problem.kind)
         matrix = features.matrix(problem, part.table, hw)[shown]
@@ -293,7 +293,7 @@ def _why_not(ranking: Ranking, library: Library, name: str) -> dict[str, Any]:
     if ranking.applicable[i]:
         entry["reason"] = None
     else:
-        from .applicability import why_not
+        from ckast.select.serving.applicability import why_not
 
         entry["reason"] = why_not(problem, config, ranking.layers)
     return entry
@@ -321,7 +321,7 @@ def _kind(fields: Mapping[str, Any]) -> str:
 def text(head: Mapping[str, Any], problem: Mapping[str, Any]) -> list[str]:
     """`ckast select`'s text output of one problem of `selection`; a problem no kernel accepts says which
     conditions refused how many."""
-    from .applicability import describe_layers
+    from ckast.select.serving.applicability import describe_layers
 
     p = head["predictor"]
     model = predictor_name(p["name"], p.get("model"), p.get("trees"))
@@ -358,8 +358,8 @@ class Evaluated:
 def evaluation(library: Library, timings, model_dir: Path | None) -> Evaluated:
     """The outcomes of `ckast select eval` and what goes with them (`Evaluated`; the runs of kernels not applicable
     under the layers the timings were read with are set apart already)."""
-    from .evaluate import evaluate, measured_predictions, name_order
-    from .model_domain import domain_entry, domain_line
+    from ckast.select.ranking.evaluate import evaluate, measured_predictions, name_order
+    from ckast.select.models.domain import domain_entry, domain_line
 
     predictor = load_predictor(model_dir)
     domains: list[tuple[Any, int, Mapping[str, Any]]] = []

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .applicability import checked_many
-from .library import Part
-from .problem import Problem
+from ckast.select.serving.applicability import checked_many
+from ckast.select.serving.library import Part
+from ckast.select.problem import Problem
 from .rank import Predictor, Ranking, ordered
 
 BATCH_ENTRIES = 1 << 14

@@ -43,9 +43,9 @@ from ckast.arguments import argument
 from ckast.errors import CkastError
 from ckast.wording import quantity
 
-from .evaluate import efficiency_figures
-from .library import Library, LibraryError
-from .problem import Problem, ProblemError, problem_label
+from ckast.select.ranking.evaluate import efficiency_figures
+from ckast.select.serving.library import Library, LibraryError
+from ckast.select.problem import Problem, ProblemError, problem_label
 from .report import PROBLEMS_MAX, parse_row, read_problems
 
 _TOLERANCE = 1e-9
@@ -125,8 +125,8 @@ def predicted(predictor, layers: Sequence[str]) -> Scorer:
     the scorer's `domain` lists, per problem scored, its part and `model_domain.domain_entry`."""
     from ckast.arch.hardware import hardware
 
-    from .batch import batch_size, rank_many
-    from .model_domain import domain_entry
+    from ckast.select.ranking.batch import batch_size, rank_many
+    from ckast.select.models.domain import domain_entry
 
     def score(library: Library, workload: Workload) -> tuple[np.ndarray, list[str | None]]:
         tflops = np.full((len(workload.problems), len(library.names)), np.nan)
@@ -164,7 +164,7 @@ def predicted(predictor, layers: Sequence[str]) -> Scorer:
 def measured(runs: Iterable) -> Scorer:
     """The scorer of timing runs (`timings.Timings.runs`, already checked for applicability): a pair's runs
     averaged geometrically (`evaluate.group_runs`); a pair without a run is not scored."""
-    from .evaluate import group_runs
+    from ckast.select.ranking.evaluate import group_runs
 
     grouped = group_runs(runs)
 
@@ -490,26 +490,26 @@ def choose_for(names: Sequence[str], configs: Sequence[Mapping[str, Any]], reque
                where: str = "the selection") -> WorkloadChoice:
     """The kernels (`names`, `configs`: a selection's accepted kernels) kept for the request's workload
     (WorkloadError; LibraryError, ModelError, TimingError for a bad model or timing table)."""
-    from .applicability import LAYERS
+    from ckast.select.serving.applicability import LAYERS
 
     library = library_of(names, configs, where)
     workload = read_workload(request.workload, library.kinds, len(library.names))
     distinct, rows = workload.distinct()  # scored and chosen for once each
     if request.timings:
-        from .kernel_table import read_kernel_table
-        from .timings import read_timings
+        from ckast.select.tables.kernel_table import read_kernel_table
+        from ckast.select.tables.timings import read_timings
 
         table = None if request.kernel_table is None else read_kernel_table(request.kernel_table, library)
         scorer = measured(read_timings(list(request.timings), library, kernels=table, layers=LAYERS).runs)
     else:
-        from .rank import load_predictor
+        from ckast.select.ranking.rank import load_predictor
 
         predictor = load_predictor(request.model)
         scorer = predicted(predictor, LAYERS)
     scores = Scores.of(library, distinct, scorer)
     domain = None
     if getattr(scorer, "domain", None):
-        from .model_domain import domain_line
+        from ckast.select.models.domain import domain_line
 
         domain = {"line": domain_line(scorer.domain, predictor.base),
                   "problems": [e for _, _, e in scorer.domain if e["problem_outside"] or e["applicable_outside"]]}

@@ -16,8 +16,8 @@ import attrs
 import numpy as np
 
 from .evaluate import efficiency_figures, group_runs, measured_predictions, name_order
-from .problem import Problem
-from .timings import Run
+from ckast.select.problem import Problem
+from ckast.select.tables.timings import Run
 
 
 @attrs.frozen(eq=False)

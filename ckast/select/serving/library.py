@@ -22,7 +22,7 @@ import numpy as np
 from ckast.arguments import argument
 from ckast.errors import CkastError
 
-from .problem import D_FIELDS, ConvProblem, GemmProblem, Problem
+from ckast.select.problem import D_FIELDS, ConvProblem, GemmProblem, Problem
 
 
 class LibraryError(CkastError, ValueError):
@@ -55,7 +55,7 @@ class Part:
     @functools.cached_property
     def table(self):
         """The part's `KernelTable` (the feature set's kernel columns), built on first use."""
-        from .features import KernelTable
+        from ckast.select.features import KernelTable
 
         return KernelTable.of(self.configs)
 

@@ -43,7 +43,7 @@ from ckast.arch.rules import DEPTHWISE
 from ckast.catalog import CatalogError, load_profile, profile_names
 from ckast.config.knobs import GEMM_LAYOUTS
 
-from .expr import (
+from ckast.select.expr import (
     TRUE,
     Col,
     Const,
@@ -63,8 +63,8 @@ from .expr import (
     text,
     where,
 )
-from .features import KernelTable
-from .problem import GemmProblem, Problem
+from ckast.select.features import KernelTable
+from ckast.select.problem import GemmProblem, Problem
 
 ASYNC_PIPELINES = ("comp_async", "basic_async_v1")
 """Conv pipelines whose CK class sets `Async`: the newer conv kernels accept them on gfx950 only."""

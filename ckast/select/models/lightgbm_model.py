@@ -34,9 +34,9 @@ from ckast.errors import CkastError
 from ckast.input_file import InputFileError, read_input
 
 from .forest import Forest, ModelError, read_model
-from .libm import libm
-from .model_domain import Domain, read_domain
-from .problem import Problem, problem_label
+from ckast.select.expr.libm import libm
+from .domain import Domain, read_domain
+from ckast.select.problem import Problem, problem_label
 
 MODEL_FILE = "model_tflops.lgbm"
 SPEC_FILE = "feature_spec.json"
@@ -121,7 +121,7 @@ class LightGBMPredictor:
 
     def predict_tflops(self, problem: Problem, part, hw, rows: np.ndarray | None = None) -> np.ndarray:
         """Predicted TFLOPS of the part's kernels (`hw`, the target's profile, is not used: see `self.hw`)."""
-        from .model_features import model_features
+        from .inputs import model_features
 
         self._bound(part)
         x = model_features(self.kind).matrix(problem, part.table, self.hw)
@@ -144,7 +144,7 @@ class LightGBMPredictor:
         holds: problems x kernels, each of those entries the one `predict_tflops` gives, NaN elsewhere. Their
         feature rows go through the forest together; a sum that overflows is refused for the first problem
         whose kernels hold one, as `predict_tflops` of the problems one by one refuses it."""
-        from .model_features import model_features
+        from .inputs import model_features
 
         self._bound(part)
         x = model_features(self.kind).matrix_many(problems, part.table, self.hw, mask)[:, self.columns]
@@ -186,7 +186,7 @@ class LightGBMPredictor:
 
 def check_part(model_dir: Path, spec: Mapping[str, Any], part) -> None:
     """ModelError when the spec names another arch, datatype, conv direction or op type than the part's."""
-    from .library import direction_of
+    from ckast.select.serving.library import direction_of
 
     where = model_dir / SPEC_FILE
     direction = direction_of(part.configs[0])
@@ -243,7 +243,7 @@ def load_model(model_dir: Path) -> LightGBMPredictor | AnalyticModel:
     spec = _read_spec(model_dir / SPEC_FILE)
     if spec.get("predictor") == "analytic":
         return AnalyticModel(model_dir, spec)
-    from .model_features import model_features
+    from .inputs import model_features
 
     kind = OP_TYPES[spec["op_type"]]
     columns = bind(spec, model_features(kind), model_dir / SPEC_FILE)

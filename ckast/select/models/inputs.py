@@ -18,10 +18,10 @@ import functools
 
 from ckast.config import knobs as K
 
-from .expr import Col, lookup
-from .features import Feature, FeatureSet, feature_set
-from .features.derived import derived_features
-from .features.featureset import kernel
+from ckast.select.expr import Col, lookup
+from ckast.select.features import Feature, FeatureSet, feature_set
+from .derived import derived_features
+from ckast.select.features.featureset import kernel
 
 _ENCODINGS = {
     "pipeline": lambda kind: K.PIPELINES[kind],
