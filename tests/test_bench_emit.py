@@ -388,7 +388,7 @@ def test_a_top_k_driver_measures_each_problem_s_top_k_and_select_eval_reads_its_
     by_model = tmp_path / "by_model"
     result = cli("bench", "emit", "--library", sweep_lib, "--problems", tmp_path / "problems.csv", "-o", by_model,
                  "--top", "1", "--model", model)
-    assert result.exit_code == 0 and f"top 1 by the LightGBM model {model} (" in result.output, result.output
+    assert result.exit_code == 0 and f"top 1 by the residual model {model} (analytic model, " in result.output, result.output
     ranking = json.loads((by_model / "manifest.json").read_text())["run"]["ranking"]
     assert ranking["name"] == "residual" and ranking["model"] == str(model)  # written unvalidated (--folds 0)
     picks = {c.top[0].name for c in select_kernels(sweep_lib, problems_file=tmp_path / "problems.csv", model=model,

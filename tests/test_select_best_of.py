@@ -168,3 +168,19 @@ def test_plot_of_a_model_adds_the_analytic_model_s_curve(table, tmp_path):
     titles = [c.find(f"{SVG}title").text for c in _svg(plot).findall(f".//{SVG}polyline")]
     assert len(titles) == 2 and titles[0].startswith(f"LightGBM model {model} (")
     assert titles[1] == "analytic model: mean 70.0%, P10 50.0%"
+
+
+def test_best_of_and_plot_reuse_the_predictions_eval_made(table, tmp_path, monkeypatch):
+    """`--best-of` and `--plot` score the problems `select eval` ranked: each problem is predicted once."""
+    lib, path = table
+    calls = []
+    original = AnalyticPredictor.predict_tflops
+
+    def counting(self, problem, *args, **kwargs):
+        calls.append(problem)
+        return original(self, problem, *args, **kwargs)
+
+    monkeypatch.setattr(AnalyticPredictor, "predict_tflops", counting)
+    status, _, err = _invoke("eval", "--data", path, "--library", lib, "--best-of", "2", "--plot", tmp_path / "e.svg")
+    assert status == 0, err
+    assert len(calls) == len(SHAPES) == len(set(calls))

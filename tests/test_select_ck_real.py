@@ -132,8 +132,8 @@ def test_eval_gives_ck_figures_over_kernels_not_names(libs, monkeypatch):
 
     picks, original = {}, evaluate_module.evaluate
 
-    def recording(runs, predict, name_order):
-        outcomes = original(runs, predict, name_order)
+    def recording(problems):
+        outcomes = original(problems)
         picks.update({o.problem: o.chosen for o in outcomes})
         return outcomes
 

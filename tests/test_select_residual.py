@@ -128,6 +128,7 @@ def test_select_and_eval_say_what_lies_outside(models):
     code, out, err = _invoke("select", "eval", "--data", models["all"], "--library", models["lib"], "--model",
                              models["model"])
     assert code == 0, err
+    assert f"; predictor: residual model {models['model']} (analytic model, " in out  # not a plain LightGBM model
     said = [line for line in out.splitlines() if "training domain" in line]
     assert len(said) == 1 and said[0].endswith("outside the model's training domain: 30 problems ranked by the "
                                                "analytic model alone")

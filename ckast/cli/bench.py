@@ -96,6 +96,7 @@ def emit(library_dir, problems_file, out_dir, chunk_kernels, kernel_only, top, m
 
 def _model(ranking) -> str:
     """The predictor that ranked, as the summary line names it."""
-    if ranking["name"] == "analytic":
-        return "analytic model"
-    return f"LightGBM model {ranking['model']} ({quantity(ranking['trees'], 'tree')})"
+    from ckast.select.reports.report import predictor_name
+
+    return predictor_name(ranking["name"], None if ranking["name"] == "analytic" else ranking["model"],
+                          ranking.get("trees"))

@@ -257,7 +257,7 @@ def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_
         evaluation = evaluate_model(runs, model=model_dir)
     except (ModelError, LibraryError) as exc:
         bad_input([str(exc)])
-    top_k = _top_k(runs, model_dir, evaluation.predictor, best_of, plot_file)
+    top_k = _top_k(evaluation.scored, best_of, plot_file)
     if as_json:
         click.echo(dumps({**evaluation.as_dict(), **({"best_of": top_k} if top_k else {})}, indent=2))
         return
@@ -293,23 +293,20 @@ def eval_(data, library_dir, model_dir, skip_bad, kernels_file, kernel_only, as_
         click.echo("\n".join(best_of_table(top_k)))
 
 
-def _top_k(runs, model_dir, predictor, best_of, plot_file):
-    """`--best-of` figures (None without it) and `--plot` (written here: `select.best_of`, `select.eval_plot`)."""
+def _top_k(scored, best_of, plot_file):
+    """`--best-of` figures (None without it) and `--plot` (written here: `select.ranking.best_of`,
+    `select.reports.eval_plot`), from the problems `select eval` scored."""
     if best_of is None and plot_file is None:
         return None
-    from ckast.select.ranking.best_of import best_of_figures, score
+    from ckast.select.ranking.best_of import best_of_figures
     from ckast.select.reports.eval_plot import evaluation_svg, write_svg
 
-    scored = score(runs.library, runs.timings.runs, model_dir)
     if plot_file is not None:
-        predictors = [(predictor, scored)]
-        if model_dir is not None:
-            predictors.append(("analytic model", score(runs.library, runs.timings.runs)))
         try:
-            write_svg(plot_file, evaluation_svg(predictors, best_of or 1))
+            write_svg(plot_file, evaluation_svg(scored, best_of or 1))
         except OSError as exc:
             fail(f"--plot: cannot write {plot_file}: {exc.strerror or exc}")
-    return None if best_of is None else best_of_figures(scored, best_of)
+    return None if best_of is None else best_of_figures(scored[0][1], best_of)
 
 
 def _read(library_dir, data, skip_bad, kernels_file, kernel_only):

@@ -316,6 +316,10 @@ class Evaluation:
     domain: Mapping[str, Any] | None = None
     """For a model that records its training domain: `line`, one line saying what of the runs lies outside it and
     what ckast did (None when nothing does), and `problems`, each problem outside or with a kernel outside."""
+    scored: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    """(predictor as `predictor` names it, each problem's measured kernels with their measured and predicted TFLOPS
+    and the predictor's order: `ckast.select.ranking.evaluate.Scored`): the evaluated predictor's and, beside a
+    model, the analytic model's (`select eval --best-of` and `--plot` read them)."""
 
     @property
     def summary(self) -> Mapping[str, float]:
@@ -348,12 +352,16 @@ def evaluate_model(timings: TimingRuns, *, model: PathLike | None = None) -> Eva
     evaluated = evaluation(timings.library, runs, None if model is None else Path(model))
     outcomes = evaluated.outcomes
     compared = {evaluated.name: outcomes}
+    scored = [(evaluated.described, tuple(evaluated.scored))]
     if evaluated.name != ANALYTIC and outcomes:
-        compared[ANALYTIC] = evaluation(timings.library, runs, None).outcomes
+        analytic = evaluation(timings.library, runs, None)
+        compared[ANALYTIC] = analytic.outcomes
+        scored.append((analytic.described, tuple(analytic.scored)))
     families = family_report(compared) if outcomes else {}
     return Evaluation(evaluated.described, timings.layers, len(runs.runs), len({run.kernel for run in runs.runs}),
                       len(outcomes), len(runs.bad), runs.failed, len(runs.outside),
-                      tuple(set_apart(timings.library, runs)), report(outcomes), families, evaluated.domain)
+                      tuple(set_apart(timings.library, runs)), report(outcomes), families, evaluated.domain,
+                      tuple(scored))
 
 
 @attrs.frozen

@@ -52,13 +52,40 @@ class Outcome:
     best: int
 
 
-def outcome(measured: np.ndarray, predicted: np.ndarray, name_order: np.ndarray) -> tuple[float, bool, bool, int, int]:
-    """(efficiency, top-1, top-5, chosen, best) of one problem's measured kernels (positions in its arrays;
-    ties, measured or predicted, ordered by name, as the ranking orders them)."""
-    chosen = int(np.lexsort((name_order, -predicted))[0])
-    oracle = np.lexsort((name_order, -measured))
-    best = int(oracle[0])
+@attrs.frozen(eq=False)
+class Scored:
+    """One problem's measured kernels: library indices (sorted), measured and predicted TFLOPS, and the
+    predictor's order of them (positions in these arrays, best predicted first; ties by kernel name)."""
+
+    problem: Problem
+    kernels: tuple[int, ...]
+    measured: np.ndarray
+    predicted: np.ndarray
+    order: np.ndarray
+    oracle: np.ndarray
+    """The measured order (positions, fastest first; ties by kernel name)."""
+
+    def best_of(self, k: int) -> float:
+        """The measured TFLOPS of the fastest of the `k` best predicted, over the best measured."""
+        return float(self.measured[self.order[:k]].max() / self.measured[self.oracle[0]])
+
+    def outcome(self) -> Outcome:
+        """The pick (the best predicted) against the oracle."""
+        eff, top1, top5, chosen, best = pick(self.measured, self.order, self.oracle)
+        return Outcome(self.problem, eff, top1, top5, self.kernels[chosen], self.kernels[best])
+
+
+def pick(measured: np.ndarray, order: np.ndarray, oracle: np.ndarray) -> tuple[float, bool, bool, int, int]:
+    """(efficiency, top-1, top-5, chosen, best) of one problem's measured kernels, given the predicted `order` and
+    the measured one (`oracle`), positions best first."""
+    chosen, best = int(order[0]), int(oracle[0])
     return float(measured[chosen] / measured[best]), chosen == best, bool(chosen in oracle[:5]), chosen, best
+
+
+def outcome(measured: np.ndarray, predicted: np.ndarray, name_order: np.ndarray) -> tuple[float, bool, bool, int, int]:
+    """`pick` of one problem's measured kernels (positions in its arrays; ties, measured or predicted, ordered by
+    name, as the ranking orders them)."""
+    return pick(measured, np.lexsort((name_order, -predicted)), np.lexsort((name_order, -measured)))
 
 
 def shape_family(problem: Problem) -> str:
@@ -84,18 +111,24 @@ def group_runs(runs: Iterable[Run]) -> dict[Problem, dict[int, float]]:
     return {p: {k: math.exp(sum(v) / len(v)) for k, v in ks.items()} for p, ks in logs.items()}
 
 
-def evaluate(runs: Iterable[Run], predict: Callable[[Problem, list[int]], np.ndarray],
-             name_order: np.ndarray) -> list[Outcome]:
-    """One outcome per problem; `predict(problem, kernels)` gives the predicted TFLOPS of those library
-    kernels, `name_order[i]` library kernel i's place in name order."""
-    outcomes = []
+def scored(runs: Iterable[Run], predict: Callable[[Problem, list[int]], np.ndarray],
+           name_order: np.ndarray) -> list[Scored]:
+    """Per problem (in label order), its measured kernels ranked by `predict(problem, kernels)`, the predicted
+    TFLOPS of those library kernels; `name_order[i]`: library kernel i's place in name order."""
+    out = []
     for problem, kernels in sorted(group_runs(runs).items(), key=lambda item: repr(item[0])):
         indices = sorted(kernels)
         measured = np.array([kernels[i] for i in indices])
         predicted = np.asarray(predict(problem, indices), dtype=np.float64)
-        eff, top1, top5, chosen, best = outcome(measured, predicted, name_order[indices])
-        outcomes.append(Outcome(problem, eff, top1, top5, indices[chosen], indices[best]))
-    return outcomes
+        names = name_order[indices]
+        out.append(Scored(problem, tuple(indices), measured, predicted, np.lexsort((names, -predicted)),
+                          np.lexsort((names, -measured))))
+    return out
+
+
+def evaluate(problems: Iterable[Scored]) -> list[Outcome]:
+    """One outcome per scored problem."""
+    return [p.outcome() for p in problems]
 
 
 def efficiency_figures(efficiency: np.ndarray) -> dict[str, float]:

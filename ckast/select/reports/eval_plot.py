@@ -15,8 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ckast.select.ranking.best_of import Scored
-from ckast.select.ranking.evaluate import efficiency_figures
+from ckast.select.ranking.evaluate import Scored, efficiency_figures
 from .plot_svg import Box, Figure, curves, scatter
 
 WIDTH, HEIGHT = 980, 440

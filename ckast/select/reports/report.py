@@ -344,11 +344,13 @@ def text(head: Mapping[str, Any], problem: Mapping[str, Any]) -> list[str]:
 
 @attrs.frozen
 class Evaluated:
-    """What `ckast select eval` scores: the `outcomes`, the predictor's description (`described`) and `name`
+    """What `ckast select eval` scores: the problems `scored` (each one's measured kernels, measured and predicted),
+    their `outcomes`, the predictor's description (`described`) and `name`
     (`analytic`, `lightgbm`, `residual`), and, for a model that records its training domain, what of the runs lies
     outside it (`domain`: `line`, one line summing it up, None when nothing does; `problems`, per problem outside or
     with a measured kernel outside, its label and `model_domain.domain_entry`)."""
 
+    scored: list
     outcomes: list
     described: str
     name: str
@@ -358,7 +360,7 @@ class Evaluated:
 def evaluation(library: Library, timings, model_dir: Path | None) -> Evaluated:
     """The outcomes of `ckast select eval` and what goes with them (`Evaluated`; the runs of kernels not applicable
     under the layers the timings were read with are set apart already)."""
-    from ckast.select.ranking.evaluate import evaluate, measured_predictions, name_order
+    from ckast.select.ranking.evaluate import evaluate, measured_predictions, name_order, scored
     from ckast.select.models.domain import domain_entry, domain_line
 
     predictor = load_predictor(model_dir)
@@ -372,20 +374,25 @@ def evaluation(library: Library, timings, model_dir: Path | None) -> Evaluated:
             if entry["problem_outside"] or entry["applicable_outside"]:
                 outside.append({"problem": problem_label(problem), **entry})
 
-    outcomes = evaluate(timings.runs, measured_predictions(library, predictor, note), name_order(library))
+    problems = scored(timings.runs, measured_predictions(library, predictor, note), name_order(library))
     domain = None
     if getattr(predictor, "domain", None) is not None:
         domain = {"line": domain_line(domains, predictor.base), "problems": outside}
-    return Evaluated(outcomes, predictor_name(predictor.name, model_dir, getattr(predictor, "trees", None)),
+    return Evaluated(problems, evaluate(problems),
+                     predictor_name(predictor.name, model_dir, getattr(predictor, "trees", None)),
                      predictor.name, domain)
 
 
 def predictor_name(name: str, model_dir: Path | str | None, trees: int | None) -> str:
-    """How output names a predictor: `analytic model`, `analytic model (as DIR names it)` or `LightGBM model DIR
-    (N trees)`."""
+    """How output names a predictor: `analytic model`, `analytic model (as DIR names it)`, `LightGBM model DIR
+    (N trees)` or, for a model of the analytic model's residual, `residual model DIR (analytic model, N trees)`."""
     if name == "analytic":
         return "analytic model" if model_dir is None else f"analytic model (as {model_dir} names it)"
-    return f"LightGBM model {model_dir} ({trees} trees)"
+    from ckast.wording import quantity
+
+    if name == "residual":
+        return f"residual model {model_dir} (analytic model, {quantity(trees or 0, 'tree')})"
+    return f"LightGBM model {model_dir} ({quantity(trees or 0, 'tree')})"
 
 
 def set_apart(library: Library, timings) -> list[dict[str, Any]]:
