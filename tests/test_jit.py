@@ -272,6 +272,41 @@ def test_multi_d_plain_launch_forwards_null_d_pointers(case, profile, ds):
     assert plain["ds"] == ",".join(["null"] * len(ds.split(",")))
 
 
+@pytest.mark.parametrize("profile", [OLD, NEW])
+def test_batched_launch_runs_every_batch_at_its_strides(profile):
+    """Three fp16 batches 64 elements further apart than packed: one launch over (tiles, batches, K splits) whose
+    batch i reads A and B and writes C i batch strides from their starts; split-K zeroes exactly each batch's C."""
+    u = unit(golden("gemm", "batched", profile))
+    m, n_, k, batches, pad = 128, 256, 128, 3, 64
+    strides = {"a": m * k + pad, "b": k * n_ + pad, "e": m * n_ + pad}
+    expected = ",".join(":".join(f"{t}+{2 * i * strides[t]}" if i else t for t in "abe") for i in range(batches))
+    events = u.launch_gemm_batched(m, n_, k, batches, pad=pad)
+    launch, = events_of(events, "launch")
+    assert not events_of(events, "memset")
+    assert (launch["kernel"], launch["grid"], launch["batch_count"]) == ("BatchedGemmKernel", (2, batches, 1), batches)
+    assert launch["batches"] == expected
+    split = u.launch_gemm_batched(m, n_, k, batches, 2, pad=pad)
+    assert [e.kind for e in split] == ["timed", *["memset"] * batches, "launch"]
+    assert [(e["target"], e["bytes"], e["pitch"]) for e in events_of(split, "memset")] == [
+        (f"e+{2 * i * strides['e']}" if i else "e", 2 * m * n_, 2 * n_) for i in range(batches)]
+    launch, = events_of(split, "launch")
+    assert (launch["grid"], launch["memop"], launch["batches"]) == ((2, batches, 2), "atomic_add", expected)
+
+
+@pytest.mark.parametrize(("batches", "pad"), [(0, 0), (2, -1)])
+def test_batched_refuses_no_batch_and_overlapping_batches(batches, pad):
+    """CK's batched IsSupportedArgument: batch_count >= 1 and batch strides of at least one packed batch."""
+    u = unit(golden("gemm", "batched", NEW))
+    u.launch_gemm_batched(128, 128, 128, 2)
+    with pytest.raises(testing.LaunchError, match="arguments not supported"):
+        u.launch_gemm_batched(128, 128, 128, batches, pad=pad)
+
+
+def test_batched_plain_launch_runs_one_packed_batch():
+    launch, = events_of(unit(golden("gemm", "batched", OLD)).launch_gemm(128, 256, 128), "launch")
+    assert (launch["grid"], launch["batch_count"], launch["batches"]) == ((2, 1, 1), 1, "a:b:e")
+
+
 @pytest.mark.parametrize("case", ["bwd_weight_streamk", "bwd_weight_streamk_linear_persistent"])
 def test_streamk_zeroes_its_workspace_inside_every_timed_repetition(case):
     u = unit(golden("conv", case, NEW))
