@@ -421,6 +421,32 @@ def test_gemm_run_registers_every_kernel_once_under_its_key(tmp_path):
     assert (launch["kernel"], launch["ds"]) == ("GemmKernelMultiD", "null")
 
 
+def test_batched_kernel_registers_and_the_dispatcher_runs_one_batch(tmp_path):
+    """CK's dispatcher Problem and KernelKey have no batch: a batched kernel registers under its GEMM key, its
+    `supports()` is the dispatcher's whole-tile check, and `run` reaches BatchedGemmKernel with one packed batch."""
+    configs = [dict(GEMM_CASES["batched"], ck_api=NEW), dict(GEMM_CASES["standard"], tile_k=32, ck_api=NEW)]
+    emit_run(configs, tmp_path)
+    register, problem, select = gemm_dispatcher(tmp_path)
+    kernels = {str(k.get_name()): k for k in register()}
+    batched, = (k for name, k in kernels.items() if "_batched_" in name)
+    assert len(kernels) == 2
+    assert [bool(batched.supports(problem(*shape))) for shape in ((256, 256, 128), (200, 256, 128))] == [True, False]
+    u = testing.jit_header(tmp_path / "dispatcher_wrappers" / "register_all_kernels.hpp")
+    name, = (k for k in u.kernels if "_batched_" in k)
+    gemm_args = n.Signature("gemm_args", ("ckast_model", "testing", "gemm_args"), "function", [n.Param("L", "type")])
+    args = n.Call(n.Id(n.Name((gemm_args(L=u.launcher(name)),))), [n.IntLit(256), n.IntLit(256), n.IntLit(128),
+                                                                     n.IntLit(1)])
+    stream = n.BraceInit(load_profile(NEW).type("stream_config"))
+    run = u.function(n.Builtin("float"), [], [
+        n.ExprStmt(n.call(n.Member(n.Call(dispatcher("Registry", "instance"), []), "clear"))),
+        n.ExprStmt(n.call("ckast::register_all_tile_gemm_kernels", n.StrLit("gfx942"))),
+        n.Return(n.call(n.Member(registered("Registry", name), "run", arrow=True), args, stream))])
+    testing.clear_log()
+    run()
+    launch, = events_of(testing.log(), "launch")
+    assert (launch["kernel"], launch["grid"], launch["batches"]) == ("BatchedGemmKernel", (4, 1, 1), "a:b:e")
+
+
 def gemm_dispatcher(run: Path):
     """A run's GEMM registration JIT-ed: `register()` fills the model's registry with the run's kernels and returns
     them in registry order; `problem(M, N, K)` is the dispatcher's Problem; `select(problem)` a FirstFit

@@ -30,10 +30,6 @@ from ckast.lower.graph import Construct, KernelGraph, Scope
 from .common import check_and_grid, make_kernel, timed_launch
 from .gemm import Gemm, ids
 
-BATCH_FIELDS = ("batch_stride_A", "batch_stride_B", "batch_stride_E", "batch_count")
-"""`BatchedGemmHostArgs`' own fields, in its constructor's order (after the plain GEMM arguments)."""
-
-
 def patch(g: Gemm, graph: KernelGraph) -> None:
     graph.replace(Construct("HostArgs", "host_args", lambda s: g.p.type("BatchedGemmHostArgs")))
     graph.replace(Construct("Kernel", "kernel", lambda s: g.t(
@@ -45,12 +41,17 @@ def patch(g: Gemm, graph: KernelGraph) -> None:
                         symbol="launch", entry_args="GemmHostArgs"))
 
 
+def batch_field(g: Gemm, name: str) -> n.Expr:
+    """`args.<name>`: a field of `BatchedGemmHostArgs`, bound by name against the catalog."""
+    return n.Member(ids("args"), g.p.record("BatchedGemmHostArgs").field("BatchedGemmHostArgs", name).name)
+
+
 def zero_batches(g: Gemm, s: Scope) -> n.Stmt:
     """For each batch, `hipMemset2DAsync` of exactly its M rows x N columns of the row-major C."""
     args, batch = ids("args"), ids("batch")
     elem = n.SizeOf(s.ref("CDataType"))
     start = n.BinOp("+", n.StaticCast(n.Ptr(n.Builtin("char")), n.Member(args, "e_ptr")),
-                    n.BinOp("*", n.BinOp("*", elem, n.Member(args, "batch_stride_E")), batch))
+                    n.BinOp("*", n.BinOp("*", elem, batch_field(g, "batch_stride_E")), batch))
     memset = n.Call(g.fn("hipMemset2DAsync"), [
         start,
         n.BinOp("*", n.Member(args, "stride_E"), elem),
@@ -59,14 +60,14 @@ def zero_batches(g: Gemm, s: Scope) -> n.Stmt:
         n.Member(args, "M"),
         n.Member(ids("stream"), "stream_id_"),
     ])
-    return n.For(n.VarDecl(g.index_t, "batch", n.IntLit(0)), n.BinOp("<", batch, n.Member(args, "batch_count")),
+    return n.For(n.VarDecl(g.index_t, "batch", n.IntLit(0)), n.BinOp("<", batch, batch_field(g, "batch_count")),
                  n.UnOp("++", batch), [n.ExprStmt(n.Call(g.fn("hip_check_error"), [memset]))])
 
 
 def run(g: Gemm, s: Scope) -> n.FunctionDef:
     """`run(args, stream)`: check the arguments and launch one instantiation over every batch."""
     a = ids("args")
-    grid = n.call("K::GridSize", n.Member(a, "M"), n.Member(a, "N"), n.Member(a, "k_batch"), n.Member(a, "batch_count"))
+    grid = n.call("K::GridSize", n.Member(a, "M"), n.Member(a, "N"), n.Member(a, "k_batch"), batch_field(g, "batch_count"))
     kernel = make_kernel(g, "K", ids("grids"), ids("blocks"), n.IntLit(0), ids("kargs"))
     zero = None
     if g.c.split_k:
@@ -80,11 +81,11 @@ def launch_plain(g: Gemm, s: Scope) -> n.FunctionDef:
     """`launch(const GemmHostArgs&, stream)`: one batch, with the packed batch strides CK's check accepts."""
     a = ids("args")
     m, n_, k = (n.Member(a, d) for d in "MNK")
-    fields = [
-        n.Member(a, "a_ptr"), n.Member(a, "b_ptr"), n.Member(a, "e_ptr"), n.Member(a, "k_batch"), m, n_, k,
-        n.Member(a, "stride_A"), n.Member(a, "stride_B"), n.Member(a, "stride_E"),
-        n.BinOp("*", m, k), n.BinOp("*", k, n_), n.BinOp("*", m, n_), n.IntLit(1),
-    ]
+    fields = g.p.record("BatchedGemmHostArgs").construct(
+        "BatchedGemmHostArgs", a_ptr_=n.Member(a, "a_ptr"), b_ptr_=n.Member(a, "b_ptr"), c_ptr_=n.Member(a, "e_ptr"),
+        k_batch_=n.Member(a, "k_batch"), M_=m, N_=n_, K_=k, stride_A_=n.Member(a, "stride_A"),
+        stride_B_=n.Member(a, "stride_B"), stride_C_=n.Member(a, "stride_E"), batch_stride_A_=n.BinOp("*", m, k),
+        batch_stride_B_=n.BinOp("*", k, n_), batch_stride_C_=n.BinOp("*", m, n_), batch_count_=n.IntLit(1))
     body = [
         n.Comment("One batch: packed batch strides (M*K, K*N, M*N) and batch_count 1."),
         n.VarDecl(n.Const(s.ref("HostArgs")), "batched_args", n.BraceInit(s.ref("HostArgs"), fields)),
