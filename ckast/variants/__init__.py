@@ -84,7 +84,7 @@ def wrapper_header(config, profile: Profile, kernel_header: str) -> n.File:
 
 KEY_RULE = "registry.key_unique"
 KEY_RULE_REASON = "CK's dispatcher registry tells every kernel of a library apart by its key"
-KEY_GAPS = {"gemm": ("KernelKey", "split_k or the batched variant"),
+KEY_GAPS = {"gemm": ("KernelKey", "split_k or batched"),
             "grouped_conv": ("GroupedConvKernelKey", "two_stage, explicit_gemm, double_smem_buffer or lds_policy")}
 """Per kind: CK's registry key type and the knobs it holds no field for."""
 
