@@ -30,6 +30,7 @@ from ckast.lower.graph import Construct, KernelGraph, Scope
 from .common import check_and_grid, make_kernel, timed_launch
 from .gemm import Gemm, ids
 
+
 def patch(g: Gemm, graph: KernelGraph) -> None:
     graph.replace(Construct("HostArgs", "host_args", lambda s: g.p.type("BatchedGemmHostArgs")))
     graph.replace(Construct("Kernel", "kernel", lambda s: g.t(
@@ -67,7 +68,8 @@ def zero_batches(g: Gemm, s: Scope) -> n.Stmt:
 def run(g: Gemm, s: Scope) -> n.FunctionDef:
     """`run(args, stream)`: check the arguments and launch one instantiation over every batch."""
     a = ids("args")
-    grid = n.call("K::GridSize", n.Member(a, "M"), n.Member(a, "N"), n.Member(a, "k_batch"), batch_field(g, "batch_count"))
+    grid = n.call("K::GridSize", n.Member(a, "M"), n.Member(a, "N"), n.Member(a, "k_batch"),
+                  batch_field(g, "batch_count"))
     kernel = make_kernel(g, "K", ids("grids"), ids("blocks"), n.IntLit(0), ids("kargs"))
     zero = None
     if g.c.split_k:
