@@ -224,6 +224,18 @@ class Unit:
         driver(m, n_, k, k_batch, time_kernel)
         return log()
 
+    def launch_gemm_batched(self, m: int, n_: int, k: int, batch_count: int, k_batch: int = 1, *, pad: int = 0,
+                            time_kernel: bool = False, kernel: str | None = None) -> list[Event]:
+        """A batched launcher's `launch` on `batch_count` M x N x K GEMMs (buffers `a`, `b`, `e`), each batch
+        `pad` elements further from the next than a packed one. The events it logged."""
+        params = (*_GEMM_PARAMS, n.FuncParam(_INT, "batch_count"), n.FuncParam(_INT, "pad"),
+                  n.FuncParam(_BOOL, "time_kernel"))
+        driver = self._driver("launch_gemm_batched", kernel, n.Builtin("float"), params,
+                              [n.ident(p.name) for p in params])
+        clear_log()
+        driver(m, n_, k, k_batch, batch_count, pad, time_kernel)
+        return log()
+
     def instance_string(self, kernel: str | None = None) -> str:
         """`Launcher::get_instance_string()` (the model defines CK_EXPERIMENTAL_BUILDER)."""
         return str(self._driver("instance_string", kernel, load_profile(self.profile).type("string"), [], [])())

@@ -16,6 +16,7 @@ GEMM_CASES: dict[str, dict] = {
     "multi_d": dict(GEMM, variant="multi_d"),
     "multi_d_2d": dict(GEMM, variant="multi_d", num_d_tensors=2, elementwise_op="MultiDMultiply", d_layout="r",
                        persistent=True),
+    "batched": dict(GEMM, variant="batched"),
 }
 """Golden kernel headers: every variant, plus persistent, no-split-K and a multi-D with two D tensors."""
 

@@ -31,6 +31,7 @@ INVALID = {
     "multi_d.binary_op": {"variant": "multi_d", "elementwise_op": "Relu"},
     "multi_d.epilogue": {"variant": "multi_d", "epilogue": "default"},
     "split_k.unsupported": {"variant": "multi_d", "split_k": True},
+    "batched.persistent": {"variant": "batched", "persistent": True},
     "split_k.epilogue": {"epilogue": "default", "split_k": True},
     "pipeline.lds_buffering": {"pipeline": "compv4", "double_smem_buffer": False},
 }

@@ -251,3 +251,17 @@ def test_cks_value_spellings_in_leaves_are_read_by_the_shared_table(tmp_path):
                'for ckast\'s basic_v1 and compv1 alike: write "basic_v1" or "compv1" [rule ck.spelling]' in line
                for line in lines)
     assert not out.exists()
+
+
+def test_cks_batched_variant_in_both_gemm_formats(tmp_path):
+    """CK spells the variant `batched` in its generator's `variants` and a kernel set's `variant`; its trait_config's
+    `persistent` true is refused for it by rule, naming the product element."""
+    traits = {**GENERATOR["trait_config"], "persistent": [False]}
+    pairs = expand(with_(GENERATOR, variants=["batched"], trait_config=traits))
+    assert len(pairs) == 2 and {k["variant"] for _, k in pairs} == {"batched"}
+    assert {k["variant"] for _, k in kernel_objects(with_(KERNEL_SET, variant="batched"))} == {"batched"}
+    cfg, out, result = emit(tmp_path, with_(GENERATOR, variants=["batched"]))
+    lines = result.output.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 2 and not out.exists()  # the persistent half, per tile_k
+    assert all(line.startswith(f"{cfg}: product[") and "trait_config.persistent=true).persistent:" in line
+               and line.endswith("[rule batched.persistent]") for line in lines)

@@ -108,7 +108,7 @@ def test_emit_refuses_two_kernels_that_one_registry_key_cannot_tell_apart(tmp_pa
     cfg.write_text(json.dumps({"kernels": [base, {**base, "split_k": False}]}))
     result = run("emit", "--config", str(cfg), "-o", str(tmp_path / "out"))
     assert result.exit_code == 2 and not (tmp_path / "out").exists()
-    assert "kernels[1]: " in result.output and "KernelKey does not hold (split_k)" in result.output
+    assert "kernels[1]: " in result.output and "KernelKey does not hold (split_k or batched)" in result.output
     assert "[rule registry.key_unique]" in result.output
 
 

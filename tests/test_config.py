@@ -67,3 +67,24 @@ def test_explicit_value_is_checked_even_when_its_default_depends_on_a_bad_field(
         'pipeline: "x" is not allowed; allowed: mem, compv3, compv4, compv5, preshufflev2',
         'double_smem_buffer: "yes" is not true or false',
     ]
+
+
+def test_batched_takes_the_gemm_knobs_but_not_persistent_nor_multi_d_ones():
+    cfg = load_data({"kind": "gemm", "variant": "batched", "pad_m": True, "split_k": True})[0].config
+    assert (cfg.variant, cfg.pad_m, cfg.split_k, cfg.persistent) == ("batched", True, True, False)
+    assert issues({"kind": "gemm", "variant": "batched", "persistent": True}) == [
+        "persistent: CK's BatchedGemmKernel launches one block per tile, batch and K split and has no persistent "
+        "grid; set persistent to false [rule batched.persistent]"]
+    assert issues({"kind": "gemm", "variant": "batched", "num_d_tensors": 2}) == [
+        "num_d_tensors: does not apply to gemm batched; only to multi_d"]
+    assert issues({"kind": "gemm", "variant": "batch"})[0].startswith(
+        'variant: "batch" is not allowed; allowed: standard, preshuffle, multi_d, batched')
+
+
+def test_batched_and_standard_kernels_of_one_config_share_cks_registry_key():
+    """CK's KernelKey has no batched field, so a run cannot hold both (rule registry.key_unique)."""
+    from ckast.emit import render
+
+    with pytest.raises(ConfigError, match=r"split_k or batched.*\[rule registry.key_unique\]"):
+        render(load_data([{"kind": "gemm", "variant": v} for v in ("standard", "batched")]))
+    assert len(render(load_data([{"kind": "gemm", "variant": "batched"}, {"kind": "gemm", "tile_k": 32}]))) == 2

@@ -33,3 +33,12 @@ def test_one_header_per_variant_compiles(emitted):
 def test_codegen_of_the_standard_header(emitted):
     [result] = check_headers([emitted["standard"]], Toolchain.discover(), entry_points_for, mode="codegen")
     assert result.passed, result.log
+
+
+def test_batched_header_compiles(tmp_path):
+    """The batched kernel and its plain-arguments `launch` against the wheel's BatchedGemmKernel, device code
+    generated (one header, ~20 s)."""
+    kernels = render(load_data([dict(GEMM_CASES["batched"], ck_api="ck-2025.11")]))
+    write_outputs(kernels, tmp_path)
+    [result] = check_headers([tmp_path / kernels[0].header], Toolchain.discover(), entry_points_for, mode="codegen")
+    assert result.passed, result.log

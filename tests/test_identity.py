@@ -169,7 +169,7 @@ def test_gemm_kernels_the_kernel_key_cannot_tell_apart_are_refused() -> None:
     entries = list(_sort_out(SPLIT_K_PAIR, Validator(Selection("gemm-default", "gfx942", "ck-2026.06"))))
     assert [e.status for e in entries] == ["accepted", "refused"] and entries[1].rules == (KEY_RULE,)
     assert entries[1].issues[0].message.startswith(f"CK's KernelKey cannot tell it from {entries[0].name} "
-                                                   "(the key holds no split_k)")
+                                                   "(the key holds no split_k or batched)")
 
 
 def test_check_finds_a_registry_key_clash() -> None:

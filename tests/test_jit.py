@@ -272,6 +272,41 @@ def test_multi_d_plain_launch_forwards_null_d_pointers(case, profile, ds):
     assert plain["ds"] == ",".join(["null"] * len(ds.split(",")))
 
 
+@pytest.mark.parametrize("profile", [OLD, NEW])
+def test_batched_launch_runs_every_batch_at_its_strides(profile):
+    """Three fp16 batches 64 elements further apart than packed: one launch over (tiles, batches, K splits) whose
+    batch i reads A and B and writes C i batch strides from their starts; split-K zeroes exactly each batch's C."""
+    u = unit(golden("gemm", "batched", profile))
+    m, n_, k, batches, pad = 128, 256, 128, 3, 64
+    strides = {"a": m * k + pad, "b": k * n_ + pad, "e": m * n_ + pad}
+    expected = ",".join(":".join(f"{t}+{2 * i * strides[t]}" if i else t for t in "abe") for i in range(batches))
+    events = u.launch_gemm_batched(m, n_, k, batches, pad=pad)
+    launch, = events_of(events, "launch")
+    assert not events_of(events, "memset")
+    assert (launch["kernel"], launch["grid"], launch["batch_count"]) == ("BatchedGemmKernel", (2, batches, 1), batches)
+    assert launch["batches"] == expected
+    split = u.launch_gemm_batched(m, n_, k, batches, 2, pad=pad)
+    assert [e.kind for e in split] == ["timed", *["memset"] * batches, "launch"]
+    assert [(e["target"], e["bytes"], e["pitch"]) for e in events_of(split, "memset")] == [
+        (f"e+{2 * i * strides['e']}" if i else "e", 2 * m * n_, 2 * n_) for i in range(batches)]
+    launch, = events_of(split, "launch")
+    assert (launch["grid"], launch["memop"], launch["batches"]) == ((2, batches, 2), "atomic_add", expected)
+
+
+@pytest.mark.parametrize(("batches", "pad"), [(0, 0), (2, -1)])
+def test_batched_refuses_no_batch_and_overlapping_batches(batches, pad):
+    """CK's batched IsSupportedArgument: batch_count >= 1 and batch strides of at least one packed batch."""
+    u = unit(golden("gemm", "batched", NEW))
+    u.launch_gemm_batched(128, 128, 128, 2)
+    with pytest.raises(testing.LaunchError, match="arguments not supported"):
+        u.launch_gemm_batched(128, 128, 128, batches, pad=pad)
+
+
+def test_batched_plain_launch_runs_one_packed_batch():
+    launch, = events_of(unit(golden("gemm", "batched", OLD)).launch_gemm(128, 256, 128), "launch")
+    assert (launch["grid"], launch["batch_count"], launch["batches"]) == ((2, 1, 1), 1, "a:b:e")
+
+
 @pytest.mark.parametrize("case", ["bwd_weight_streamk", "bwd_weight_streamk_linear_persistent"])
 def test_streamk_zeroes_its_workspace_inside_every_timed_repetition(case):
     u = unit(golden("conv", case, NEW))
@@ -384,6 +419,32 @@ def test_gemm_run_registers_every_kernel_once_under_its_key(tmp_path):
     run()
     launch, = events_of(testing.log(), "launch")
     assert (launch["kernel"], launch["ds"]) == ("GemmKernelMultiD", "null")
+
+
+def test_batched_kernel_registers_and_the_dispatcher_runs_one_batch(tmp_path):
+    """CK's dispatcher Problem and KernelKey have no batch: a batched kernel registers under its GEMM key, its
+    `supports()` is the dispatcher's whole-tile check, and `run` reaches BatchedGemmKernel with one packed batch."""
+    configs = [dict(GEMM_CASES["batched"], ck_api=NEW), dict(GEMM_CASES["standard"], tile_k=32, ck_api=NEW)]
+    emit_run(configs, tmp_path)
+    register, problem, select = gemm_dispatcher(tmp_path)
+    kernels = {str(k.get_name()): k for k in register()}
+    batched, = (k for name, k in kernels.items() if "_batched_" in name)
+    assert len(kernels) == 2
+    assert [bool(batched.supports(problem(*shape))) for shape in ((256, 256, 128), (200, 256, 128))] == [True, False]
+    u = testing.jit_header(tmp_path / "dispatcher_wrappers" / "register_all_kernels.hpp")
+    name, = (k for k in u.kernels if "_batched_" in k)
+    gemm_args = n.Signature("gemm_args", ("ckast_model", "testing", "gemm_args"), "function", [n.Param("L", "type")])
+    args = n.Call(n.Id(n.Name((gemm_args(L=u.launcher(name)),))), [n.IntLit(256), n.IntLit(256), n.IntLit(128),
+                                                                     n.IntLit(1)])
+    stream = n.BraceInit(load_profile(NEW).type("stream_config"))
+    run = u.function(n.Builtin("float"), [], [
+        n.ExprStmt(n.call(n.Member(n.Call(dispatcher("Registry", "instance"), []), "clear"))),
+        n.ExprStmt(n.call("ckast::register_all_tile_gemm_kernels", n.StrLit("gfx942"))),
+        n.Return(n.call(n.Member(registered("Registry", name), "run", arrow=True), args, stream))])
+    testing.clear_log()
+    run()
+    launch, = events_of(testing.log(), "launch")
+    assert (launch["kernel"], launch["grid"], launch["batches"]) == ("BatchedGemmKernel", (4, 1, 1), "a:b:e")
 
 
 def gemm_dispatcher(run: Path):

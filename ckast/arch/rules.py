@@ -38,7 +38,7 @@ Finding = tuple[str, str]
 """(config field, what is wrong)."""
 Check = Callable[[Any, ArchSpec], Iterator[Finding]]
 
-GEMM_VARIANTS = ("standard", "preshuffle", "multi_d")
+GEMM_VARIANTS = ("standard", "preshuffle", "multi_d", "batched")
 CONV_VARIANTS = ("forward", "bwd_data", "bwd_weight")
 """Implicit-GEMM conv variants (depthwise has no GEMM tile)."""
 DEPTHWISE = "forward_depthwise"
@@ -439,6 +439,14 @@ def _multi_d_epilogue(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.epilogue != "cshuffle":
         yield "epilogue", (f"{c.epilogue}: multi-D kernels use the cshuffle epilogue "
                            "(CK's generator builds it whatever the config names)")
+
+
+@rule("batched.persistent", "CK's batched kernel maps each block to one tile of one batch: it has no persistent path",
+      variants=("batched",), reads=("persistent",))
+def _batched_persistent(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.persistent:
+        yield "persistent", ("CK's BatchedGemmKernel launches one block per tile, batch and K split and has no "
+                             "persistent grid; set persistent to false")
 
 
 @rule("split_k.unsupported", "split-K (k_batch > 1) only where CK's kernel accumulates partial results",

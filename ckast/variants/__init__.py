@@ -12,13 +12,15 @@ from ckast.lower.cxx import LICENSE
 from ckast.lower.graph import KernelGraph
 from ckast.lower.identity import LAUNCHER, NAMESPACE, EntryPoint, launcher
 
-from . import conv, conv_depthwise, conv_streamk, conv_two_stage, conv_wrapper, gemm, gemm_multi_d, gemm_preshuffle, gemm_wrapper
+from . import (conv, conv_depthwise, conv_streamk, conv_two_stage, conv_wrapper, gemm, gemm_batched, gemm_multi_d,
+               gemm_preshuffle, gemm_wrapper)
 
 Patch = Callable[[gemm.Gemm, KernelGraph], None]
 GEMM_PATCHES: dict[str, tuple[Patch, ...]] = {
     "standard": (),
     "preshuffle": (gemm_preshuffle.patch,),
     "multi_d": (gemm_multi_d.patch,),
+    "batched": (gemm_batched.patch,),
 }
 
 
@@ -82,7 +84,7 @@ def wrapper_header(config, profile: Profile, kernel_header: str) -> n.File:
 
 KEY_RULE = "registry.key_unique"
 KEY_RULE_REASON = "CK's dispatcher registry tells every kernel of a library apart by its key"
-KEY_GAPS = {"gemm": ("KernelKey", "split_k"),
+KEY_GAPS = {"gemm": ("KernelKey", "split_k or batched"),
             "grouped_conv": ("GroupedConvKernelKey", "two_stage, explicit_gemm, double_smem_buffer or lds_policy")}
 """Per kind: CK's registry key type and the knobs it holds no field for."""
 

@@ -4,7 +4,9 @@ The wrapper's factory `ckast::<name>::make_instance()` fills CK's dispatcher `Ke
 config, every field that changes the kernel's behaviour (pads, double buffer, persistent, block
 size, element-wise op, D count, accumulator type, arch), and returns a `GeneratedKernelInstance`
 of the kernel's launcher. Paths in `#include`s are relative to the output root, which a build puts
-on the include path next to CK's.
+on the include path next to CK's. CK's key and dispatcher `Problem` have no batch: a batched kernel's key
+is that of the standard kernel of its knobs, and the dispatcher runs it through its plain-arguments
+`launch` (one batch).
 """
 
 from __future__ import annotations

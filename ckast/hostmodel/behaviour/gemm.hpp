@@ -23,6 +23,35 @@ struct GemmHostArgs {
     index_t stride_E = 0;
 };
 
+/// CK's batched host arguments: the universal GEMM's (pointer and stride arrays of one A and one B, no D)
+/// plus the batch strides (elements between consecutive batches of A, B and E) and the batch count.
+struct BatchedGemmHostArgs {
+    explicit BatchedGemmHostArgs(const void* a, const void* b, void* c, index_t k_batch_, index_t m, index_t n,
+                                 index_t k, index_t a_stride, index_t b_stride, index_t c_stride,
+                                 index_t a_batch_stride, index_t b_batch_stride, index_t c_batch_stride,
+                                 index_t count)
+        : as_ptr{a}, bs_ptr{b}, e_ptr(c), M(m), N(n), K(k), stride_As{a_stride}, stride_Bs{b_stride},
+          stride_E(c_stride), k_batch(k_batch_), batch_stride_A(a_batch_stride), batch_stride_B(b_batch_stride),
+          batch_stride_E(c_batch_stride), batch_count(count) {}
+
+    const std::array<const void*, 1> as_ptr;
+    const std::array<const void*, 1> bs_ptr;
+    const std::array<const void*, 0> ds_ptr{};
+    void* e_ptr;
+    index_t M;
+    index_t N;
+    index_t K;
+    const std::array<index_t, 1> stride_As;
+    const std::array<index_t, 1> stride_Bs;
+    const std::array<index_t, 0> stride_Ds{};
+    index_t stride_E;
+    index_t k_batch;
+    index_t batch_stride_A;
+    index_t batch_stride_B;
+    index_t batch_stride_E;
+    index_t batch_count;
+};
+
 } // namespace ck_tile
 
 namespace ckast_model {
@@ -478,5 +507,73 @@ template <class P>
 struct behaviour<tag::GemmKernel, P> : gemm_kernel<P, false> {};
 template <class P>
 struct behaviour<tag::GemmKernelMultiD, P> : gemm_kernel<P, true> {};
+
+/// The batched kernel's arguments: the GEMM's and the batch strides (elements) and count.
+struct batched_gemm_kargs : gemm_kargs {
+    index_t batch_stride_A = 0;
+    index_t batch_stride_B = 0;
+    index_t batch_stride_E = 0;
+    index_t batch_count = 0;
+};
+
+/// `name+bytes` of the element `index` of a tensor of `T` at `base` (the log's name of an address).
+template <class T>
+std::string element_at(const void* base, long long index) {
+    return ckast_hostmodel::pointer_name(static_cast<const char*>(base) + index * static_cast<long long>(sizeof(T)));
+}
+
+/// CK's BatchedGemmKernel: the universal GEMM per batch, batch `i` reading A, B and writing E
+/// `i x batch stride` elements from their starts; the grid is (tiles, batches, K splits). Its
+/// IsSupportedArgument adds batch_count >= 1 and batch strides of at least one packed batch (M*K,
+/// K*N, M*N elements) to the universal kernel's checks. The log names where each batch's A, B and E
+/// start (`batches=a+0:b+0:e+0,...`).
+template <class P>
+struct behaviour<tag::BatchedGemmKernel, P> : gemm_kernel<P, false> {
+    using base = gemm_kernel<P, false>;
+    using KernelArgs = batched_gemm_kargs;
+
+    static KernelArgs MakeKernelArgs(const ck_tile::BatchedGemmHostArgs& h) {
+        KernelArgs k;
+        k.a_ptr = h.as_ptr[0];
+        k.b_ptr = h.bs_ptr[0];
+        k.e_ptr = h.e_ptr;
+        k.M = h.M;
+        k.N = h.N;
+        k.K = h.K;
+        k.stride_A = h.stride_As[0];
+        k.stride_B = h.stride_Bs[0];
+        k.stride_E = h.stride_E;
+        k.k_batch = h.k_batch;
+        k.batch_stride_A = h.batch_stride_A;
+        k.batch_stride_B = h.batch_stride_B;
+        k.batch_stride_E = h.batch_stride_E;
+        k.batch_count = h.batch_count;
+        return k;
+    }
+
+    static bool IsSupportedArgument(const KernelArgs& k) {
+        return k.batch_count >= 1 && k.batch_stride_A >= k.M * k.K && k.batch_stride_B >= k.K * k.N &&
+               k.batch_stride_E >= k.M * k.N && base::IsSupportedArgument(k);
+    }
+
+    static constexpr dim3 GridSize(index_t m, index_t n, index_t k_batch, index_t batch_count) {
+        return dim3(static_cast<unsigned>(base::TilePartitioner::GridSize(m, n)), static_cast<unsigned>(batch_count),
+                    static_cast<unsigned>(k_batch));
+    }
+
+    static std::string ckast_details(const KernelArgs& k) {
+        using Problem = typename base::Problem;
+        using A = typename first_type<typename Problem::AsDataType_>::type;
+        using B = typename first_type<typename Problem::BsDataType_>::type;
+        using E = typename base::EpiloguePipeline::Problem::ODataType_;
+        std::string batches;
+        for (index_t i = 0; i < k.batch_count; ++i) {
+            batches += (i ? "," : "") + element_at<A>(k.a_ptr, 1LL * i * k.batch_stride_A) + ":" +
+                       element_at<B>(k.b_ptr, 1LL * i * k.batch_stride_B) + ":" +
+                       element_at<E>(k.e_ptr, 1LL * i * k.batch_stride_E);
+        }
+        return base::ckast_details(k) + " batch_count=" + std::to_string(k.batch_count) + " batches=" + batches;
+    }
+};
 
 } // namespace ckast_model

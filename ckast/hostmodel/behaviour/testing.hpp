@@ -74,6 +74,24 @@ float launch_gemm(index_t m, index_t n, index_t k, int k_batch, bool time_kernel
     }
 }
 
+/// `L::launch` with `BatchedGemmHostArgs` on `batch_count` packed GEMMs whose batches lie `pad` elements
+/// further apart than one batch (A is M x K, B is K x N, C is M x N per batch; buffers `a`, `b`, `e` sized
+/// to hold them, so the log names an address in one as `e+<bytes>`).
+template <class L>
+float launch_gemm_batched(index_t m, index_t n, index_t k, int k_batch, index_t batch_count, index_t pad,
+                          bool time_kernel) {
+    const index_t stride_a = m * k + pad, stride_b = k * n + pad, stride_e = m * n + pad;
+    const auto sized = [&](const char* name, index_t batch_stride, std::size_t element) {
+        return ckast_hostmodel::device_address(element * static_cast<std::size_t>(batch_stride * batch_count), name);
+    };
+    const typename L::HostArgs args(
+        sized("a", stride_a, sizeof(typename L::ADataType)), sized("b", stride_b, sizeof(typename L::BDataType)),
+        sized("e", stride_e, sizeof(typename L::CDataType)), k_batch, m, n, k, leading_stride<typename L::ALayout>(m, k),
+        leading_stride<typename L::BLayout>(k, n), leading_stride<typename L::CLayout>(m, n), stride_a, stride_b,
+        stride_e, batch_count);
+    return L::launch(args, ck_tile::stream_config{nullptr, time_kernel});
+}
+
 /// `L::launch` with plain `GemmHostArgs` (the overload a multi-D launcher offers the dispatcher).
 template <class L>
 float launch_gemm_plain(index_t m, index_t n, index_t k, int k_batch, bool time_kernel) {

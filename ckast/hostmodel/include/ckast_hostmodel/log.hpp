@@ -37,14 +37,18 @@ std::string log_text() {
 
 void log_clear() { global().lines.clear(); }
 
-/// The name a device pointer was registered under, `null`, or its address.
+/// The name a device pointer was registered under, `<name>+<bytes>` for an address past the start of
+/// the nearest buffer below it (buffers are a page apart beyond their size), `null`, or its address.
 std::string pointer_name(const void* p) {
     if (p == nullptr) {
         return "null";
     }
-    const auto found = global().names.find(p);
-    if (found != global().names.end()) {
-        return found->second;
+    const auto& names = global().names;
+    auto found = names.upper_bound(p);
+    if (found != names.begin()) {
+        --found;
+        const auto offset = reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(found->first);
+        return offset == 0 ? found->second : found->second + "+" + std::to_string(offset);
     }
     std::ostringstream out;
     out << p;
