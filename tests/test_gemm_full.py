@@ -1,0 +1,115 @@
+"""`gemm-full`: CK tile_engine's full GEMM space per datatype and layout, with padded kernels."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from click.testing import CliRunner
+
+from ckast.cli import main
+from ckast.library import Selection, SelectionError, build
+from ckast.library import gemm_full
+
+LAYOUTS = ("rcr", "rrr", "crr", "ccr")
+FP16_GFX942 = {"proposed": 25660, "accepted": 15104, "padm": 11328}
+"""The space's 810 tiles per layout: 59 pass ckast's rules on gfx942 for fp16 (256 x {128, 256} x 32 with
+the 6 of gfx942's 7 wave layouts whose warp_k is 1 and the 5 fp16 warp tiles the space's values reach),
+each with 24 traits x 4 paddings (3 of them pad M); the 751 others are proposed once and refused. Of the
+24 traits, 8 (compv3 and compv4 with interwave) are refused by trait.combination."""
+
+
+@pytest.fixture(scope="module")
+def lib():
+    return build(Selection("gemm-full", "gfx942", "ck-2025.11", ("fp16",)))
+
+
+def test_fp16_gfx942_counts(lib):
+    assert len(lib.entries) == FP16_GFX942["proposed"]
+    assert len(lib.accepted) == FP16_GFX942["accepted"]
+    assert sum(e.config.pad_m for e in lib.accepted) == FP16_GFX942["padm"]
+    assert Counter(e.config.layout for e in lib.accepted) == {layout: FP16_GFX942["accepted"] // 4 for layout in LAYOUTS}
+    assert not lib.with_status("merged")
+
+
+def test_every_refusal_is_named_by_a_rule(lib):
+    """Nothing is dropped silently: every proposal CK's checks would drop is refused by a named rule."""
+    assert {rule: len(entries) for rule, entries in lib.by_rule().items()} == {
+        "tile.divisible": 1404, "trait.combination": 7552, "warp_tile.supported": 2880, "waves.supported": 1080}
+    assert all(e.rules and "knob" not in e.rules for e in lib.refused)
+
+
+def test_a_tile_refused_for_every_trait_is_proposed_once(lib):
+    """4x4x1 waves are not gfx942's: the tile is proposed once, with the first trait and no padding."""
+    tile = {"tile_m": 256, "tile_n": 256, "tile_k": 32, "warp_m": 4, "warp_n": 4, "warp_k": 1,
+            "warp_tile_m": 16, "warp_tile_n": 16, "warp_tile_k": 16}
+    entries = [e for e in lib.entries if e.candidate.knobs["layout"] == "rcr"
+               and all(e.candidate.knobs[k] == v for k, v in tile.items())]
+    assert len(entries) == 1 and entries[0].rules == ("waves.supported",)
+    assert not any(entries[0].candidate.knobs[p] for p in ("pad_m", "pad_n", "pad_k", "persistent"))
+
+
+def test_a_trait_ck_drops_is_refused_by_name(lib):
+    refused = [e for e in lib.refused if e.candidate.knobs["pipeline"] == "compv4"
+               and e.candidate.knobs["scheduler"] == "interwave"]
+    assert refused and all(e.rules == ("trait.combination",) for e in refused)
+
+
+def test_m_padded_kernels_serve_every_layout(lib):
+    """Decode (M = 1..32) needs M-padded kernels: every layout has them, alone and with N and K padding."""
+    pads = {(e.config.layout, e.config.pad_m, e.config.pad_n, e.config.pad_k) for e in lib.accepted}
+    for layout in LAYOUTS:
+        assert {(layout, True, False, False), (layout, True, True, False), (layout, True, True, True)} <= pads
+    assert any("_padm_" in name for name in lib.names)
+
+
+def test_enumeration_is_deterministic(lib):
+    again = build(Selection("gemm-full", "gfx942", "ck-2025.11", ("fp16",)))
+    assert [(e.candidate.origin, e.name, e.status) for e in again.entries] == \
+        [(e.candidate.origin, e.name, e.status) for e in lib.entries]
+
+
+def test_selection_outside_the_set_is_refused():
+    with pytest.raises(SelectionError, match="'int8' is not in rule set gemm-full; it has: fp16, bf16, fp8, bf8"):
+        build(Selection("gemm-full", "gfx942", "ck-2025.11", ("int8",)))
+    with pytest.raises(SelectionError, match="variant 'multi_d' is not in rule set gemm-full; it has: standard"):
+        build(Selection("gemm-full", "gfx942", "ck-2025.11", ("fp16",), variants=("multi_d",)))
+
+
+def test_a_variant_joins_by_one_data_line(monkeypatch):
+    """The variants table is the axis: one line adds a variant ckast has (with the knobs it sets), and
+    a variant ckast has not is refused when the data is read."""
+    real = gemm_full.data("gemm_full")
+    monkeypatch.setattr(gemm_full, "data", lambda name: {**real, "variants": {"standard": {}, "multi_d": {}}})
+    gemm_full.space.cache_clear()
+    try:
+        cands = gemm_full.candidates(Selection("gemm-full", "gfx942", "ck-2025.11", ("fp16",), variants=("multi_d",)))
+        assert cands and {c.knobs["variant"] for c in cands} == {"multi_d"}
+        assert cands[0].origin == "gemm-full/multi_d/fp16/rcr[0]"
+        monkeypatch.setattr(gemm_full, "data", lambda name: {**real, "variants": {"stream": {}}})
+        gemm_full.space.cache_clear()
+        with pytest.raises(SelectionError, match=r"data/gemm_full.toml: variants: stream not among standard"):
+            gemm_full.space()
+    finally:
+        gemm_full.space.cache_clear()
+
+
+def test_rule_sets_listing_names_the_sources():
+    result = CliRunner().invoke(main, ["list", "--rule-sets"])
+    line = next(line for line in result.output.splitlines() if line.startswith("gemm-full "))
+    for source in ("tile_engine/ops/gemm/configs/default_config.json", "d162b8bb", "gemm_search_space.py",
+                   "de5766ce", "padding"):
+        assert source in line
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("arch", "datatype", "accepted", "padm"), [
+    ("gfx942", "bf16", 15104, 11328), ("gfx942", "fp8", 9216, 6912), ("gfx942", "bf8", 9216, 6912),
+    ("gfx950", "fp16", 17408, 13056), ("gfx950", "bf16", 17408, 13056), ("gfx950", "fp8", 10752, 8064),
+    ("gfx950", "bf8", 10752, 8064)])
+def test_counts_per_datatype_and_arch(arch, datatype, accepted, padm):
+    """bf16 as fp16 (the same warp tiles); the 8-bit types have 3 warp tiles whose k fits tile_k 32; gfx950
+    has 4x4x1 waves too (its 8x2x1 are outside the space's warp_m)."""
+    lib = build(Selection("gemm-full", arch, "ck-2025.11", (datatype,)))
+    assert len(lib.accepted) == accepted
+    assert sum(e.config.pad_m for e in lib.accepted) == padm
