@@ -77,15 +77,19 @@ def test_selection_outside_the_set_is_refused():
 
 
 def test_a_variant_joins_by_one_data_line(monkeypatch):
-    """The variants table is the axis: one line adds a variant ckast has (with the knobs it sets), and
-    a variant ckast has not is refused when the data is read."""
+    """The variants table is the axis: one line adds a variant ckast has (with the knobs it sets, a list
+    swept), and a variant ckast has not is refused when the data is read."""
     real = gemm_full.data("gemm_full")
-    monkeypatch.setattr(gemm_full, "data", lambda name: {**real, "variants": {"standard": {}, "multi_d": {}}})
+    line = {"multi_d": {"elementwise_op": ["MultiDAdd", "MultiDMultiply"], "num_d_tensors": 1}}
+    monkeypatch.setattr(gemm_full, "data", lambda name: {**real, "variants": {"standard": {}, **line}})
     gemm_full.space.cache_clear()
     try:
         cands = gemm_full.candidates(Selection("gemm-full", "gfx942", "ck-2025.11", ("fp16",), variants=("multi_d",)))
         assert cands and {c.knobs["variant"] for c in cands} == {"multi_d"}
         assert cands[0].origin == "gemm-full/multi_d/fp16/rcr[0]"
+        swept = Counter((c.knobs["elementwise_op"], c.knobs["num_d_tensors"]) for c in cands
+                        if c.knobs["persistent"])  # a tile refused whatever its traits is proposed once
+        assert swept[("MultiDAdd", 1)] == swept[("MultiDMultiply", 1)] > 0
         monkeypatch.setattr(gemm_full, "data", lambda name: {**real, "variants": {"stream": {}}})
         gemm_full.space.cache_clear()
         with pytest.raises(SelectionError, match=r"data/gemm_full.toml: variants: stream not among standard"):

@@ -2,8 +2,8 @@
 (`data/gemm_full.toml`, which names the CK files and commits).
 
 Per variant, datatype and layout (CK's dispatcher order: datatype, then layout), every tile of the
-space's tile product is proposed with every trait of its trait product and every padding of the
-data's list. A tile that ckast's rules refuse whatever its traits and padding (every rule that
+space's tile product is proposed with every trait of its trait product, every knob set its variant's
+line adds (a list value is swept) and every padding of the data's list. A tile that ckast's rules refuse whatever its traits and padding (every rule that
 refuses it reads only the tile, the datatype, the layout and the arch) is proposed once, with the
 first trait and no padding, so it is refused by name without repeating the refusal for each trait.
 Enumerating is arithmetic on the data and one rule check per tile: no C++ is built to list the set.
@@ -12,6 +12,8 @@ Enumerating is arithmetic on the data and one rule check per tile: no C++ is bui
 from __future__ import annotations
 
 import functools
+import itertools
+from collections.abc import Iterator
 from typing import Any
 
 from ckast.arch.rules import GEMM_VARIANTS, RULES
@@ -19,7 +21,7 @@ from ckast.config import resolve_kernel
 from ckast.config.knobs import GEMM
 
 from .conv_common import data
-from .gemm_sets import TILE_FIELDS, _product, gemm_candidate
+from .gemm_sets import TILE_FIELDS, gemm_candidate
 from .selection import Candidate, Selection, SelectionError
 
 NAME = "gemm-full"
@@ -77,30 +79,33 @@ def _tile_refused(knobs: dict[str, Any], selection: Selection) -> bool:
 def candidates(selection: Selection) -> list[Candidate]:
     s = space()
     variants, datatypes = _axes(selection)
-    tiles = [dict(zip(TILE_FIELDS, values)) for values in _product_values(s["tile"])]
+    tiles = list(_product({f: s["tile"][f] for f in TILE_FIELDS}))
     traits = list(_product(s["trait"]))
     pads = [dict(zip(("pad_m", "pad_n", "pad_k"), p)) for p in s["padding"]["pads"]]
     out: list[Candidate] = []
     for variant in variants:
-        added = s["variants"][variant]
         for dtype in datatypes:
             for layout in s["layouts"]:
                 group = f"{NAME}/{variant}/{dtype}/{layout}"
                 configs: list[dict[str, Any]] = []
+                added = _variant_knobs(s["variants"][variant])
                 for tile in tiles:
-                    probe = {**tile, **traits[0], **pads[0], **added}
+                    probe = {**tile, **traits[0], **pads[0], **added[0]}
                     if _tile_refused({"kind": GEMM, "variant": variant, "datatype": dtype, "layout": layout, **probe},
                                      selection):
                         configs.append(probe)
                         continue
-                    configs += [{**tile, **trait, **pad, **added} for trait in traits for pad in pads]
+                    configs += [{**tile, **trait, **pad, **more} for trait in traits for more in added for pad in pads]
                 out += [gemm_candidate(f"{group}[{i}]", variant, dtype, layout, selection.arch, **knobs)
                         for i, knobs in enumerate(configs)]
     return out
 
 
-def _product_values(table: dict[str, list[Any]]) -> list[tuple[Any, ...]]:
-    """The tile product in TILE_FIELDS order (the data file's order of fields is not relied on)."""
-    import itertools
+def _variant_knobs(knobs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The knob sets a variant's line adds: a list value is swept, any other value is fixed."""
+    return list(_product({k: v if isinstance(v, list) else [v] for k, v in knobs.items()}))
 
-    return list(itertools.product(*(table[f] for f in TILE_FIELDS)))
+
+def _product(table: dict[str, list[Any]]) -> Iterator[dict[str, Any]]:
+    """Every combination of the table's values, the last key varying fastest."""
+    return (dict(zip(table, values)) for values in itertools.product(*table.values()))
