@@ -3,10 +3,12 @@
 
 Per variant, datatype and layout (CK's dispatcher order: datatype, then layout), every tile of the
 space's tile product is proposed with every trait of its trait product, every knob set its variant's
-line adds (a list value is swept) and every padding of the data's list. A tile that ckast's rules refuse whatever its traits and padding (every rule that
-refuses it reads only the tile, the datatype, the layout and the arch) is proposed once, with the
-first trait and no padding, so it is refused by name without repeating the refusal for each trait.
-Enumerating is arithmetic on the data and one rule check per tile: no C++ is built to list the set.
+line adds (a list value is swept) and every padding of the data's list. What ckast's rules refuse
+whatever the rest is proposed once, so it is refused by name without the refusal repeated for each
+combination: a tile refused only by rules that read nothing but the tile (and the datatype, layout
+and arch), with the first trait and no padding; a trait refused only by rules that read nothing but
+the trait, the variant's knobs and the padding, with the first tile the rules accept. Enumerating is
+arithmetic on the data and a rule check per tile and per trait: no C++ is built to list the set.
 """
 
 from __future__ import annotations
@@ -25,9 +27,9 @@ from .gemm_sets import TILE_FIELDS, gemm_candidate
 from .selection import Candidate, Selection, SelectionError
 
 NAME = "gemm-full"
-TILE_LEVEL = frozenset({*TILE_FIELDS, "kind", "variant", "datatype", "layout", "arch", "ck_api"})
-"""The knobs a tile's probe shares with every config of the tile: a rule that reads only these
-refuses the whole tile."""
+PADS = ("pad_m", "pad_n", "pad_k")
+FIXED = frozenset({"kind", "variant", "datatype", "layout", "arch", "ck_api"})
+"""The knobs every config of one (variant, datatype, layout) of the set shares."""
 
 
 @functools.cache
@@ -61,41 +63,46 @@ def _axes(selection: Selection) -> tuple[list[str], list[str]]:
             [d for d in s["datatypes"] if selection.wants(datatype=d)])
 
 
-@functools.cache
-def _tile_level_rules() -> frozenset[str]:
-    return frozenset(r.id for r in RULES if set(r.reads) <= TILE_LEVEL)
-
-
-def _tile_refused(knobs: dict[str, Any], selection: Selection) -> bool:
-    """Whether the rules refuse this tile for every trait and padding: its probe is refused, and only
-    by rules that read no knob the traits or padding set."""
-    defaults = {"arch": selection.arch, "ck_api": selection.ck_api}
-    r = resolve_kernel(knobs, NAME, defaults)
+def _refused_by_only(knobs: dict[str, Any], selection: Selection, reads: frozenset[str]) -> bool:
+    """Whether the rules refuse `knobs` (one config of the set), and each rule that does reads only `reads`
+    (so every config that agrees with it there is refused as well)."""
+    r = resolve_kernel(knobs, NAME, {"arch": selection.arch, "ck_api": selection.ck_api})
     if r.config is None or not r.issues:
         return False
-    return all(i.rule in _tile_level_rules() for i in r.issues)
+    return all(i.rule in _rules_within(reads) for i in r.issues)
+
+
+@functools.cache
+def _rules_within(reads: frozenset[str]) -> frozenset[str]:
+    return frozenset(r.id for r in RULES if set(r.reads) <= reads)
 
 
 def candidates(selection: Selection) -> list[Candidate]:
     s = space()
     variants, datatypes = _axes(selection)
     tiles = list(_product({f: s["tile"][f] for f in TILE_FIELDS}))
-    traits = list(_product(s["trait"]))
-    pads = [dict(zip(("pad_m", "pad_n", "pad_k"), p)) for p in s["padding"]["pads"]]
+    pads = [dict(zip(PADS, p)) for p in s["padding"]["pads"]]
     out: list[Candidate] = []
     for variant in variants:
+        added = _variant_knobs(s["variants"][variant])
+        traits = [{**trait, **more, **pad} for trait in _product(s["trait"]) for more in added for pad in pads]
+        tile_level = FIXED | set(TILE_FIELDS)
+        trait_level = FIXED | set(traits[0])
         for dtype in datatypes:
             for layout in s["layouts"]:
-                group = f"{NAME}/{variant}/{dtype}/{layout}"
+                fixed = {"kind": GEMM, "variant": variant, "datatype": dtype, "layout": layout}
                 configs: list[dict[str, Any]] = []
-                added = _variant_knobs(s["variants"][variant])
+                live = traits  # the traits not yet found refused whatever the tile
                 for tile in tiles:
-                    probe = {**tile, **traits[0], **pads[0], **added[0]}
-                    if _tile_refused({"kind": GEMM, "variant": variant, "datatype": dtype, "layout": layout, **probe},
-                                     selection):
-                        configs.append(probe)
+                    if _refused_by_only({**fixed, **tile, **traits[0]}, selection, tile_level):
+                        configs.append({**tile, **traits[0]})
                         continue
-                    configs += [{**tile, **trait, **pad, **more} for trait in traits for more in added for pad in pads]
+                    if live is traits:
+                        live = [t for t in traits
+                                if not _refused_by_only({**fixed, **tile, **t}, selection, trait_level)]
+                        configs += [{**tile, **t} for t in traits if t not in live]
+                    configs += [{**tile, **t} for t in live]
+                group = f"{NAME}/{variant}/{dtype}/{layout}"
                 out += [gemm_candidate(f"{group}[{i}]", variant, dtype, layout, selection.arch, **knobs)
                         for i, knobs in enumerate(configs)]
     return out
