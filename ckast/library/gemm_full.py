@@ -23,7 +23,7 @@ from ckast.config import resolve_kernel
 from ckast.config.knobs import GEMM
 
 from .conv_common import data
-from .gemm_sets import TILE_FIELDS, gemm_candidate
+from .gemm_sets import TILE_FIELDS, axes, gemm_candidate
 from .selection import Candidate, Selection, SelectionError
 
 NAME = "gemm-full"
@@ -52,15 +52,11 @@ def summary() -> str:
 
 
 def _axes(selection: Selection) -> tuple[list[str], list[str]]:
+    """(variants, datatypes) of the set the selection asks for; a GEMM datatype or variant the set has
+    not yields nothing (as in CK's other sets), one that is not a GEMM one is refused."""
     s = space()
-    for dtype in selection.datatypes:
-        if dtype not in s["datatypes"]:
-            raise SelectionError(f"datatype {dtype!r} is not in rule set {NAME}; it has: {', '.join(s['datatypes'])}")
-    for variant in selection.variants:
-        if variant not in s["variants"]:
-            raise SelectionError(f"variant {variant!r} is not in rule set {NAME}; it has: {', '.join(s['variants'])}")
-    return ([v for v in s["variants"] if selection.wants(variant=v)],
-            [d for d in s["datatypes"] if selection.wants(datatype=d)])
+    variants, datatypes = axes(selection)
+    return [v for v in s["variants"] if v in variants], [d for d in s["datatypes"] if d in datatypes]
 
 
 def _refused_by_only(knobs: dict[str, Any], selection: Selection, reads: frozenset[str]) -> bool:
