@@ -29,7 +29,8 @@ def test_fp16_gfx942_counts(lib):
     assert len(lib.entries) == FP16_GFX942["proposed"]
     assert len(lib.accepted) == FP16_GFX942["accepted"]
     assert sum(e.config.pad_m for e in lib.accepted) == FP16_GFX942["padm"]
-    assert Counter(e.config.layout for e in lib.accepted) == {layout: FP16_GFX942["accepted"] // 4 for layout in LAYOUTS}
+    per_layout = FP16_GFX942["accepted"] // 4
+    assert Counter(e.config.layout for e in lib.accepted) == {layout: per_layout for layout in LAYOUTS}
     assert not lib.with_status("merged")
 
 
@@ -56,7 +57,8 @@ def test_a_trait_ck_drops_is_refused_by_name_once(lib):
                and e.candidate.knobs["scheduler"] == "interwave"]
     assert all(e.rules == ("trait.combination",) for e in refused)
     assert len(refused) == 4 * 2 * 2 * 4  # layouts x epilogues x persistent x paddings
-    assert len({tuple(e.candidate.knobs[f] for f in ("tile_n", "warp_m", "warp_n", "warp_tile_m")) for e in refused}) == 1
+    tiles = {tuple(e.candidate.knobs[f] for f in ("tile_n", "warp_m", "warp_n", "warp_tile_m")) for e in refused}
+    assert len(tiles) == 1
 
 
 def test_m_padded_kernels_serve_every_layout(lib):

@@ -20,7 +20,7 @@ from typing import Any
 
 from ckast.arch.rules import GEMM_VARIANTS, RULES
 from ckast.config import resolve_kernel
-from ckast.config.knobs import GEMM
+from ckast.config.knobs import DATATYPES, GEMM, GEMM_LAYOUTS
 
 from .conv_common import data
 from .gemm_sets import TILE_FIELDS, axes, gemm_candidate
@@ -36,19 +36,13 @@ FIXED = frozenset({"kind", "variant", "datatype", "layout", "arch", "ck_api"})
 def space() -> dict[str, Any]:
     """The data file, checked: its variants are GEMM variants ckast has, its datatypes and layouts
     GEMM ones (a packaged file: a failure here is a defect of the package)."""
-    from ckast.config.knobs import DATATYPES, GEMM_LAYOUTS
-
     s = data("gemm_full")
-    for field, have, allowed in (("variants", s["variants"], GEMM_VARIANTS), ("datatypes", s["datatypes"], DATATYPES[GEMM]),
-                                 ("layouts", s["layouts"], GEMM_LAYOUTS)):
+    for field, allowed in (("variants", GEMM_VARIANTS), ("datatypes", DATATYPES[GEMM]), ("layouts", GEMM_LAYOUTS)):
+        have = s[field]
         unknown = [v for v in have if v not in allowed]
         if unknown:
             raise SelectionError(f"data/gemm_full.toml: {field}: {', '.join(unknown)} not among {', '.join(allowed)}")
     return s
-
-
-def summary() -> str:
-    return str(space()["summary"])
 
 
 def _axes(selection: Selection) -> tuple[list[str], list[str]]:
