@@ -12,12 +12,13 @@ from ckast.library import Selection, SelectionError, build
 from ckast.library import gemm_full
 
 LAYOUTS = ("rcr", "rrr", "crr", "ccr")
-FP16_GFX942 = {"proposed": 18236, "accepted": 15104, "padm": 11328}
-"""The space's 810 tiles per layout: 59 pass ckast's rules on gfx942 for fp16 (256 x {128, 256} x 32 with
-the 6 of gfx942's 7 wave layouts whose warp_k is 1 and the 5 fp16 warp tiles the space's values reach),
-each with the 16 of the 24 traits that CK implements x 4 paddings (3 of them pad M); the 751 others are
-proposed once and refused. The 8 traits refused by trait.combination (compv3 and compv4 with interwave)
-are proposed once per padding, with the first tile: 32."""
+FP16_GFX942 = {"proposed": 10676, "accepted": 7424, "padm": 5568}
+"""The space's 810 tiles per layout: 29 pass ckast's rules and CK's sweep on gfx942 for fp16 (256 x {128, 256} x 32
+with the wave layouts 1x4x1, 2x2x1 and 4x1x1 CK's sweep keeps, and the 5 fp16 warp tiles the space's values
+reach), each with the 16 of the 24 traits that CK implements x 4 paddings (3 of them pad M); the 781 others are
+proposed once and refused (30 of them by CK's sweep: waves 1x1x1, 1x2x1 and 2x1x1, which ckast's rules
+accept). The 8 traits refused by trait.combination (compv3 and compv4 with interwave) are proposed once per
+padding, with the first tile: 32."""
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +38,8 @@ def test_fp16_gfx942_counts(lib):
 def test_every_refusal_is_named_by_a_rule(lib):
     """Nothing is dropped silently: every proposal CK's checks would drop is refused by a named rule."""
     assert {rule: len(entries) for rule, entries in lib.by_rule().items()} == {
-        "tile.divisible": 1404, "trait.combination": 128, "warp_tile.supported": 2880, "waves.supported": 1080}
+        "sweep.waves": 120, "tile.divisible": 1404, "trait.combination": 128, "warp_tile.supported": 2880,
+        "waves.supported": 1080}
     assert all(e.rules and "knob" not in e.rules for e in lib.refused)
 
 
@@ -49,6 +51,34 @@ def test_a_tile_refused_for_every_trait_is_proposed_once(lib):
                and all(e.candidate.knobs[k] == v for k, v in tile.items())]
     assert len(entries) == 1 and entries[0].rules == ("waves.supported",)
     assert not any(entries[0].candidate.knobs[p] for p in ("pad_m", "pad_n", "pad_k", "persistent"))
+
+
+def test_what_cks_sweep_leaves_out_is_refused_by_name(lib):
+    """ckast's rules accept 1x1x1 waves on gfx942; CK's sweep keeps tile_engine's 3 layouts only."""
+    gated = [e for e in lib.refused if "sweep.waves" in e.rules]
+    assert {(e.config.warp_m, e.config.warp_n, e.config.warp_k) for e in gated} == {(1, 1, 1), (1, 2, 1), (2, 1, 1)}
+    assert all(e.rules == ("sweep.waves",) for e in gated)
+    assert {(e.config.warp_m, e.config.warp_n) for e in lib.accepted} == {(1, 4), (2, 2), (4, 1)}
+    message = "waves 1x1x1 are not in CK's sweep on gfx942; it keeps 1x4x1, 2x2x1, 4x1x1"
+    assert any(message in e.issues[0].message for e in gated)
+    result = CliRunner().invoke(main, ["explain", gated[0].name, "--rule-set", "gemm-full", "--arch", "gfx942",
+                                       "--datatype", "fp16"])
+    assert result.exit_code == 2 and "sweep.waves" in result.output
+
+
+def test_cks_other_sweep_gates():
+    """CK's examples: MRepeat 3 over a 32-wide warp tile (192 / (2 x 32)) stores wrong results with
+    CShuffle; with a 16-wide warp tile, or the default epilogue, it is kept. compv3 intrawave with 8
+    waves on gfx1250 is left out."""
+    gates = gemm_full.space()["gates"]
+    tile = {"tile_m": 192, "tile_n": 128, "warp_m": 2, "warp_n": 2, "warp_tile_m": 32, "warp_tile_n": 32}
+    trait = {"pipeline": "compv4", "scheduler": "intrawave", "epilogue": "cshuffle"}
+    assert gemm_full._config_gate(gates, "gfx942", tile, trait)[0] == "sweep.cshuffle_store"
+    assert gemm_full._config_gate(gates, "gfx942", tile, {**trait, "epilogue": "default"}) is None
+    assert gemm_full._config_gate(gates, "gfx942", {**tile, "warp_m": 4, "warp_tile_m": 16}, trait) is None
+    eight = {**tile, "tile_m": 256, "warp_m": 4}
+    assert gemm_full._config_gate(gates, "gfx1250", eight, {**trait, "pipeline": "compv3"})[0] == "sweep.gfx1250_compv3"
+    assert gemm_full._config_gate(gates, "gfx1250", eight, trait) is None
 
 
 def test_a_trait_ck_drops_is_refused_by_name_once(lib):
@@ -116,12 +146,12 @@ def test_rule_sets_listing_names_the_sources():
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("arch", "datatype", "accepted", "padm"), [
-    ("gfx942", "bf16", 15104, 11328), ("gfx942", "fp8", 9216, 6912), ("gfx942", "bf8", 9216, 6912),
-    ("gfx950", "fp16", 17408, 13056), ("gfx950", "bf16", 17408, 13056), ("gfx950", "fp8", 10752, 8064),
-    ("gfx950", "bf8", 10752, 8064)])
+    ("gfx942", "bf16", 7424, 5568), ("gfx942", "fp8", 4608, 3456), ("gfx942", "bf8", 4608, 3456),
+    ("gfx950", "fp16", 7424, 5568), ("gfx950", "bf16", 7424, 5568), ("gfx950", "fp8", 4608, 3456),
+    ("gfx950", "bf8", 4608, 3456)])
 def test_counts_per_datatype_and_arch(arch, datatype, accepted, padm):
     """bf16 as fp16 (the same warp tiles); the 8-bit types have 3 warp tiles whose k fits tile_k 32; gfx950
-    has 4x4x1 waves too (its 8x2x1 are outside the space's warp_m)."""
+    as gfx942 (CK's sweep keeps the same 3 wave layouts on both)."""
     lib = build(Selection("gemm-full", arch, "ck-2025.11", (datatype,)))
     assert len(lib.accepted) == accepted
     assert sum(e.config.pad_m for e in lib.accepted) == padm

@@ -7,7 +7,9 @@ line adds (a list value is swept) and every padding of the data's list. What cka
 whatever the rest is proposed once, so it is refused by name without the refusal repeated for each
 combination: a tile refused only by rules that read nothing but the tile (and the datatype, layout
 and arch), with the first trait and no padding; a trait refused only by rules that read nothing but
-the trait, the variant's knobs and the padding, with the first tile the rules accept. Enumerating is
+the trait, the variant's knobs and the padding, with the first tile the rules accept. What CK's sweep
+leaves out although ckast's rules accept it (the data's `gates`: wave layouts outside tile_engine's
+table, CShuffle stores CK found wrong) is proposed and refused by the gate's id. Enumerating is
 arithmetic on the data and a rule check per tile and per trait: no C++ is built to list the set.
 """
 
@@ -17,6 +19,8 @@ import functools
 import itertools
 from collections.abc import Iterator
 from typing import Any
+
+import attrs
 
 from ckast.arch.rules import GEMM_VARIANTS, RULES
 from ckast.config import resolve_kernel
@@ -72,6 +76,7 @@ def candidates(selection: Selection) -> list[Candidate]:
     variants, datatypes = _axes(selection)
     tiles = list(_product({f: s["tile"][f] for f in TILE_FIELDS}))
     pads = [dict(zip(PADS, p)) for p in s["padding"]["pads"]]
+    gates = s["gates"]
     out: list[Candidate] = []
     for variant in variants:
         added = _variant_knobs(s["variants"][variant])
@@ -81,21 +86,52 @@ def candidates(selection: Selection) -> list[Candidate]:
         for dtype in datatypes:
             for layout in s["layouts"]:
                 fixed = {"kind": GEMM, "variant": variant, "datatype": dtype, "layout": layout}
-                configs: list[dict[str, Any]] = []
+                configs: list[tuple[dict[str, Any], tuple[str, str] | None]] = []
                 live = traits  # the traits not yet found refused whatever the tile
                 for tile in tiles:
                     if _refused_by_only({**fixed, **tile, **traits[0]}, selection, tile_level):
-                        configs.append({**tile, **traits[0]})
+                        configs.append(({**tile, **traits[0]}, None))
+                        continue
+                    waves = _waves_gate(gates["waves"], selection.arch, tile)
+                    if waves is not None:
+                        configs.append(({**tile, **traits[0]}, waves))
                         continue
                     if live is traits:
                         live = [t for t in traits
                                 if not _refused_by_only({**fixed, **tile, **t}, selection, trait_level)]
-                        configs += [{**tile, **t} for t in traits if t not in live]
-                    configs += [{**tile, **t} for t in live]
+                        configs += [({**tile, **t}, None) for t in traits if t not in live]
+                    configs += [({**tile, **t}, _config_gate(gates, selection.arch, tile, t)) for t in live]
                 group = f"{NAME}/{variant}/{dtype}/{layout}"
-                out += [gemm_candidate(f"{group}[{i}]", variant, dtype, layout, selection.arch, **knobs)
-                        for i, knobs in enumerate(configs)]
+                out += [attrs.evolve(gemm_candidate(f"{group}[{i}]", variant, dtype, layout, selection.arch, **knobs),
+                                     refusal=refusal)
+                        for i, (knobs, refusal) in enumerate(configs)]
     return out
+
+
+def _waves_gate(table: dict[str, list[list[int]]], arch: str, tile: dict[str, Any]) -> tuple[str, str] | None:
+    """sweep.waves: CK's sweep keeps the wave layouts of tile_engine's table for the arch (all without one)."""
+    kept = [tuple(w) for w in table.get(arch, [])]
+    waves = (tile["warp_m"], tile["warp_n"], tile["warp_k"])
+    if not kept or waves in kept:
+        return None
+    return ("sweep.waves", f"waves {'x'.join(map(str, waves))} are not in CK's sweep on {arch}; it keeps "
+                           f"{', '.join('x'.join(map(str, w)) for w in kept)}")
+
+
+def _config_gate(gates: dict[str, Any], arch: str, tile: dict[str, Any],
+                 trait: dict[str, Any]) -> tuple[str, str] | None:
+    """CK's sweep gates of one config beyond its waves (sweep.cshuffle_store, sweep.gfx1250_compv3)."""
+    if trait["epilogue"] == "cshuffle":
+        for d in "mn":
+            repeat = tile[f"tile_{d}"] // (tile[f"warp_{d}"] * tile[f"warp_tile_{d}"])
+            if repeat > 1 and repeat % 2 and tile[f"warp_tile_{d}"] == gates["cshuffle_store"]["warp_tile"]:
+                return ("sweep.cshuffle_store", f"{d.upper()} repeat {repeat} per wave over warp_tile_{d} "
+                                                f"{tile[f'warp_tile_{d}']} with the CShuffle epilogue")
+    g = gates["gfx1250_compv3"]
+    if (arch == g["arch"] and trait["pipeline"] == g["pipeline"] and trait["scheduler"] == g["scheduler"]
+            and tile["warp_m"] * tile["warp_n"] == g["waves_mn"]):
+        return ("sweep.gfx1250_compv3", f"{g['pipeline']} {g['scheduler']} with {g['waves_mn']} waves on {arch}")
+    return None
 
 
 def _variant_knobs(knobs: dict[str, Any]) -> list[dict[str, Any]]:
