@@ -51,7 +51,7 @@ def space() -> dict[str, Any]:
 
 def _axes(selection: Selection) -> tuple[list[str], list[str]]:
     """(variants, datatypes) of the set the selection asks for; a GEMM datatype or variant the set has
-    not yields nothing (as in CK's other sets), one that is not a GEMM one is refused."""
+    not yields nothing (as in the other GEMM sets), one that is not a GEMM one is refused."""
     s = space()
     variants, datatypes = axes(selection)
     return [v for v in s["variants"] if v in variants], [d for d in s["datatypes"] if d in datatypes]
