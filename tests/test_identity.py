@@ -40,9 +40,9 @@ from .conftest import ROOT
 
 BUILDER_CONFIGS = ROOT / "tests" / "data" / "builder" / "configs"
 MASK = "@KERNEL@"
-WHOLE_ONLY = ("full", "gemm-default")
+WHOLE_ONLY = ("full", "gemm-default", "gemm-full")
 """Rule sets checked as a whole only: they propose each (variant, rank, datatype) on its own (conv_full
-and gemm_sets loop over them; tiles depend on direction, rank, datatype and arch only), and names, keys
+and gemm_sets loop over them, gemm_full too; tiles depend on direction, rank, datatype and arch only), and names, keys
 and paths hold all three, so a single-datatype (x rank) library is the whole library's kernels of that
 datatype (and rank). Building them again would add about 5 min to the slow run (gemm-default: 151,620
 candidates, 350,928 on gfx908, per arch and profile) and check nothing new."""

@@ -147,6 +147,10 @@ def _sort_out(candidates: Iterable[Candidate], validate: Validator) -> Iterable[
         if config is None or issues:
             yield Entry(cand, REFUSED, config, issues)
             continue
+        if cand.refusal is not None:
+            rule, message = cand.refusal
+            yield Entry(cand, REFUSED, config, (ConfigIssue(cand.origin, message, rule),))
+            continue
         name = kernel_name(config)
         if name in names:
             yield Entry(cand, MERGED, config, merged_into=name)

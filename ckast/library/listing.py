@@ -9,6 +9,7 @@ from ckast.arguments import argument, in_command
 from ckast.variants import KEY_RULE, KEY_RULE_REASON
 
 from .build import ACCEPTED, MERGED, REFUSED, Library, group_of
+from .selection import RULE_SET_REFUSALS
 
 STATUSES = (ACCEPTED, MERGED, REFUSED)
 
@@ -62,7 +63,8 @@ def empty_reason(library: Library) -> str | None:
 def _reason(rule: str) -> str:
     from ckast.arch.rules import RULES
 
-    return {KEY_RULE: KEY_RULE_REASON, **{r.id: r.reason for r in RULES}}.get(rule, "values the knob table refuses")
+    return {KEY_RULE: KEY_RULE_REASON, **RULE_SET_REFUSALS, **{r.id: r.reason for r in RULES}}.get(
+        rule, "values the knob table refuses")
 
 
 def names(library: Library) -> list[str]:

@@ -37,6 +37,7 @@ def _conv_full(s: Selection) -> list[Candidate]:
 
 
 _PRESELECTED = load_toml(Path(__file__).with_name("data") / "gemm_preselected.toml")["sets"]
+_GEMM_FULL = load_toml(Path(__file__).with_name("data") / "gemm_full.toml")
 
 RULE_SETS: dict[str, RuleSet] = {r.name: r for r in (
     RuleSet("default", "grouped_conv", "CK's hand-curated conv set: 10 tiles, compv3/compv4 forward, compv3/mem "
@@ -55,6 +56,7 @@ RULE_SETS: dict[str, RuleSet] = {r.name: r for r in (
             "compv4's LDS limit) x its 16 valid traits; preshuffle from compv3/intrawave traits; multi-D x "
             "MultiDAdd/MultiDMultiply x 1/2 D tensors; layout rcr",
             lambda s, _: _module("gemm_sets").default_candidates(s)),
+    RuleSet("gemm-full", "gemm", _GEMM_FULL["summary"], lambda s, _: _module("gemm_full").candidates(s)),
     *(RuleSet(name, "gemm", spec["summary"],
               lambda s, _, name=name: _module("gemm_sets").preselected_candidates(name, s))
       for name, spec in _PRESELECTED.items()),

@@ -74,13 +74,26 @@ def _digest(path: Path) -> str | None:
         return None
 
 
+RULE_SET_REFUSALS: dict[str, str] = {
+    "sweep.waves": "CK's GEMM sweep keeps only the wave layouts of tile_engine's table for the arch",
+    "sweep.cshuffle_store": "CK's GEMM sweep leaves out CShuffle stores of an odd per-wave repeat over a 32-wide warp "
+                            "tile (they store wrong results)",
+    "sweep.gfx1250_compv3": "CK's GEMM sweep leaves out compv3 intrawave with 8 waves on gfx1250 (wrong results)",
+}
+"""A rule set's own refusals (id -> reason): configs ckast's rules accept that the CK generator the set
+reproduces leaves out."""
+
+
 @attrs.frozen
 class Candidate:
     """A config a rule set proposes: knob name -> value (a kernel object of the config language),
-    and where it came from (e.g. `full/bwd_weight/2d/fp16[12]`), used in every message about it."""
+    and where it came from (e.g. `full/bwd_weight/2d/fp16[12]`), used in every message about it.
+    `refusal` is the set's own refusal of it (an id of `RULE_SET_REFUSALS`, what it finds), for a
+    config ckast's rules accept but the set's CK generator leaves out."""
 
     origin: str
     knobs: Mapping[str, Any] = attrs.field(converter=lambda m: dict(sorted(m.items())))
+    refusal: tuple[str, str] | None = None
 
     @property
     def category(self) -> str:
