@@ -12,14 +12,18 @@ from ckast.lower.cxx import LICENSE
 from ckast.lower.graph import KernelGraph
 from ckast.lower.identity import LAUNCHER, NAMESPACE, EntryPoint, launcher
 
-from . import conv, conv_depthwise, conv_streamk, conv_two_stage, conv_wrapper, gemm, gemm_multi_d, gemm_preshuffle, gemm_wrapper
+from . import (conv, conv_depthwise, conv_streamk, conv_two_stage, conv_wrapper, gemm, gemm_multi_d, gemm_preshuffle,
+               gemm_streamk, gemm_wrapper)
 
 Patch = Callable[[gemm.Gemm, KernelGraph], None]
 GEMM_PATCHES: dict[str, tuple[Patch, ...]] = {
     "standard": (),
     "preshuffle": (gemm_preshuffle.patch,),
     "multi_d": (gemm_multi_d.patch,),
+    "stream_k": (gemm_streamk.patch,),
 }
+GEMM_CONTEXTS: dict[str, type[gemm.Gemm]] = {"stream_k": gemm_streamk.StreamK}
+"""Variants whose kernel context differs from the shared graph's (others: `gemm.Gemm`)."""
 
 
 ConvPatch = Callable[[conv.Conv, KernelGraph], None]
@@ -35,7 +39,7 @@ def conv_patches(config) -> tuple[ConvPatch, ...]:
 def kernel_graph(config, profile: Profile) -> tuple[str, KernelGraph]:
     """The kernel's name and its IR graph (shared graph + the variant's patches)."""
     if config.kind == "gemm":
-        g = gemm.Gemm.of(config, profile)
+        g = GEMM_CONTEXTS.get(config.variant, gemm.Gemm).of(config, profile)
         graph = gemm.shared_graph(g)
         for patch in GEMM_PATCHES[config.variant]:
             patch(g, graph)
