@@ -120,3 +120,25 @@ def test_the_knob_keeps_its_conv_choices():
     assert load_data(bwd)[0].config.streamk_reduction == "tree"
     with pytest.raises(ConfigError):
         load_data(dict(GEMM, variant="standard", streamk_reduction="atomic"))
+
+
+def test_ck_generator_config_keeps_cshuffle_times_each_reduction_strategy():
+    tiles = {k: [v] for k, v in dict(tile_m=128, tile_n=128, tile_k=64, warp_m=2, warp_n=2, warp_k=1, warp_tile_m=32,
+                                     warp_tile_n=32, warp_tile_k=16).items()}
+    traits = {"pipeline": ["compv3", "mem"], "epilogue": ["cshuffle", "default"], "scheduler": ["intrawave"]}
+    data = {"variants": ["standard", "stream_k"], "tile_config": tiles, "trait_config": traits,
+            "streamk_config": {"reduction_strategy": ["atomic", "linear"]}}
+    configs = [k.config for k in load_data(data)]
+    streamk = [(c.pipeline, c.streamk_reduction) for c in configs if c.variant == "stream_k"]
+    assert sorted(streamk) == sorted((p, r) for p in ("compv3", "mem") for r in ("atomic", "linear"))
+    assert all(c.epilogue == "cshuffle" for c in configs if c.variant == "stream_k")
+    assert sum(c.variant == "standard" for c in configs) == 4  # streamk_config is stream_k's only
+    without = [k.config for k in load_data({**data, "variants": ["stream_k"], "streamk_config": {}})]
+    assert {c.streamk_reduction for c in without} == {"atomic"}  # CK's default strategy list
+
+
+def test_ck_spellings_of_the_strategy_are_read_and_checked():
+    assert config(reduction_strategy="Reduction").streamk_reduction == "linear"  # ck-2025.11's enumerator
+    assert config(NEW, reduction_strategy="Tree").streamk_reduction == "tree"
+    assert issues(reduction_strategy="tree", ck_api=OLD)[0].startswith(
+        "reduction_strategy: tree: CK API profile ck-2025.11 has no tree reduction")
