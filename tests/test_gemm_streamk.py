@@ -142,3 +142,16 @@ def test_ck_spellings_of_the_strategy_are_read_and_checked():
     assert config(NEW, reduction_strategy="Tree").streamk_reduction == "tree"
     assert issues(reduction_strategy="tree", ck_api=OLD)[0].startswith(
         "reduction_strategy: tree: CK API profile ck-2025.11 has no tree reduction")
+
+
+def test_the_wrapper_keys_the_kernel_by_its_reduction():
+    from ckast.catalog import load_profile
+    from ckast.nodes import to_source
+    from ckast.variants import wrapper_header
+
+    c = config(OLD, streamk_reduction="linear")
+    text = to_source(wrapper_header(c, load_profile(OLD), "kernel.hpp"))
+    assert "key.algorithm.streamk = true;" in text
+    assert "key.algorithm.reduction_strategy = ck_tile::dispatcher::ReductionStrategy::Linear;" in text
+    assert "key.algorithm.workspace = true;" in text
+    assert "GeneratedKernelInstance<Launcher>" in text
