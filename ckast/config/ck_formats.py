@@ -185,7 +185,8 @@ def _detect(data: Any) -> _Format | None:
         return CONV_SET
     leaves = [leaf for s in ("tile_config", "trait_config") if isinstance(data.get(s), dict)
               for k, leaf in data[s].items() if not _comment(k)]
-    if {"multi_d_config", "streamk_config", "variants"} & data.keys() or leaves and all(isinstance(leaf, list) for leaf in leaves):
+    if ({"multi_d_config", "streamk_config", "variants"} & data.keys()
+            or leaves and all(isinstance(leaf, list) for leaf in leaves)):
         return GENERATOR
     return GEMM_SET
 
