@@ -17,8 +17,10 @@ GEMM_CASES: dict[str, dict] = {
     "multi_d_2d": dict(GEMM, variant="multi_d", num_d_tensors=2, elementwise_op="MultiDMultiply", d_layout="r",
                        persistent=True),
     "batched": dict(GEMM, variant="batched"),
+    "streamk": dict(GEMM, variant="stream_k", streamk_reduction="linear", persistent=True),
 }
-"""Golden kernel headers: every variant, plus persistent, no-split-K and a multi-D with two D tensors."""
+"""Golden kernel headers: every variant, plus persistent, no-split-K and a multi-D with two D tensors; Stream-K
+with the reduction both profiles have through a workspace (linear), persistent."""
 
 GEMM_HEADERS = {(case, profile): GOLDEN / "gemm" / f"{case}_{profile}.hpp"
                 for case in GEMM_CASES for profile in profile_names()}

@@ -198,7 +198,7 @@ def test_the_catalog_matches_the_tree_rendered_from_it(tree):
     assert parsed.dispatcher and parsed.errors == ()
     found = a.report(dispatcher_catalog(), parsed)
     assert found.rows == []
-    assert (found.tile, found.dispatcher, found.unchecked) == (0, 30, 0)
+    assert (found.tile, found.dispatcher, found.unchecked) == (0, 31, 0)
     # Members were read, not just names: the key's nested fields and the instance's constructor.
     key = parsed.records["ck_tile::dispatcher::KernelKey"]
     assert [f.name for f in key.fields][:3] == ["signature", "signature.dtype_a", "signature.dtype_b"]
@@ -277,7 +277,7 @@ def test_each_alteration_is_found_naming_the_entity_and_member(tree):
     run = CliRunner().invoke(main, ["api", "check", "--ck-include", str(tree), "--ck-api", PROFILE])
     assert run.exit_code == 1
     lines = run.stdout.splitlines()
-    assert lines[0].startswith(f"{PROFILE} against {tree}: ") and "CK Tile, 30 dispatcher;" in lines[0]
+    assert lines[0].startswith(f"{PROFILE} against {tree}: ") and "CK Tile, 31 dispatcher;" in lines[0]
     assert any(line.split()[:6] == [PROFILE, f"{D}KernelKey", "signature.split_k", "#12", "field", "name"]
                for line in lines)
     # A draft for this tree keeps the differing dispatcher entries as they are and lists them for review.
@@ -300,8 +300,8 @@ def test_a_ck_source_checkout_and_a_tree_without_dispatcher(tmp_path):
     assert rows(checkout / "include") == []
     shutil.rmtree(checkout / "dispatcher")
     found = a.report(dispatcher_catalog(), a.declarations(checkout / "include", [dispatcher_catalog()]).declarations)
-    assert (found.rows, found.dispatcher, found.unchecked) == ([], 0, 30)
-    assert "30 dispatcher entries not checked (no ck_tile/dispatcher/)" in found.summary(checkout / "include")
+    assert (found.rows, found.dispatcher, found.unchecked) == ([], 0, 31)
+    assert "31 dispatcher entries not checked (no ck_tile/dispatcher/)" in found.summary(checkout / "include")
 
 
 def test_diff_compares_members_and_signatures():
@@ -313,8 +313,8 @@ def test_diff_compares_members_and_signatures():
         **base.entries, "KernelKey": attrs.evolve(key, record=attrs.evolve(key.record, fields=fields)),
         "make_conv_fwd_run_fn": attrs.evolve(factory, info=attrs.evolve(factory.info, call=call))})
     assert [(r.entity, r.item, r.what, r.a, r.b) for r in diff(base, changed)] == [
-        ("KernelKey", "", "field count", "41", "40"),
-        ("KernelKey", "gfx_arch #41", "field", "std::string", "-"),
+        ("KernelKey", "", "field count", "44", "43"),
+        ("KernelKey", "gfx_arch #44", "field", "std::string", "-"),
         ("make_conv_fwd_run_fn", "", "result", f"{D}GroupedConvKernelInstance::RunFn", "int"),
     ]
 
@@ -329,12 +329,17 @@ def configs(name: str) -> list:
 @pytest.mark.parametrize("profile", ["ck-2025.11", PROFILE])
 def test_wrappers_fill_every_catalog_key_field_they_name(profile):
     p = load_profile(profile)
-    gemm_fields = [f.name for f in p.record("KernelKey").fields]
-    for config in configs("gemm_standard.json") + configs("gemm_multi_d.json"):
+    fields = p.record("KernelKey").fields
+    gemm_fields = [f.name for f in fields]
+    for config in configs("gemm_standard.json") + configs("gemm_multi_d.json") + configs("gemm_streamk.json"):
         set_ = list(gemm_wrapper.gemm_key(attrs.evolve(config, ck_api=profile)))
         assert set(set_) <= set(gemm_fields)
-        # Every leaf field is set, itself or through the nested struct that holds it.
-        leaves = [f for f in gemm_fields if not any(g.startswith(f"{f}.") for g in gemm_fields)]
+        # Every leaf field is set, itself or through the nested struct that holds it (a Stream-K kernel's key
+        # every field; the others' all but the Stream-K fields, whose defaults say "not Stream-K").
+        leaves = [f.name for f in fields if not any(g.startswith(f"{f.name}.") for g in gemm_fields)
+                  and (config.variant == "stream_k" or not f.name.startswith(("algorithm.streamk",
+                                                                                "algorithm.reduction_strategy",
+                                                                                "algorithm.workspace")))]
         assert all(any(f == s or f.startswith(f"{s}.") for s in set_) for f in leaves)
     conv_fields = {f.name: f for f in p.record("GroupedConvKernelKey").fields}
     for config in configs("conv_directions.json") + (configs("conv_ck2026.json") if profile == PROFILE else []):

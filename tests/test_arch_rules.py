@@ -34,6 +34,10 @@ INVALID = {
     "batched.persistent": {"variant": "batched", "persistent": True},
     "split_k.epilogue": {"epilogue": "default", "split_k": True},
     "pipeline.lds_buffering": {"pipeline": "compv4", "double_smem_buffer": False},
+    "stream_k.epilogue": {"variant": "stream_k", "epilogue": "default"},
+    "stream_k.pipeline": {"variant": "stream_k", "pipeline": "compv5"},
+    "stream_k.arch": {"variant": "stream_k", "arch": "gfx908"},
+    "profile.streamk_reduction": {"variant": "stream_k", "streamk_reduction": "tree", "ck_api": "ck-2025.11"},
 }
 """GEMM cases: changes to BASE."""
 

@@ -19,8 +19,9 @@ from ckast.lower.identity import kernel_name
 API = {"ck_api": "ck-2026.06"}  # every kernel below exists in this profile
 
 
-def context(knob: str, value: str) -> dict:
-    """A kernel object in which `value` of `knob` (ckast's spelling) is meaningful."""
+def context(knob: str, value: str, kind: str = CONV) -> dict:
+    """A kernel object in which `value` of `knob` (ckast's spelling) is meaningful (the stream-K reduction: of
+    `kind`, whose kernels CK spells it for)."""
     conv = {"kind": CONV, **API}
     if knob == "variant":
         return {**conv, "variant": value}
@@ -32,6 +33,8 @@ def context(knob: str, value: str) -> dict:
         return {"kind": GEMM, "variant": "preshuffle", "pipeline": value, **API}
     if knob == "scheduler" and value == "default":
         return {"kind": GEMM, "variant": "preshuffle", "scheduler": value, **API}
+    if knob == "streamk_reduction" and kind == GEMM:
+        return {"kind": GEMM, "variant": "stream_k", knob: value, **API}
     if knob == "streamk_reduction":
         return {**conv, "variant": "bwd_weight", "streamk_enabled": True, knob: value}
     if knob in ("pipeline", "specialization"):
@@ -64,12 +67,14 @@ def refused(obj: dict, path: str, *writes: str) -> str:
 
 
 ACCEPTED = [(knob, ck, s.ckast[0]) for knob, table in VALUES.items() for ck, s in table.items() if s.accepted]
+KINDS = {(knob, ck): s.kinds[0] for knob, table in VALUES.items() for ck, s in table.items()}
+"""The first kind each CK spelling is for."""
 REFUSED = [(knob, ck, s) for knob, table in VALUES.items() for ck, s in table.items() if not s.accepted]
 
 
 @pytest.mark.parametrize(("knob", "ck", "ckast"), ACCEPTED, ids=[f"{k}={c}" for k, c, _ in ACCEPTED])
 def test_accepted_value_is_its_ckast_spelling(knob, ck, ckast):
-    base = context(knob, ckast)
+    base = context(knob, ckast, KINDS[knob, ck])
     same_kernel(base, {**base, knob: ck})
 
 
@@ -93,7 +98,7 @@ def test_every_ck_key(ck):
     value = {"arch": "gfx90a", "ndim_spatial": 3, "elementwise_op": "MultiDMultiply",
              "streamk_reduction": "linear"}.get(spelling.ckast[0] if spelling.ckast else "", 2)
     base = {"kind": CONV, "variant": "bwd_weight", "streamk_enabled": True, **API} if kind == CONV else {
-        "kind": GEMM, "variant": "multi_d", **API}
+        "kind": GEMM, "variant": "stream_k" if spelling.accepted == "streamk_reduction" else "multi_d", **API}
     if spelling.accepted:
         knob = spelling.accepted
         same_kernel({**base, knob: value}, {**base, ck: value})
@@ -159,7 +164,7 @@ def run(*args: str):
 
 
 def test_emit_names_ck_spelled_kernels_as_ckast_spelled_ones(tmp_path):
-    pairs = [(context(knob, ckast), knob, ck) for knob, ck, ckast in ACCEPTED]
+    pairs = [(context(knob, ckast, KINDS[knob, ck]), knob, ck) for knob, ck, ckast in ACCEPTED]
     pairs.append(({"kind": GEMM, "variant": "multi_d", "layout": "rrr", "d_layout": "r"}, "layout", "rrrr"))
     names = {}
     for spelled in ("ckast", "ck"):

@@ -59,8 +59,9 @@ def test_every_golden_file_belongs_to_a_test():
 @pytest.mark.parametrize("case", sorted(GEMM_CASES))
 def test_each_construct_is_declared_once(case):
     source = header(case)
+    run_time_tail = GEMM_CASES[case]["variant"] == "stream_k"  # no base pipeline: the kernel picks its tail
     for alias in ("TileShape", "TilePartitioner", "Traits", "BaseProblem", "Problem", "Pipeline", "Epilogue", "Kernel"):
-        assert len(re.findall(rf"using {alias} =", source)) == 1, alias
+        assert len(re.findall(rf"using {alias} =", source)) == (alias != "BaseProblem" or not run_time_tail), alias
 
 
 def test_graph_order_is_topological_and_patches_replace_nodes():

@@ -42,3 +42,12 @@ def test_batched_header_compiles(tmp_path):
     write_outputs(kernels, tmp_path)
     [result] = check_headers([tmp_path / kernels[0].header], Toolchain.discover(), entry_points_for, mode="codegen")
     assert result.passed, result.log
+def test_stream_k_compiles_with_each_reduction_of_the_profile(tmp_path):
+    """Stream-K with the atomic reduction (its epilogue adds into C) and the linear one (a workspace), persistent."""
+    configs = [dict(GEMM_CASES["streamk"], ck_api="ck-2025.11"),
+               dict(GEMM_CASES["streamk"], streamk_reduction="atomic", persistent=False, datatype="bf16",
+                    pipeline="mem", pad_m=True, pad_n=True, pad_k=True, ck_api="ck-2025.11")]
+    kernels = render(load_data(configs))
+    write_outputs(kernels, tmp_path)
+    results = check_headers([tmp_path / k.header for k in kernels], Toolchain.discover(), entry_points_for, parallel=2)
+    assert len(results) == 2 and all(r.passed for r in results), "\n".join(r.log for r in results if not r.passed)

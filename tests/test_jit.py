@@ -124,6 +124,9 @@ def expected_constants(u: testing.Unit, config) -> list[n.Expr]:
     ]
     if config.kind == "gemm":
         epilogue = "CShuffleEpilogue" if config.epilogue == "cshuffle" else "DefaultGemm2DEpilogue"
+        if config.variant == "stream_k":
+            out += [instance_of(K, "TilePartitioner", "StreamKTilePartitioner"),
+                    equal(member(K, "TilePartitioner", "persistent"), bool(config.persistent))]
         return [*out, equal(L("kBlockPerCu"), gemm.BLOCK_PER_CU),
                 instance_of(K, "EpiloguePipeline", epilogue)]
     out += [equal(L("kBlockPerCu"), conv.block_per_cu(config)),
@@ -322,6 +325,36 @@ def test_streamk_zeroes_its_workspace_inside_every_timed_repetition(case):
         (reduction, int("persistent" in case), alloc["target"])}
 
 
+@pytest.mark.parametrize(("profile", "strategy"), [(OLD, "Reduction"), (NEW, "Linear")])
+def test_gemm_streamk_zeroes_its_workspace_inside_every_timed_repetition(profile, strategy):
+    u = unit(golden("gemm", "streamk", profile))
+    events = u.launch_gemm(256, 256, 256, time_kernel=True)
+    alloc, = events_of(events, "alloc")
+    timed, = events_of(events, "timed")
+    memsets, launches = events_of(events, "memset"), events_of(events, "launch")
+    assert alloc["bytes"] > 0 and len(memsets) == len(launches) == timed["iterations"] > 1
+    assert all((m["target"], m["bytes"]) == (alloc["target"], alloc["bytes"]) for m in memsets)
+    assert {(e["kernel"], e["streamk"], e["persistent"], e["workspace"], e["k_batch"]) for e in launches} == {
+        ("StreamKKernel", strategy, 1, alloc["target"], 1)}
+    with pytest.raises(testing.LaunchError, match="k_batch must be 1"):
+        u.launch_gemm(256, 256, 256, 2)
+
+
+def test_gemm_streamk_atomic_zeroes_c_and_allocates_no_workspace(tmp_path):
+    emit_run([dict(GEMM_CASES["streamk"], streamk_reduction="atomic", persistent=False, ck_api=OLD)], tmp_path)
+    header, = tmp_path.glob("gemm_*.hpp")
+    u = testing.jit_header(header)
+    events = u.launch_gemm(256, 512, 256, time_kernel=True)
+    launches, memsets = events_of(events, "launch"), events_of(events, "memset")
+    assert [e["bytes"] for e in events_of(events, "alloc")] == [0]
+    assert len(memsets) == len(launches) > 1 and {m["target"] for m in memsets} == {"e"}
+    assert all(m["bytes"] == 256 * 512 * 2 for m in memsets)
+    assert {(e["streamk"], e["persistent"], e["workspace"], e["memop"]) for e in launches} == {
+        ("Atomic", 0, "null", "atomic_add")}
+    with pytest.raises(testing.LaunchError, match="arguments not supported"):
+        u.launch_gemm(256, 500, 256)  # N (C's contiguous dimension) is no whole number of tiles, and N is not padded
+
+
 def test_depthwise_launches_one_wave_per_block_without_zeroing():
     config, problem = conv_config("forward_depthwise", NEW), DEPTHWISE
     events = unit(golden("conv", "forward_depthwise", NEW)).launch_conv(problem)
@@ -391,7 +424,7 @@ def registered(registry: str, kernel: str) -> n.Expr:
 
 
 def test_gemm_run_registers_every_kernel_once_under_its_key(tmp_path):
-    gemms = [dict(GEMM_CASES[c], ck_api=OLD) for c in ("standard", "preshuffle", "multi_d")]
+    gemms = [dict(GEMM_CASES[c], ck_api=OLD) for c in ("standard", "preshuffle", "multi_d", "streamk")]
     manifest = emit_run(gemms, tmp_path)
     u = testing.jit_header(tmp_path / "dispatcher_wrappers" / "register_all_kernels.hpp")
     register = u.function(n.Builtin("int"), [], [
@@ -399,7 +432,7 @@ def test_gemm_run_registers_every_kernel_once_under_its_key(tmp_path):
         n.Return(n.call("ckast::register_all_tile_gemm_kernels", n.StrLit("gfx942"))),
     ])
     testing.clear_log()
-    assert register() == len(manifest["kernels"]) == 3
+    assert register() == len(manifest["kernels"]) == 4
     keys = registrations(testing.log())
     expected = {}
     for entry in manifest["kernels"]:

@@ -28,6 +28,8 @@ from .specs import (
     PIPELINES,
     PRESHUFFLE_PIPELINES,
     STREAMK_CONV_ARCHS,
+    STREAMK_GEMM_ARCHS,
+    STREAMK_GEMM_PIPELINES,
     UNSUPPORTED_TRAITS,
     ArchSpec,
     arch_spec,
@@ -38,16 +40,19 @@ Finding = tuple[str, str]
 """(config field, what is wrong)."""
 Check = Callable[[Any, ArchSpec], Iterator[Finding]]
 
-GEMM_VARIANTS = ("standard", "preshuffle", "multi_d", "batched")
+STREAM_K = "stream_k"
+"""The Stream-K GEMM variant (CK's dispatcher `GemmVariant.STREAM_K`)."""
+GEMM_VARIANTS = ("standard", "preshuffle", "multi_d", "batched", STREAM_K)
 CONV_VARIANTS = ("forward", "bwd_data", "bwd_weight")
 """Implicit-GEMM conv variants (depthwise has no GEMM tile)."""
 DEPTHWISE = "forward_depthwise"
 """The direct depthwise forward conv variant."""
 TILED = GEMM_VARIANTS + CONV_VARIANTS
 BOTH = ("gemm", "grouped_conv")
-GEMM_VARIANTS_WITHOUT_SPLIT_K = ("preshuffle", "multi_d")
+GEMM_VARIANTS_WITHOUT_SPLIT_K = ("preshuffle", "multi_d", STREAM_K)
 """CK refuses k_batch > 1 for multi-D (IsSupportedArgument) and does not support it for the weight
-preshuffle pipeline (its flattened B view has no K split)."""
+preshuffle pipeline (its flattened B view has no K split); Stream-K splits K itself (its host
+arguments fix k_batch = 1)."""
 UNARY_ELEMENTWISE_OPS = ("Relu", "Gelu", "FastGelu")
 """CK element-wise ops with the unary signature op(y, x): the multi-D epilogue calls its op as
 op(e, c, d0[, d1]), so they cannot fuse D tensors (CK's generator says so; its preselected multi-D
@@ -447,6 +452,36 @@ def _batched_persistent(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.persistent:
         yield "persistent", ("CK's BatchedGemmKernel launches one block per tile, batch and K split and has no "
                              "persistent grid; set persistent to false")
+# --- Stream-K --------------------------------------------------------------------------------------
+
+@rule("stream_k.epilogue", "the Stream-K kernel writes through the CShuffle epilogue (the only one CK's generator "
+      "pairs it with)", variants=(STREAM_K,), reads=("epilogue",))
+def _streamk_epilogue(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.epilogue != "cshuffle":
+        yield "epilogue", f"{c.epilogue}: CK builds its Stream-K GEMM with the cshuffle epilogue only"
+
+
+@rule("stream_k.pipeline", "the pipeline takes its hot loop and tail at run time (Stream-K workgroups run loop "
+      "counts only known on the device)", variants=(STREAM_K,), reads=("pipeline",))
+def _streamk_pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.pipeline not in STREAMK_GEMM_PIPELINES:
+        yield "pipeline", f"{c.pipeline}: the Stream-K GEMM kernel drives {', '.join(STREAMK_GEMM_PIPELINES)} only"
+
+
+@rule("stream_k.arch", "CK's Stream-K GEMM runs on the MFMA archs it is built for (not on warp-size-32 archs)",
+      variants=(STREAM_K,), reads=("arch",))
+def _streamk_gemm_arch(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if arch.name not in STREAMK_GEMM_ARCHS:
+        yield "arch", f"Stream-K GEMM is not supported on {arch.name}; it runs on {', '.join(STREAMK_GEMM_ARCHS)}"
+
+
+@rule("profile.streamk_reduction", "the CK API profile has the Stream-K reduction strategy (the tree reduction is "
+      "newer than ck-2025.11)", variants=(STREAM_K,), reads=("streamk_reduction", "ck_api"))
+def _streamk_reduction(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.streamk_reduction == "tree" and not catalog.load_profile(c.ck_api).feature("streamk_tree_reduction"):
+        yield "streamk_reduction", (f"tree: CK API profile {c.ck_api} has no tree reduction (its "
+                                    "StreamKReductionStrategy is Atomic or Reduction); use atomic or linear, or a "
+                                    "newer profile (ck_api)")
 
 
 @rule("split_k.unsupported", "split-K (k_batch > 1) only where CK's kernel accumulates partial results",

@@ -10,7 +10,9 @@ or `trait_config`):
   `variants` (["standard"]).
   As CK forms it, per variant: tile x trait product; multi_d also x `elementwise_ops` x
   `num_d_tensors` (`multi_d_config` is used by multi_d only); preshuffle keeps the combinations with
-  pipeline compv3 and scheduler intrawave and turns them into preshufflev2 / cshuffle / default.
+  pipeline compv3 and scheduler intrawave and turns them into preshufflev2 / cshuffle / default;
+  stream_k keeps the cshuffle combinations, times `streamk_config.reduction_strategy` (default
+  ["atomic"]; used by stream_k only).
 - GEMM kernel-set config (`sample_kernel_config.json` of `kernel_config_loader.py`): `datatype`
   {a, b, c, acc}, `layout`, `variant`, `gpu_targets` (or `gpu_target`), `kernel_set_name`, and
   `tile_config` / `trait_config` leaves `{"values": [...]}` or `{"min", "max", "step"}` (trait_config
@@ -81,8 +83,11 @@ _GEMM_SECTIONS = {
                      "persistent": False},
 }
 _TARGETS = ("gpu_targets", "gpu_target")
+_VARIANT_SECTIONS = {"multi_d_config": "multi_d", "streamk_config": "stream_k"}
+"""Generator sections only one variant reads."""
 GENERATOR = _Format("CK's GEMM generator config", "gemm", ("datatype", "layout", "variants", *_TARGETS),
-                    {**_GEMM_SECTIONS, "multi_d_config": {"elementwise_ops": "MultiDAdd", "num_d_tensors": 1}},
+                    {**_GEMM_SECTIONS, "multi_d_config": {"elementwise_ops": "MultiDAdd", "num_d_tensors": 1},
+     "streamk_config": {"reduction_strategy": "atomic"}},
                     "standard")
 GEMM_SET = _Format("CK's GEMM kernel-set config", "gemm",
                    ("kernel_set_name", "datatype", "layout", "variant", *_TARGETS), _GEMM_SECTIONS, "standard")
@@ -126,7 +131,7 @@ def expand(data: Any) -> list[tuple[str, dict[str, Any]]] | None:
             **({_knob("ndim"): data["ndim"]} if "ndim" in data else {})}
     if issues:
         raise ConfigError(issues)
-    per_variant = [(v, [a for a in axes if v == "multi_d" or not a.label.startswith("multi_d_config.")])
+    per_variant = [(v, [a for a in axes if _VARIANT_SECTIONS.get(a.label.partition(".")[0], v) == v])
                    for v in variants]
     total = sum(math.prod(len(a.values) for a in v_axes) for _, v_axes in per_variant)
     if total > MAX_KERNELS:
@@ -139,7 +144,8 @@ def expand(data: Any) -> list[tuple[str, dict[str, Any]]] | None:
                                       f"variants={_show(variant)}" if len(variants) > 1 else None)]
     if not kernels:
         raise ConfigError([ConfigIssue("variants", "expands to no kernels: CK's preshuffle variant keeps only "
-                                       "the trait_config combinations with pipeline compv3 and scheduler intrawave")])
+                                       "the trait_config combinations with pipeline compv3 and scheduler intrawave, "
+                                       "its stream_k variant only those with epilogue cshuffle")])
     return [(f"product[{i}]" + (f" ({shown})" if shown else ""), obj) for i, (shown, obj) in enumerate(kernels)]
 
 
@@ -153,6 +159,8 @@ def _product(fmt: _Format, base: dict[str, Any], axes: list[_Axis],
             if (knobs["pipeline"], knobs["scheduler"]) != ("compv3", "intrawave"):
                 continue
             knobs.update(pipeline="preshufflev2", epilogue="cshuffle", scheduler="default")
+        if fmt is GENERATOR and base["variant"] == "stream_k" and knobs["epilogue"] != "cshuffle":
+            continue
         shown = [variant_label] if variant_label else []
         shown += [f"{a.label}={_show(value)}" for a, value in zip(axes, combo) if len(a.values) > 1]
         out.append((", ".join(shown), {**base, **knobs}))
@@ -177,7 +185,8 @@ def _detect(data: Any) -> _Format | None:
         return CONV_SET
     leaves = [leaf for s in ("tile_config", "trait_config") if isinstance(data.get(s), dict)
               for k, leaf in data[s].items() if not _comment(k)]
-    if {"multi_d_config", "variants"} & data.keys() or leaves and all(isinstance(leaf, list) for leaf in leaves):
+    if ({"multi_d_config", "streamk_config", "variants"} & data.keys()
+            or leaves and all(isinstance(leaf, list) for leaf in leaves)):
         return GENERATOR
     return GEMM_SET
 

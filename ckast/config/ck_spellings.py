@@ -114,7 +114,11 @@ VALUES: dict[str, dict[str, Spelling]] = {
     "streamk_reduction": {
         **_each("conv generator's StreamKReductionStrategy value", {"TREE": "tree", "LINEAR": "linear"},
                 kinds=(CONV,)),
-        **_each("StreamKReductionStrategy enumerator", {"Tree": "tree", "Linear": "linear"}, kinds=(CONV,)),
+        **_each("StreamKReductionStrategy enumerator", {"Tree": "tree", "Linear": "linear"}),
+        **_each("StreamKReductionStrategy and dispatcher ReductionStrategy enumerator", {"Atomic": "atomic"},
+                kinds=(GEMM,)),
+        **_each("ck-2025.11 StreamKReductionStrategy enumerator (its linear reduction)", {"Reduction": "linear"},
+                kinds=(GEMM,)),
     },
 }
 """knob -> CK's spelling of a value -> what it is in ckast."""
@@ -126,6 +130,8 @@ KEYS: dict[str, Spelling] = {
     "gpu_targets": Spelling(("arch",), "kernel-set key for a list of targets",
                             "a kernel object is built for one target"),
     "streamk_reduction_strategy": Spelling(("streamk_reduction",), "conv generator option", kinds=(CONV,)),
+    "reduction_strategy": Spelling(("streamk_reduction",), "GEMM generator key (streamk_config) and dispatcher "
+                                   "KernelConfig field", kinds=(GEMM,)),
     "block_per_cu": Spelling((), "conv kernel-set key (occupancy_config)", "ckast derives kBlockPerCu from the LDS "
                              "buffering (1 with a double LDS buffer, else 2), as CK's conv generator does",
                              kinds=(CONV,)),

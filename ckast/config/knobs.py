@@ -15,7 +15,8 @@ from typing import Any
 import attrs
 
 from ckast.arch import ARCH_NAMES, PIPELINES as PIPELINE_SPECS
-from ckast.arch.rules import CONV_VARIANTS, DEPTHWISE, GEMM_VARIANTS, TILED, UNARY_ELEMENTWISE_OPS, split_k_default
+from ckast.arch.rules import (CONV_VARIANTS, DEPTHWISE, GEMM_VARIANTS, STREAM_K, TILED, UNARY_ELEMENTWISE_OPS,
+                               split_k_default)
 from ckast import catalog
 from ckast.catalog import DEFAULT_PROFILE, profile_names
 
@@ -48,6 +49,9 @@ compiling against the wheel's CK). The knob also takes the unary ops CK's presel
 combinations), and the unary ops Scale, Silu, Sigmoid (no D argument at all)."""
 SPECIALIZATIONS = ("default", "filter1x1_pad0", "filter1x1_stride1_pad0", "filter3x3")
 STREAMK_REDUCTIONS = ("tree", "linear")
+GEMM_STREAMK_REDUCTIONS = ("atomic", "linear", "tree")
+"""The Stream-K GEMM's reduction strategies as CK's dispatcher spells them (its `reduction_strategy`, default
+atomic); ck-2025.11 spells linear `Reduction` and has no tree (rule profile.streamk_reduction)."""
 
 Config = Mapping[str, Any]
 
@@ -91,7 +95,11 @@ class Knob:
 
 
 def _streamk_off(c: Config) -> bool:
-    return not c["streamk_enabled"]
+    return c["variant"] == "bwd_weight" and not c["streamk_enabled"]
+
+
+def _streamk_gemm(c: Config) -> bool:
+    return c["variant"] == STREAM_K
 
 
 def _by_kind(table: Mapping[str, Any]) -> Callable[[Config], Any]:
@@ -165,8 +173,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("explicit_gemm", bool, default=False, variants=CONV_VARIANTS),
     Knob("two_stage", bool, default=False, variants=("bwd_weight",)),
     Knob("streamk_enabled", bool, default=False, variants=("bwd_weight",)),
-    Knob("streamk_reduction", str, default="tree", choices=STREAMK_REDUCTIONS, variants=("bwd_weight",),
-         inert=_streamk_off),
+    Knob("streamk_reduction", str, default=lambda c: "atomic" if _streamk_gemm(c) else "tree",
+         choices=lambda c: GEMM_STREAMK_REDUCTIONS if _streamk_gemm(c) else STREAMK_REDUCTIONS,
+         variants=("bwd_weight", STREAM_K), inert=_streamk_off),
     Knob("streamk_persistent", bool, default=False, variants=("bwd_weight",), inert=_streamk_off),
     *(Knob(name, int, default=default, minimum=minimum, variants=(DEPTHWISE,))
       for name, default, minimum in (

@@ -34,7 +34,7 @@ _FILES = {
     "hip/hip_runtime.h": "dim3 hipMemsetAsync hipMemset2DAsync hipMemcpyWithStream",
     "behaviour/host.hpp": "stream_config hip_check_error cast_pointer_to_constant_address_space DeviceMem ConvParam "
                           "launch_kernel launch_kernel_time_mask make_tuple",
-    "behaviour/gemm.hpp": "GemmHostArgs BatchedGemmHostArgs",
+    "behaviour/gemm.hpp": "GemmHostArgs BatchedGemmHostArgs StreamKHostArgs",
     "behaviour/conv.hpp": "GroupedConvBwdDataHostArgs GroupedConvBwdWeightHostArgs",
     "behaviour/dispatcher.hpp": "KernelKey KernelInstancePtr Registry GroupedConvKernelKey GroupedConvKernelInstance "
                                 "GroupedConvKernelInstancePtr GroupedConvRegistry GroupedConvProblem HeuristicFunction "

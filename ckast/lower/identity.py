@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from ckast.arch.rules import GEMM_VARIANTS_WITHOUT_SPLIT_K
+from ckast.arch.rules import GEMM_VARIANTS_WITHOUT_SPLIT_K, STREAM_K
 from ckast.config import as_dict
 
 MAX_NAME = 200
@@ -33,7 +33,7 @@ def config_digest(config: object) -> str:
 
 def _flags(c) -> list[str]:
     """Readable tokens for the switches that are set (the hash covers every knob anyway)."""
-    out = []
+    out = [c.streamk_reduction] if c.variant == STREAM_K else []
     pads = "".join(d for d in "mnk" if getattr(c, f"pad_{d}"))
     if pads:
         out.append(f"pad{pads}")

@@ -13,7 +13,7 @@ from ckast.lower.graph import KernelGraph
 from ckast.lower.identity import LAUNCHER, NAMESPACE, EntryPoint, launcher
 
 from . import (conv, conv_depthwise, conv_streamk, conv_two_stage, conv_wrapper, gemm, gemm_batched, gemm_multi_d,
-               gemm_preshuffle, gemm_wrapper)
+               gemm_preshuffle, gemm_streamk, gemm_wrapper)
 
 Patch = Callable[[gemm.Gemm, KernelGraph], None]
 GEMM_PATCHES: dict[str, tuple[Patch, ...]] = {
@@ -21,7 +21,10 @@ GEMM_PATCHES: dict[str, tuple[Patch, ...]] = {
     "preshuffle": (gemm_preshuffle.patch,),
     "multi_d": (gemm_multi_d.patch,),
     "batched": (gemm_batched.patch,),
+    "stream_k": (gemm_streamk.patch,),
 }
+GEMM_CONTEXTS: dict[str, type[gemm.Gemm]] = {"stream_k": gemm_streamk.StreamK}
+"""Variants whose kernel context differs from the shared graph's (others: `gemm.Gemm`)."""
 
 
 ConvPatch = Callable[[conv.Conv, KernelGraph], None]
@@ -37,7 +40,7 @@ def conv_patches(config) -> tuple[ConvPatch, ...]:
 def kernel_graph(config, profile: Profile) -> tuple[str, KernelGraph]:
     """The kernel's name and its IR graph (shared graph + the variant's patches)."""
     if config.kind == "gemm":
-        g = gemm.Gemm.of(config, profile)
+        g = GEMM_CONTEXTS.get(config.variant, gemm.Gemm).of(config, profile)
         graph = gemm.shared_graph(g)
         for patch in GEMM_PATCHES[config.variant]:
             patch(g, graph)

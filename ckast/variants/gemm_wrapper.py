@@ -2,11 +2,12 @@
 
 The wrapper's factory `ckast::<name>::make_instance()` fills CK's dispatcher `KernelKey` from the
 config, every field that changes the kernel's behaviour (pads, double buffer, persistent, block
-size, element-wise op, D count, accumulator type, arch), and returns a `GeneratedKernelInstance`
-of the kernel's launcher. Paths in `#include`s are relative to the output root, which a build puts
-on the include path next to CK's. CK's key and dispatcher `Problem` have no batch: a batched kernel's key
-is that of the standard kernel of its knobs, and the dispatcher runs it through its plain-arguments
-`launch` (one batch).
+size, element-wise op, D count, accumulator type, Stream-K's reduction strategy, arch), and returns
+a `GeneratedKernelInstance` of the kernel's launcher (a Stream-K launcher takes plain `GemmHostArgs`
+too). Paths in `#include`s are relative to the output root, which a build puts on the include path
+next to CK's. CK's key and dispatcher `Problem` have no batch: a batched kernel's key is that of the
+standard kernel of its knobs, and the dispatcher runs it through its plain-arguments `launch` (one
+batch).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from ckast import nodes as n
 from ckast.arch import DTYPES
+from ckast.arch.rules import STREAM_K
 from ckast.catalog import Profile
 from ckast.lower.cxx import LICENSE
 from ckast.lower.identity import LAUNCHER, NAMESPACE
@@ -104,7 +106,18 @@ def gemm_key(c) -> dict[str, Any]:
         "algorithm.pad_m": c.pad_m,
         "algorithm.pad_n": c.pad_n,
         "algorithm.pad_k": c.pad_k,
+        **(streamk_key(c) if c.variant == STREAM_K else {}),
         "gfx_arch": c.arch,
+    }
+
+
+def streamk_key(c) -> dict[str, Any]:
+    """The Stream-K fields of CK's key (its Stream-K dispatcher, rocm-libraries 5b6162ed): the reduction strategy,
+    and whether the kernel needs a device workspace (linear and tree do)."""
+    return {
+        "algorithm.streamk": True,
+        "algorithm.reduction_strategy": c.streamk_reduction.capitalize(),
+        "algorithm.workspace": c.streamk_reduction != "atomic",
     }
 
 

@@ -59,6 +59,9 @@ struct KernelKey {
         bool pad_m = false;
         bool pad_n = false;
         bool pad_k = false;
+        bool streamk = false;
+        ReductionStrategy reduction_strategy = ReductionStrategy::None;
+        bool workspace = false;
     } algorithm;
     std::string gfx_arch;
 
@@ -70,7 +73,8 @@ struct KernelKey {
 std::string KernelKey::encode() const {
     const auto& s = signature;
     const auto& a = algorithm;
-    return detail::key_text{}("signature.dtype_a", s.dtype_a)("signature.dtype_b", s.dtype_b)(
+    detail::key_text text;
+    text("signature.dtype_a", s.dtype_a)("signature.dtype_b", s.dtype_b)(
         "signature.dtype_c", s.dtype_c)("signature.dtype_acc", s.dtype_acc)("signature.layout_a", s.layout_a)(
         "signature.layout_b", s.layout_b)("signature.layout_c", s.layout_c)("signature.transpose_a", s.transpose_a)(
         "signature.transpose_b", s.transpose_b)("signature.grouped", s.grouped)("signature.split_k", s.split_k)(
@@ -81,8 +85,12 @@ std::string KernelKey::encode() const {
         "algorithm.block_size", a.block_size)("algorithm.double_buffer", a.double_buffer)(
         "algorithm.persistent", a.persistent)("algorithm.preshuffle", a.preshuffle)(
         "algorithm.transpose_c", a.transpose_c)("algorithm.num_wave_groups", a.num_wave_groups)(
-        "algorithm.pad_m", a.pad_m)("algorithm.pad_n", a.pad_n)("algorithm.pad_k", a.pad_k)("gfx_arch", gfx_arch)
-        .str();
+        "algorithm.pad_m", a.pad_m)("algorithm.pad_n", a.pad_n)("algorithm.pad_k", a.pad_k);
+    if (a.streamk) {  // the Stream-K fields, which only Stream-K kernels set
+        text("algorithm.streamk", a.streamk)("algorithm.reduction_strategy", a.reduction_strategy)(
+            "algorithm.workspace", a.workspace);
+    }
+    return text("gfx_arch", gfx_arch).str();
 }
 
 /// The GEMM problem a dispatcher selects for (problem.hpp: the fields selection reads).

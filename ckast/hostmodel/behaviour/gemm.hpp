@@ -51,6 +51,25 @@ struct BatchedGemmHostArgs {
     index_t batch_stride_E;
     index_t batch_count;
 };
+/// CK's Stream-K host arguments: pointers, sizes and strides with k_batch 1 (the model keeps GemmHostArgs'
+/// field names); ck-2025.11's (in namespace reboot) also take the reduction strategy.
+template <bool TakesStrategy>
+struct streamk_host_args : GemmHostArgs {
+    explicit streamk_host_args(const void* a, const void* b, void* c, index_t m, index_t n, index_t k, index_t a_stride,
+                               index_t b_stride, index_t c_stride)
+        : GemmHostArgs(a, b, c, 1, m, n, k, a_stride, b_stride, c_stride) {}
+};
+template <>
+struct streamk_host_args<true> : GemmHostArgs {
+    explicit streamk_host_args(const void* a, const void* b, void* c, index_t m, index_t n, index_t k, index_t a_stride,
+                               index_t b_stride, index_t c_stride, StreamKReductionStrategy strategy)
+        : GemmHostArgs(a, b, c, 1, m, n, k, a_stride, b_stride, c_stride), reduction_strategy(strategy) {}
+    StreamKReductionStrategy reduction_strategy;
+};
+using StreamKHostArgs = streamk_host_args<ckast_model::feature::streamk_host_reduction>;
+namespace reboot {
+using StreamKHostArgs = ck_tile::StreamKHostArgs;
+}
 
 } // namespace ck_tile
 
@@ -500,6 +519,46 @@ struct gemm_kernel : P {
     static std::string ckast_details(const KernelArgs& k) {
         return tail_fields<GemmPipeline>() + " " + memop_fields<EpiloguePipeline>(k.k_batch) + " " +
                gemm_details(k, MultiD);
+    }
+};
+
+/// The Stream-K kernel (model): the universal GEMM's argument check (k_batch is 1), the partitioner's grid and
+/// workspace, and the traits' persistent flag equal to the partitioner's (CK asserts it). A launch logs the
+/// reduction strategy, the persistence and the workspace it was given.
+template <class P>
+struct behaviour<tag::StreamKKernel, P> : gemm_kernel<P, false> {
+    using base = gemm_kernel<P, false>;
+    using TilePartitioner = typename base::TilePartitioner;
+    static_assert(TilePartitioner::persistent == base::Traits::UsePersistentKernel_,
+                  "Persistent flag from TilePartitioner must match Persistent flag from UniversalGemm.");
+
+    struct partition {
+        index_t M = 0;
+        index_t N = 0;
+    };
+    struct KernelArgs : gemm_kargs {
+        void* workspace_ptr = nullptr;
+        partition tile_partitioner;
+    };
+
+    template <class HostArgs>
+    static KernelArgs MakeKernelArgs(const HostArgs& h) {
+        KernelArgs k;
+        static_cast<gemm_kargs&>(k) = base::MakeKernelArgs(h);
+        k.tile_partitioner = {h.M, h.N};
+        return k;
+    }
+    static bool IsSupportedArgument(const KernelArgs& k) { return base::IsSupportedArgument(k); }
+    static dim3 GridSize(const partition& p) { return dim3(static_cast<unsigned>(TilePartitioner::GridSize(p.M, p.N))); }
+    static std::size_t GetWorkSpaceSize(const KernelArgs& k) {
+        return TilePartitioner::WorkspaceBytes(k.M, k.N, sizeof(float));
+    }
+    static void SetWorkSpacePointer(KernelArgs& k, void* workspace) { k.workspace_ptr = workspace; }
+
+    static std::string ckast_details(const KernelArgs& k) {
+        return base::ckast_details(k) + " streamk=" + enum_name(TilePartitioner::ReductionStrategyType) +
+               " persistent=" + (TilePartitioner::persistent ? "1" : "0") +
+               " workspace=" + ckast_hostmodel::pointer_name(k.workspace_ptr);
     }
 };
 
