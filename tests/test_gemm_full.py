@@ -23,7 +23,8 @@ padding, with the first tile: 32."""
 
 @pytest.fixture(scope="module")
 def lib():
-    return build(Selection("gemm-full", "gfx942", "ck-2025.11", ("fp16",)))
+    """The set's standard kernels (fp16, gfx942)."""
+    return build(Selection("gemm-full", "gfx942", "ck-2025.11", ("fp16",), variants=("standard",)))
 
 
 def test_fp16_gfx942_counts(lib):
@@ -100,9 +101,25 @@ def test_m_padded_kernels_serve_every_layout(lib):
 
 
 def test_enumeration_is_deterministic(lib):
-    again = build(Selection("gemm-full", "gfx942", "ck-2025.11", ("fp16",)))
+    again = build(Selection("gemm-full", "gfx942", "ck-2025.11", ("fp16",), variants=("standard",)))
     assert [(e.candidate.origin, e.name, e.status) for e in again.entries] == \
         [(e.candidate.origin, e.name, e.status) for e in lib.entries]
+
+
+def test_stream_k_joins_with_each_reduction_the_profile_has_and_batched_only_when_named():
+    """Stream-K: the standard space once per reduction CK spells (atomic, linear, tree), tree refused by
+    ck-2025.11 by name; batched kernels (whose registry key is their standard twin's) only under --variant
+    batched, where persistent ones are refused (CK's batched kernel has no persistent grid)."""
+    old = build(Selection("gemm-full", "gfx942", "ck-2025.11", ("fp16",)))
+    assert Counter((e.config.variant, e.config.streamk_reduction if e.config.variant == "stream_k" else None)
+                   for e in old.accepted) == {("standard", None): 7424, ("stream_k", "atomic"): 3712,
+                                              ("stream_k", "linear"): 3712}
+    assert len(old.by_rule()["profile.streamk_reduction"]) == 384 and "registry.key_unique" not in old.by_rule()
+    new = build(Selection("gemm-full", "gfx942", "ck-2026.06", ("fp16",), variants=("stream_k",)))
+    assert Counter(e.config.streamk_reduction for e in new.accepted) == {"atomic": 3712, "linear": 3712, "tree": 3712}
+    batched = build(Selection("gemm-full", "gfx942", "ck-2025.11", ("fp16",), variants=("batched",)))
+    assert {e.config.variant for e in batched.accepted} == {"batched"} and len(batched.accepted) == 3712
+    assert not any(e.config.persistent for e in batched.accepted) and "batched.persistent" in batched.by_rule()
 
 
 def test_a_gemm_datatype_or_variant_the_set_has_not_yields_nothing():
@@ -119,7 +136,8 @@ def test_a_variant_joins_by_one_data_line(monkeypatch):
     swept), and a variant ckast has not is refused when the data is read."""
     real = gemm_full.data("gemm_full")
     line = {"multi_d": {"elementwise_op": ["MultiDAdd", "MultiDMultiply"], "num_d_tensors": 1}}
-    monkeypatch.setattr(gemm_full, "data", lambda name: {**real, "variants": {"standard": {}, **line}})
+    monkeypatch.setattr(gemm_full, "data", lambda name: {**real, "variants": {"standard": {}, **line},
+                                                          "opt_in": {"variants": []}})
     gemm_full.space.cache_clear()
     try:
         cands = gemm_full.candidates(Selection("gemm-full", "gfx942", "ck-2025.11", ("fp16",), variants=("multi_d",)))
@@ -128,7 +146,8 @@ def test_a_variant_joins_by_one_data_line(monkeypatch):
         swept = Counter((c.knobs["elementwise_op"], c.knobs["num_d_tensors"]) for c in cands
                         if c.knobs["persistent"])  # a tile refused whatever its traits is proposed once
         assert swept[("MultiDAdd", 1)] == swept[("MultiDMultiply", 1)] > 0
-        monkeypatch.setattr(gemm_full, "data", lambda name: {**real, "variants": {"stream": {}}})
+        monkeypatch.setattr(gemm_full, "data", lambda name: {**real, "variants": {"stream": {}},
+                                                              "opt_in": {"variants": []}})
         gemm_full.space.cache_clear()
         with pytest.raises(SelectionError, match=r"data/gemm_full.toml: variants: stream not among standard"):
             gemm_full.space()
@@ -152,6 +171,6 @@ def test_rule_sets_listing_names_the_sources():
 def test_counts_per_datatype_and_arch(arch, datatype, accepted, padm):
     """bf16 as fp16 (the same warp tiles); the 8-bit types have 3 warp tiles whose k fits tile_k 32; gfx950
     as gfx942 (CK's sweep keeps the same 3 wave layouts on both)."""
-    lib = build(Selection("gemm-full", arch, "ck-2025.11", (datatype,)))
+    lib = build(Selection("gemm-full", arch, "ck-2025.11", (datatype,), variants=("standard",)))
     assert len(lib.accepted) == accepted
     assert sum(e.config.pad_m for e in lib.accepted) == padm

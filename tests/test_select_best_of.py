@@ -166,7 +166,7 @@ def test_plot_of_a_model_adds_the_analytic_model_s_curve(table, tmp_path):
     status, out, err = _invoke("eval", "--data", path, "--library", lib, "--model", model, "--plot", plot)
     assert status == 0, err
     titles = [c.find(f"{SVG}title").text for c in _svg(plot).findall(f".//{SVG}polyline")]
-    assert len(titles) == 2 and titles[0].startswith(f"LightGBM model {model} (")
+    assert len(titles) == 2 and titles[0].startswith(f"residual model {model} (analytic model, ")
     assert titles[1] == "analytic model: mean 70.0%, P10 50.0%"
 
 

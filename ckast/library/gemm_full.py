@@ -11,6 +11,7 @@ the trait, the variant's knobs and the padding, with the first tile the rules ac
 leaves out although ckast's rules accept it (the data's `gates`: wave layouts outside tile_engine's
 table, CShuffle stores CK found wrong) is proposed and refused by the gate's id. Enumerating is
 arithmetic on the data and a rule check per tile and per trait: no C++ is built to list the set.
+An opt-in variant (batched) is the set's only when the selection names it.
 """
 
 from __future__ import annotations
@@ -41,8 +42,9 @@ def space() -> dict[str, Any]:
     """The data file, checked: its variants are GEMM variants ckast has, its datatypes and layouts
     GEMM ones (a packaged file: a failure here is a defect of the package)."""
     s = data("gemm_full")
-    for field, allowed in (("variants", GEMM_VARIANTS), ("datatypes", DATATYPES[GEMM]), ("layouts", GEMM_LAYOUTS)):
-        have = s[field]
+    for field, allowed in (("variants", GEMM_VARIANTS), ("datatypes", DATATYPES[GEMM]), ("layouts", GEMM_LAYOUTS),
+                           ("opt_in", s["variants"])):
+        have = s[field]["variants"] if field == "opt_in" else s[field]
         unknown = [v for v in have if v not in allowed]
         if unknown:
             raise SelectionError(f"data/gemm_full.toml: {field}: {', '.join(unknown)} not among {', '.join(allowed)}")
@@ -54,7 +56,9 @@ def _axes(selection: Selection) -> tuple[list[str], list[str]]:
     not yields nothing (as in the other GEMM sets), one that is not a GEMM one is refused."""
     s = space()
     variants, datatypes = axes(selection)
-    return [v for v in s["variants"] if v in variants], [d for d in s["datatypes"] if d in datatypes]
+    named = set(selection.variants)
+    return ([v for v in s["variants"] if v in variants and (v in named or v not in s["opt_in"]["variants"])],
+            [d for d in s["datatypes"] if d in datatypes])
 
 
 def _refused_by_only(knobs: dict[str, Any], selection: Selection, reads: frozenset[str]) -> bool:
