@@ -57,7 +57,7 @@ def test_batch_is_read_shown_and_counted():
     ("M=4,N=64,K=128,batch=0", "batch", "out of range"),
     ("M=4,N=64,K=128,batch=x", "batch", "x"),
     ("M=4,N=64,K=128,batch=2,batch_count=2", "batch_count", "not both"),
-    ("M=65536,N=64,K=65536,batch=2", "A", "batch x M x K"),  # all batches addressed by index_t
+    ("M=65536,N=64,K=65536,batch=2", "A", "M x K, all batches"),  # all batches addressed by index_t
     ("M=4,N=64,K=128,variant=stream_k", "variant", "not one of"),  # a kernel variant, no problem variant
     ("M=4,N=64,K=128,variant=batched", "variant", "not one of"),
 ])

@@ -151,8 +151,8 @@ def problem_fields(problem: Problem) -> dict[str, Any]:
 
 def problem_label(problem: Problem, datatype: str | None = None, layout: str | None = None) -> str:
     """A problem in the spellings `--problem` reads, and the `datatype` and `layout` of its kernels when given:
-    how output names a problem (a GEMM's batch where more than 1, its variant and D fields where not standard; conv C and K over all groups,
-    strides, dilations and pads shown where not 1, 1 and 0)."""
+    how output names a problem (a GEMM's batch where more than 1, its variant and D fields where not standard; conv
+    C and K over all groups, strides, dilations and pads shown where not 1, 1 and 0)."""
     if isinstance(problem, GemmProblem):
         pairs: list[tuple[str, Any]] = [("M", problem.M), ("N", problem.N), ("K", problem.K)]
         pairs += [("batch", problem.batch)] if problem.batch > 1 else []

@@ -4,8 +4,9 @@ on CK's published measurements (no timing data at run time).
 
 The problem is seen as the GEMM its kernels run (`view`): a GEMM problem's `batch` GEMMs of (M, N, K)
 (1 but for a batched problem); for a conv problem per direction, forward (M, N, K) = (N x output, K, C x
-filter), bwd_data (N x input, C, K x filter) and bwd_weight (K, C x filter, N x output), G of them. A kernel of tile (tm, tn, tk) and w warps (wm x wn x wk), on a
-GPU of `num_cus` CUs of peak matrix rate P (dense, of the datatype; `ckast/arch/hardware.toml`):
+filter), bwd_data (N x input, C, K x filter) and bwd_weight (K, C x filter, N x output), G of them. A kernel
+of tile (tm, tn, tk) and w warps (wm x wn x wk), on a GPU of `num_cus` CUs of peak matrix rate P (dense, of
+the datatype; `ckast/arch/hardware.toml`):
 
 - **Tiles and padding**: ceil(batch / merged groups) x ceil(M / tm) x ceil(N x merged / tn) x k_batch
   output tiles (batch: a GEMM's batch or a conv's G), each running S = ceil((K / k_batch) / tk) k-steps of
@@ -36,7 +37,8 @@ GPU of `num_cus` CUs of peak matrix rate P (dense, of the datatype; `ckast/arch/
 - A pipeline's k-step (throughput and latency) costs its `pipeline_step` relative to compv3 (calibrated
   where measured, else `PIPELINE_STEP`), an interwave scheduler's `interwave_step` more.
 - **Time**: the CU's throughput (n x (S x step + output)) plus its latency (rounds x (tile + S x step));
-  a memory floor (the tensors across HBM, all of a batched GEMM's, operands re-read once per tile row/column at a 5% L2 miss
+  a memory floor (the tensors across HBM, all of a batched GEMM's, operands re-read once per tile row/column at a
+  5% L2 miss
   rate; split-K adds its atomic partial outputs and the zeroing, two-stage its fp32 workspace) bounds it
   from below; divided by the gain that rewards explicit GEMM and the filter specializations (less index
   arithmetic) and charges split-image; plus `launch_us` (twice for two-stage).
@@ -286,7 +288,8 @@ def kernel_terms(kind: str, datatype: str, peak_tflops: float, full_rate_k: int 
         tile_latency=cal.tile_latency_us * 1e-6 + where(_truthy(kernel("persistent")), cal.persistent_tile_us * 1e-6,
                                                         0.0),
         memory_eff=memory_eff, merge=_knob("num_groups_to_merge", 1),
-        streamk=_truthy(kernel("streamk_enabled")) | Col("variant").eq(STREAM_K), two_stage=_truthy(kernel("two_stage")), gain=gain,
+        streamk=_truthy(kernel("streamk_enabled")) | Col("variant").eq(STREAM_K), two_stage=_truthy(kernel("two_stage")),
+        gain=gain,
         tile_h=_knob("tile_h", 1), tile_w=_knob("tile_w", 1),
     )
 

@@ -136,7 +136,7 @@ def _computes() -> Expr:
     out: Expr = variant
     for kernel_variant, problem_variant in COMPUTES.items():
         out = where(variant.eq(kernel_variant), problem_variant, out)
-    return Named("gemm_computes", out)
+    return Named("kernel_gemm", out)
 
 
 computes = _computes()

@@ -186,8 +186,8 @@ def _gemm_rules() -> tuple[Rule, ...]:
         out.append(Rule(name, f"must be one of {', '.join(map(str, choices))} in a multi_d problem, "
                               f"{none if none == 0 else 'none'} in another", holds, Field(name), read=True))
     m, n, k, batch = Field("M"), Field("N"), Field("K"), Field("batch")
-    return (*out, _elements("A", (batch, m, k), "batch x M x K"), _elements("B", (batch, k, n), "batch x K x N"),
-            _elements("C", (batch, m, n), "batch x M x N, as each D tensor"))
+    return (*out, _elements("A", (batch, m, k), "M x K, all batches"),
+            _elements("B", (batch, k, n), "K x N, all batches"), _elements("C", (batch, m, n), "M x N, all batches, as each D tensor"))
 
 
 def _output(axis: str) -> Expr:
