@@ -320,7 +320,12 @@ DISPATCHER_RULES: Mapping[str, Mapping[str, tuple[Condition, ...]]] = {
 """The conditions of each rule set of CK's dispatcher (catalog `[dispatcher]`), per op kind. `whole_tiles`
 (GEMM's GeneratedKernelInstance::supports): a kernel padding M, N and K takes any size (each condition's
 guard is then false), otherwise every dimension it does not pad must be whole tiles. `kernel`: the
-dispatcher asks the kernel's own IsSupportedArgument (conv's is_supported_fn), which adds no condition."""
+dispatcher asks the kernel's own IsSupportedArgument (conv's is_supported_fn), which adds no condition.
+Stream-K and batched kernels register as GEMM instances of the same backend (their launchers take plain
+GemmHostArgs), so `whole_tiles` is theirs too; it is also the padding check of CK's own Stream-K backend
+(`dispatcher/include/ck_tile/dispatcher/backends/generated_tile_backend_streamk.hpp`, ROCm/rocm-libraries
+6889ec90c732644bbd08b463563aa3d30af09f7d), which besides takes only problems that ask for Stream-K
+(`Problem::streamk`) with its reduction strategy: a choice of CK's caller that a ckast problem does not make."""
 
 
 def _dispatcher(kind: str) -> tuple[Condition, ...]:
