@@ -20,9 +20,10 @@ the datatype; `ckast/arch/hardware.toml`):
 - **The busiest CU's tiles** n = tiles / num_cus, a partial last wave costing `wave_tail` of a full
   one (its blocks share the L2 and memory with fewer others); they run in n / B rounds of B resident
   blocks (the same quantization). A Stream-K kernel (a GEMM of the `stream_k` variant, a conv bwd_weight
-  kernel with `streamk_enabled`) splits the K loops of the last wave's tiles over every CU: its n is
-  tiles / num_cus exactly, without the tail's quantization (in rounds as well), times `STREAMK_OVERHEAD`
-  for its partial tiles' reduction. So where the last wave is ragged (tiles a little above a multiple of
+  kernel with `streamk_enabled`) splits the K loops of the last wave's tiles over every CU: its n of
+  k-steps is tiles / num_cus exactly, without the tail's quantization (in rounds as well), times
+  `STREAMK_OVERHEAD` for its partial tiles' reduction; but each of the ceil(tiles / num_cus) tiles a CU
+  touches is written whole and pays a tile's latency (in ceil(those / B) rounds). So where the last wave is ragged (tiles a little above a multiple of
   num_cus) it beats the same tile without Stream-K; where the tiles fill whole waves it loses its overhead.
 - **Throughput**: the resident blocks share the CU. A k-step of a tile takes its matrix work
   (2 tm tn tk at `matrix_fraction` x P / num_cus, slower for an MFMA shape below the family's
@@ -336,6 +337,11 @@ def _tree(kind: str, direction: str, datatype: str, peak_tflops: float, hbm_gbps
     per_slot = n / t.occupancy
     rounds = where(t.streamk, per_slot, _tail(per_slot, cal.wave_tail))
     compute = n * (steps * t.step_work + t.output_work) + rounds * (t.tile_latency + steps * t.step_latency)
+    # Stream-K: its K loops in fractions of tiles, but each tile a CU touches written whole and paying its latency
+    pieces = ceil(per_cu)
+    streamk = (n * steps * t.step_work + pieces * t.output_work
+               + ceil(pieces / t.occupancy) * t.tile_latency + per_slot * steps * t.step_latency)
+    compute = where(t.streamk, streamk, compute)
 
     # memory floor and the extra traffic of split-K and two-stage
     traffic = (a * size * (1 + L2_MISS_RATE * (tiles_n - 1)) + b * size * (1 + L2_MISS_RATE * (tiles_m - 1))
