@@ -3,7 +3,7 @@ and refused like every field; a problem of batch > 1 served by batched kernels o
 batched kernels serving the standard GEMM, Stream-K refusing k_batch > 1 (`stream_k.k_batch`), by name in
 `why_not` and in the C++ selector's applicability; the analytic model preferring an M-padded 16- or 32-row tile
 to a 256-row one at decode's M = 1 to 32, Stream-K where the last wave is ragged (not where the tiles fill
-whole waves), and pricing a batch as its GEMMs."""
+whole waves), and pricing a batch as its GEMMs; padded kernels of the four layouts at decode."""
 
 from __future__ import annotations
 
@@ -153,3 +153,21 @@ def test_a_batch_is_priced_as_its_gemms(standard):
     tall = _predict([_as(tile, "batched")], "M=4096,N=512,K=1024")
     single = _predict([_as(tile, "batched")], "M=512,N=512,K=1024")
     assert batched[0] == pytest.approx(tall[0], rel=0.05) and batched[0] > 2 * single[0]
+
+
+@pytest.mark.parametrize("layout", ["rcr", "rrr", "crr", "ccr"])
+def test_padded_kernels_of_each_layout_at_decode(standard, layout):
+    """An M-, N- and K-padded kernel takes any M where A is row-major (rcr, rrr); where A is column-major (crr,
+    ccr) M is A's contiguous dimension, so M must be whole load vectors (CK's check of vectorSizeA) even padded;
+    unpadded, CK's dispatcher wants whole tiles of M whatever the layout."""
+    padded = {**next(c for c in standard if c["pad_m"] and c["pad_n"] and c["pad_k"]), "layout": layout}
+    unpadded = {**padded, "pad_m": False}
+    decode, eight = _problem("M=1,N=4096,K=4096"), _problem("M=8,N=4096,K=4096")
+    if layout in ("rcr", "rrr"):
+        assert why_not(decode, padded) is None
+    else:
+        assert why_not(decode, padded).startswith("gemm.vector_a (kernel layer)")
+    assert why_not(eight, padded) is None
+    assert why_not(eight, unpadded).startswith("dispatcher.pad_m (dispatcher layer)")
+    kernel_only = why_not(eight, unpadded, ("kernel",))
+    assert (kernel_only is None) == (layout in ("rcr", "rrr"))  # the kernel checks M's tiles where A or C is M-major
