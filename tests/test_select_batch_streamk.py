@@ -44,7 +44,7 @@ def _problem(text: str) -> GemmProblem:
 def test_batch_is_read_shown_and_counted():
     problem = _problem("M=4,N=64,K=128,batch=8")
     assert problem.batch == 8 and problem.flops == 2 * 8 * 4 * 64 * 128
-    assert problem_label(problem) == "M=4,N=64,K=128,batch=8" and problem.label == "standard GEMM, batch 8"
+    assert problem_label(problem) == "M=4,N=64,K=128,batch=8" and problem.label == "batched standard GEMM (batch 8)"
     assert problem_fields(problem)["batch"] == 8 and "batch" not in problem_fields(_problem("M=4,N=64,K=128"))
     assert _problem("M=4,N=64,K=128,batch_count=8") == problem  # CK's spelling
     assert _problem("M=4,N=64,K=128").batch == 1
@@ -171,3 +171,19 @@ def test_padded_kernels_of_each_layout_at_decode(standard, layout):
     assert why_not(eight, unpadded).startswith("dispatcher.pad_m (dispatcher layer)")
     kernel_only = why_not(eight, unpadded, ("kernel",))
     assert (kernel_only is None) == (layout in ("rcr", "rrr"))  # the kernel checks M's tiles where A or C is M-major
+
+
+def test_select_names_what_a_batched_problem_lacks(tmp_path):
+    """A library without batched kernels cannot serve a problem of batch > 1: one line naming the GEMM, exit 2."""
+    from click.testing import CliRunner
+
+    from ckast.cli import main
+
+    library = tmp_path / "lib"
+    emitted = CliRunner().invoke(main, ["emit", "--config", str(ROOT / "examples" / "gemm_standard.json"), "-o",
+                                        str(library)])
+    assert emitted.exit_code == 0, emitted.output
+    result = CliRunner().invoke(main, ["select", "--library", str(library), "--problem", "M=1,N=256,K=256,batch=4",
+                                         "--layout", "rcr"])
+    assert result.exit_code == 2
+    assert result.stderr == f"{library}: the library holds no batched standard GEMM (batch 4) kernel\n"

@@ -87,11 +87,12 @@ class GemmProblem:
     @property
     def label(self) -> str:
         """The GEMM it is, as messages name it: `standard GEMM`, `multi_d GEMM (2 D tensors r, MultiDAdd)`,
-        `standard GEMM, batch 8`."""
-        batch = f", batch {self.batch}" if self.batch > 1 else ""
+        `batched standard GEMM (batch 8)`."""
+        if self.batch > 1:
+            return f"batched {self.variant} GEMM (batch {self.batch})"
         if self.variant != "multi_d":
-            return f"{self.variant} GEMM{batch}"
-        return f"multi_d GEMM ({self.num_d_tensors} D tensors {self.d_layout}, {self.elementwise_op}){batch}"
+            return f"{self.variant} GEMM"
+        return f"multi_d GEMM ({self.num_d_tensors} D tensors {self.d_layout}, {self.elementwise_op})"
 
 
 @attrs.frozen
