@@ -187,3 +187,10 @@ def test_select_names_what_a_batched_problem_lacks(tmp_path):
                                          "--layout", "rcr"])
     assert result.exit_code == 2
     assert result.stderr == f"{library}: the library holds no batched standard GEMM (batch 4) kernel\n"
+
+
+def test_a_ranking_names_a_batched_gemm():
+    from ckast.select.reports.report import _kind
+
+    assert _kind(problem_fields(_problem("M=1,N=256,K=256"))) == "GEMM"
+    assert _kind(problem_fields(_problem("M=1,N=256,K=256,batch=4"))) == "batched standard GEMM (batch 4)"
