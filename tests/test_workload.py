@@ -434,3 +434,20 @@ def test_the_llm_workloads_are_served_whole_by_padded_kernels(tmp_path, arch, wo
     assert all(p["not_served"] is None for p in doc["problems"]) and len(doc["kept"]) <= 12
     decode = [p["kernel"] for p in doc["problems"] if int(p["shape"].split(",")[0].removeprefix("M=")) <= 16]
     assert decode and all("_16x64x64_" in k or "_32x64x64_" in k for k in decode)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+@pytest.mark.parametrize("workload", LLM_WORKLOADS, ids=lambda p: p.name)
+def test_gemm_full_serves_the_llm_workloads_with_few_kernels(arch, workload):
+    """`gemm-full` serves every GEMM of the dense-LLM workloads (both datatypes, decode included) within 2% of
+    each one's best with at most 48 kernels per arch."""
+    from ckast.library.rulesets import rule_set_names
+
+    if "gemm-full" not in rule_set_names():
+        pytest.skip("no gemm-full rule set in this checkout")
+    code, out, err = _run(list_, "--rule-set", "gemm-full", "--arch", arch, "--for", workload, "--within", "2",
+                          "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert all(p["not_served"] is None for p in doc["problems"]) and len(doc["kept"]) <= 48
