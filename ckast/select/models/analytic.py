@@ -23,8 +23,9 @@ the datatype; `ckast/arch/hardware.toml`):
   kernel with `streamk_enabled`) splits the K loops of the last wave's tiles over every CU: its n of
   k-steps is tiles / num_cus exactly, without the tail's quantization (in rounds as well), times
   `STREAMK_OVERHEAD` for its partial tiles' reduction; but each of the ceil(tiles / num_cus) tiles a CU
-  touches is written whole and pays a tile's latency (in ceil(those / B) rounds). So where the last wave is ragged (tiles a little above a multiple of
-  num_cus) it beats the same tile without Stream-K; where the tiles fill whole waves it loses its overhead.
+  touches is written whole and pays a tile's latency (in ceil(those / B) rounds). So where the last wave is
+  ragged (tiles a little above a multiple of num_cus) it beats the same tile without Stream-K; where the
+  tiles fill whole waves it loses its overhead.
 - **Throughput**: the resident blocks share the CU. A k-step of a tile takes its matrix work
   (2 tm tn tk at `matrix_fraction` x P / num_cus, slower for an MFMA shape below the family's
   full-rate K and when the resident warps leave SIMDs idle), its feed ((tm x `im2col_feed_cost` for a
@@ -38,9 +39,8 @@ the datatype; `ckast/arch/hardware.toml`):
 - A pipeline's k-step (throughput and latency) costs its `pipeline_step` relative to compv3 (calibrated
   where measured, else `PIPELINE_STEP`), an interwave scheduler's `interwave_step` more.
 - **Time**: the CU's throughput (n x (S x step + output)) plus its latency (rounds x (tile + S x step));
-  a memory floor (the tensors across HBM, all of a batched GEMM's, operands re-read once per tile row/column at a
-  5% L2 miss
-  rate; split-K adds its atomic partial outputs and the zeroing, two-stage its fp32 workspace) bounds it
+  a memory floor (the tensors across HBM, all of a batched GEMM's, operands re-read once per tile row/column
+  at a 5% L2 miss rate; split-K adds its atomic partial outputs and the zeroing, two-stage its fp32 workspace) bounds it
   from below; divided by the gain that rewards explicit GEMM and the filter specializations (less index
   arithmetic) and charges split-image; plus `launch_us` (twice for two-stage).
 - **Depthwise** kernels (one 64-thread wave per block, no MFMA) are bound by HBM and the vector unit:
@@ -289,8 +289,8 @@ def kernel_terms(kind: str, datatype: str, peak_tflops: float, full_rate_k: int 
         tile_latency=cal.tile_latency_us * 1e-6 + where(_truthy(kernel("persistent")), cal.persistent_tile_us * 1e-6,
                                                         0.0),
         memory_eff=memory_eff, merge=_knob("num_groups_to_merge", 1),
-        streamk=_truthy(kernel("streamk_enabled")) | Col("variant").eq(STREAM_K), two_stage=_truthy(kernel("two_stage")),
-        gain=gain,
+        streamk=_truthy(kernel("streamk_enabled")) | Col("variant").eq(STREAM_K),
+        two_stage=_truthy(kernel("two_stage")), gain=gain,
         tile_h=_knob("tile_h", 1), tile_w=_knob("tile_w", 1),
     )
 

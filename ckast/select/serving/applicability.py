@@ -12,8 +12,8 @@ layers applied whose guard holds for it is met. Two layers, as CK runs a kernel 
   tensors, `SERVES`) and the kernel's own checks, below.
 
 The kernel's checks are CK Tile's `IsSupportedArgument` of the kernel the launcher instantiates (the
-universal GEMM kernel, its multi-D and batched wrappers and the Stream-K kernel; the grouped-conv forward, backward-data and
-backward-weight kernels and the depthwise path), the launcher's own k_batch guard, and the
+universal GEMM kernel, its multi-D and batched wrappers and the Stream-K kernel; the grouped-conv forward,
+backward-data and backward-weight kernels and the depthwise path), the launcher's own k_batch guard, and the
 dispatcher wrapper's spatial-rank check, per API profile: `ck-2025.11` is the amd-aiter wheel's CK,
 profiles with the `strict_argument_checks` feature the newer kernels (D11). Conditions that only read
 the kernel's config and that config validation already enforces (explicit GEMM needs the
@@ -201,10 +201,13 @@ GEMM_CONDITIONS = (
     Condition("gemm.vector_c", "C's contiguous dimension is whole store vectors",
               (where(c_row, N, M) % vector_c).eq(0)),
 )
-"""CK's Stream-K kernel (`StreamKKernel::IsSupportedArgument`, ck-2025.11's `reboot` kernel and ck-2026.06's)
-checks the universal kernel's conditions with k_batch 1 (its host arguments fix it), the batched kernel
-(`BatchedGemmKernel`) the universal kernel's and its batch strides, which ckast's launcher derives from the
-problem (a whole tensor per batch). CK's checks of the multi-D kernel's k_batch and of split-K with odd 16-bit
+"""CK's Stream-K kernel checks the universal kernel's conditions with k_batch 1 (its `StreamKHostArgs` fix it):
+`StreamKKernel::IsSupportedArgument` of ck-2025.11 (the amd-aiter wheel's `ops/gemm/kernel/
+streamk_gemm_kernel.hpp`, its `reboot` kernel; the older kernel there also refuses the linear reduction) and of
+ck-2026.06 (ROCm/rocm-libraries `projects/composablekernel/include/ck_tile/ops/gemm/kernel/streamk_gemm/
+streamk_gemm_kernel.hpp` @f0667a6b31fd58e68632f4a1730c5a4b7100a498). The batched kernel (`BatchedGemmKernel`)
+checks the universal kernel's conditions, batch_count >= 1 and batch strides of at least a whole tensor, which
+the caller sets and a problem does not hold. CK's checks of the multi-D kernel's k_batch and of split-K with odd 16-bit
 stores never decide alone:
 validation keeps `split_k` off for multi-D, preshuffle and 16-bit default-epilogue kernels (the
 launcher's guard, `gemm.split_k`, refuses k_batch > 1 for them) and CShuffle stores 16-bit outputs in
