@@ -451,3 +451,24 @@ def test_gemm_full_serves_the_llm_workloads_with_few_kernels(arch, workload):
     assert code == 0, err
     doc = json.loads(out)
     assert all(p["not_served"] is None for p in doc["problems"]) and len(doc["kept"]) <= 48
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cover_breaks_ties_by_gain_among_the_kernels_of_the_most_problems(seed):
+    """The cover's pick is the greedy one over every kernel: most problems, then the larger gain, then the name
+    (the gains computed for the kernels of the most problems only), on efficiencies with many ties."""
+    from ckast.select.reports.workload import _cover, _gains, _name_order
+
+    rng = np.random.default_rng(seed)
+    eff = rng.choice([0.0, 0.5, 0.97, 0.99, 1.0], size=(40, 30))
+    eff[np.arange(40), rng.integers(0, 30, 40)] = 1.0
+    w, m, order = rng.random(40) + 0.5, rng.integers(1, 4, 40), _name_order([f"k{i:02}" for i in rng.permutation(30)])
+    good, kept = eff >= 0.98, []
+    current, uncovered = np.zeros(40), np.ones(40, dtype=bool)
+    while uncovered.any():  # the reference: every kernel's count and gain at each step
+        counts = m[uncovered] @ good[uncovered]
+        pick = int(np.lexsort((order, -_gains(eff, w, current), -counts))[0])
+        kept.append(pick)
+        uncovered &= ~good[:, pick]
+        current = np.maximum(current, eff[:, pick])
+    assert _cover(good, eff, w, m, order, []) == kept
