@@ -210,6 +210,8 @@ def test_driver_refuses_bad_flags_before_writing(gemm_lib, tmp_path, flags):
     ("conv_lib", "G,N,C,K,Hi,Wi,Y,X,direction\n1,1,8,8,8,8,3,3,bwd_data\n", "holds no bwd_data 2-D grouped-conv kernel"),
     ("gemm_lib", "M,N,K,variant\n4,4,4,multi_d\n", "variant: multi_d problems are not measured (the driver allocates "
                                                     "no D tensors)"),
+    ("gemm_lib", "M,N,K,batch\n4,4,4,1\n4,4,4,2\n", "row 2: batch: problems of batch > 1 are not measured (the driver "
+                                                      "runs one GEMM per launch)"),
 ])
 def test_bad_problems_exit_2_writing_nothing(request, tmp_path, lib, problems, message):
     path = tmp_path / "p.csv"

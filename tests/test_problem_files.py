@@ -204,7 +204,7 @@ def test_a_row_breaking_a_rule_is_refused_once_the_rows_before_it_are_out(lib, t
     path.write_text(f"M,N,K,variant\n256,256,256,\n512,512,512,\n64,64,64,\n65536,65536,64,{variant}\n64,64,64,\n")
     with pytest.raises(ProblemError) as alone:
         gemm_problem({"M": "65536", "N": "65536", "K": "64"}, f"{path}: row 4")
-    assert "the C tensor (M x N, as each D tensor) must have at most" in str(alone.value)
+    assert "the C tensor (M x N, all batches, as each D tensor) must have at most" in str(alone.value)
     _, problems = _select(lib, path)
     assert [next(problems)["problem"] for _ in range(3)] == [f"{path}: row {n}" for n in (1, 2, 3)]
     with pytest.raises(ProblemError) as streamed:

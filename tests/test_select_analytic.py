@@ -70,13 +70,13 @@ PINNED = [  # (library, problem, datatype, {kernel: TFLOPS under CAL}, their arg
         "filter1x1_stride1_pad0_060c5a90ab": 5.796733625355221}, 27, 471.65246449996596),
     ("conv2", "direction=bwd_weight,G=4,N=16,C=128,K=64,Hi=14,Wi=14,Y=3,X=3,stride_h=2,stride_w=2,k_batch=4", None, {
         "grouped_conv_fp16_nhwgc_bwd_weight_gfx942_compv1_cshuffle_intrawave_16x16x32_1x1x1_16x16x16_vec1_1_1_"
-        "streamk_tree_a4d6653cb6": 8.577781190437081,
+        "streamk_tree_a4d6653cb6": 4.832816471905083,
         "grouped_conv_fp16_nhwgc_bwd_weight_gfx942_compv1_cshuffle_intrawave_16x256x32_1x1x1_16x16x32_vec8_8_1_gm8_"
         "2stage_da19eee410": 1.6336221086287646,
         "grouped_conv_fp16_nhwgc_bwd_weight_gfx942_compv6_cshuffle_intrawave_32x64x32_1x1x1_32x32x16_vec8_8_8_"
         "d0c9412b71": 3.8258587991485444,
         "grouped_conv_fp16_nhwgc_bwd_weight_gfx942_basic_async_v1_cshuffle_intrawave_16x32x64_1x2x1_16x16x32_vec8_8_4_"
-        "383cbaa7cf": 5.420162221167733}, 765, 6178.82510467953),
+        "383cbaa7cf": 5.420162221167733}, 765, 4730.237066939027),
     ("conv3", "G=1,N=2,C=32,K=64,Di=8,Hi=16,Wi=16,Z=3,Y=3,X=3,pad_d=1,pad_h=1,pad_w=1", None, {
         "grouped_conv_fp16_ndhwgc_forward_gfx942_compv3_cshuffle_intrawave_64x64x64_2x2x1_16x16x32_vec8_8_1_"
         "89a62d601a": 29.512320162744015,

@@ -105,7 +105,7 @@ def _size(rng: random.Random) -> int:
 
 def _gemm(rng: random.Random) -> dict:
     fields = {"M": _size(rng), "N": _size(rng), "K": _size(rng), "k_batch": rng.choice((1, 1, 2, 7, 128, _size(rng))),
-              "variant": rng.choice(("standard", "standard", "preshuffle", "multi_d")), "num_d_tensors": 0,
+              "batch": rng.choice((1, 1, 1, 2, 64, _size(rng))), "variant": rng.choice(("standard", "standard", "preshuffle", "multi_d")), "num_d_tensors": 0,
               "d_layout": "", "elementwise_op": ""}
     if fields["variant"] == "multi_d":
         fields.update(num_d_tensors=1, d_layout="r", elementwise_op="MultiDAdd")
@@ -133,7 +133,8 @@ def _conv(rng: random.Random) -> dict:
 def _rows(kind: str, count: int, seed: int) -> list[tuple[int, ...]]:
     """`count` problems as struct rows: the issue's cases, then random ones, 40% with one or two hostile fields."""
     struct, rng = problem_struct(kind), random.Random(seed)
-    fixed = [{"M": 0}, {"M": -4096}, {"K": 0}, {"M": 3 * 10**9}, {"M": 1048576, "N": 1048576, "K": 4096}] \
+    fixed = [{"M": 0}, {"M": -4096}, {"K": 0}, {"M": 3 * 10**9}, {"M": 1048576, "N": 1048576, "K": 4096},
+             {"batch": 0}, {"M": 65536, "N": 16, "K": 16384, "batch": 4}] \
         if kind == "gemm" else [{"N": 0}, {"stride_w": 0}, {"ndim": 0},
                                 {"ndim": 2, "Hi": 1, "Y": 3, "left_pad_h": 0, "right_pad_h": 0}]
     rows = []

@@ -236,9 +236,9 @@ def test_bad_problem_exits_2_naming_the_field(libs, problem, field):
 
 
 @pytest.mark.parametrize("lib, problem, line", [
-    ("gemm", "M=1048576,N=1048576,K=4096", "A: the A tensor (M x K) must have at most 2147483647 elements (CK's "
+    ("gemm", "M=1048576,N=1048576,K=4096", "A: the A tensor (M x K, all batches) must have at most 2147483647 elements (CK's "
                                            "index_t), not 4294967296"),
-    ("gemm", "M=65536,N=65536,K=16", "C: the C tensor (M x N, as each D tensor) must have at most 2147483647 elements "
+    ("gemm", "M=65536,N=65536,K=16", "C: the C tensor (M x N, all batches, as each D tensor) must have at most 2147483647 elements "
                                      "(CK's index_t), not 4294967296"),
     ("gemm", "M=\uff14\uff10\uff19\uff16,N=8,K=8", "M: '\uff14\uff10\uff19\uff16' is not an integer (ASCII digits 0-9, "
                                                      "optionally after '-')"),

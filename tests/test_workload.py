@@ -403,3 +403,72 @@ def test_a_workload_is_a_problems_file_for_select_and_the_bench_driver(tmp_path)
     path.write_text("N,C,K,G,Hi,Wi,Y,X,weight\n1,64,64,1,16,16,3,3,0\n")
     assert _run(select, "--library", lib, "--problems", path)[::2] == (2, f"{path}: row 1: weight: '0' is not a "
                                                                           f"positive number\n")
+
+
+LLM_WORKLOADS = (ROOT / "examples" / "workloads" / "llm_gemm.csv", ROOT / "tests" / "data" / "check_llm_gemm.csv")
+
+
+def _padded_gemm(tmp_path: Path, arch: str) -> Path:
+    """rcr fp16 and bf16 kernels of tiles from 16 to 256 rows, padded in M, N and K (as a padded rule set holds)."""
+    tiles = ((16, 64, 64, 1, 4, 16), (32, 64, 64, 1, 2, 16), (64, 64, 64, 2, 2, 16), (128, 128, 64, 2, 2, 32),
+             (256, 128, 64, 2, 2, 32), (256, 256, 64, 2, 2, 32))
+    configs = [{"kind": "gemm", "datatype": dt, "layout": "rcr", "arch": arch, "ck_api": "ck-2026.06",
+                "tile_m": m, "tile_n": n, "tile_k": k, "warp_m": wm, "warp_n": wn, "warp_k": 1,
+                "warp_tile_m": wt, "warp_tile_n": wt, "warp_tile_k": 16 if wt == 32 else 32, "pipeline": "compv3",
+                "scheduler": "intrawave", "pad_m": True, "pad_n": True, "pad_k": True}
+               for dt in ("fp16", "bf16") for m, n, k, wm, wn, wt in tiles]
+    path = tmp_path / f"padded_{arch}.json"
+    path.write_text(json.dumps(configs))
+    return path
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+@pytest.mark.parametrize("workload", LLM_WORKLOADS, ids=lambda p: p.name)
+def test_the_llm_workloads_are_served_whole_by_padded_kernels(tmp_path, arch, workload):
+    """Every row of the dense-LLM workloads (decode's M = 1 included) is served by M-padded kernels, decode by a
+    16- or 32-row tile; the choice keeps few kernels."""
+    code, out, err = _run(list_, "--config", _padded_gemm(tmp_path, arch), "--for", workload, "--within", "2",
+                          "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert all(p["not_served"] is None for p in doc["problems"]) and len(doc["kept"]) <= 12
+    decode = [p["kernel"] for p in doc["problems"] if int(p["shape"].split(",")[0].removeprefix("M=")) <= 16]
+    assert decode and all("_16x64x64_" in k or "_32x64x64_" in k for k in decode)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+@pytest.mark.parametrize("workload", LLM_WORKLOADS, ids=lambda p: p.name)
+def test_gemm_full_serves_the_llm_workloads_with_few_kernels(arch, workload):
+    """`gemm-full` serves every GEMM of the dense-LLM workloads (both datatypes, decode included) within 2% of
+    each one's best with at most 48 kernels per arch."""
+    from ckast.library.rulesets import rule_set_names
+
+    if "gemm-full" not in rule_set_names():
+        pytest.skip("no gemm-full rule set in this checkout")
+    code, out, err = _run(list_, "--rule-set", "gemm-full", "--arch", arch, "--for", workload, "--within", "2",
+                          "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert all(p["not_served"] is None for p in doc["problems"]) and len(doc["kept"]) <= 48
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cover_breaks_ties_by_gain_among_the_kernels_of_the_most_problems(seed):
+    """The cover's pick is the greedy one over every kernel: most problems, then the larger gain, then the name
+    (the gains computed for the kernels of the most problems only), on efficiencies with many ties."""
+    from ckast.select.reports.workload import _cover, _gains, _name_order
+
+    rng = np.random.default_rng(seed)
+    eff = rng.choice([0.0, 0.5, 0.97, 0.99, 1.0], size=(40, 30))
+    eff[np.arange(40), rng.integers(0, 30, 40)] = 1.0
+    w, m, order = rng.random(40) + 0.5, rng.integers(1, 4, 40), _name_order([f"k{i:02}" for i in rng.permutation(30)])
+    good, kept = eff >= 0.98, []
+    current, uncovered = np.zeros(40), np.ones(40, dtype=bool)
+    while uncovered.any():  # the reference: every kernel's count and gain at each step
+        counts = m[uncovered] @ good[uncovered]
+        pick = int(np.lexsort((order, -_gains(eff, w, current), -counts))[0])
+        kept.append(pick)
+        uncovered &= ~good[:, pick]
+        current = np.maximum(current, eff[:, pick])
+    assert _cover(good, eff, w, m, order, []) == kept

@@ -48,6 +48,8 @@ from ckast.select.reports.report import PROBLEMS_MAX, parse_row, read_problems
 
 LEFT_OUT_VARIANTS = {"multi_d": "the driver allocates no D tensors"}
 """Kernel variants the driver leaves out, and why (said on the command line, never silently)."""
+BATCH_LEFT_OUT = "the driver runs one GEMM per launch"
+"""Why a GEMM problem of batch > 1 is refused (it reads the batch as every command does)."""
 
 
 @attrs.frozen
@@ -165,6 +167,8 @@ def plan(library_dir: Path, problems_file: Path, layers: Sequence[str] = LAYERS,
         if isinstance(problem, GemmProblem) and problem.variant in LEFT_OUT_VARIANTS:
             raise ProblemError("variant", f"{problem.variant} problems are not measured "
                                           f"({LEFT_OUT_VARIANTS[problem.variant]})", label)
+        if isinstance(problem, GemmProblem) and problem.batch > 1:
+            raise ProblemError("batch", f"problems of batch > 1 are not measured ({BATCH_LEFT_OUT})", label)
         key = (problem.kind, problem_direction(problem), getattr(problem, "ndim", None))
         problems.setdefault(key, []).append(problem)
     left_out: dict[str, int] = {}

@@ -18,7 +18,11 @@ A GEMM problem says which GEMM it is, in the spellings of CK's GEMM codegen (its
 dispatcher `KernelKey`, which are ckast's knob names: `variant` is `standard` (default: C = A x B),
 `preshuffle` (B given pre-shuffled) or `multi_d` (E = op(C, D0[, D1])), whose D tensors are
 `num_d_tensors`, `d_layout` (`r` or `c`) and `elementwise_op` (CK's op name, e.g. `MultiDAdd`); each
-of these defaults as the kernel knob does. A problem of another variant has no D fields.
+of these defaults as the kernel knob does. A problem of another variant has no D fields. `batch` (default 1)
+is how many GEMMs of the shape the problem runs at once (CK's `batch_count`, each with its own A, B and C): a
+problem of batch > 1 is served by batched kernels only. Kernel variants that compute another variant's GEMM
+(`COMPUTES`: Stream-K and batched kernels compute the standard GEMM) are no problem variants: a standard
+problem is served by them too.
 """
 
 from __future__ import annotations
@@ -40,6 +44,15 @@ _INPUT = {"d": "Di", "h": "Hi", "w": "Wi"}
 _FILTER = {"d": "Z", "h": "Y", "w": "X"}
 D_FIELDS = ("num_d_tensors", "d_layout", "elementwise_op")
 """A multi-D GEMM problem's D tensors (ckast's knobs of the same names)."""
+STREAM_K, BATCHED = "stream_k", "batched"
+"""The GEMM kernel variants of CK's Stream-K and batched kernels."""
+COMPUTES = {STREAM_K: "standard", BATCHED: "standard"}
+"""Kernel variant -> the problem variant whose GEMM it computes (a variant not listed computes its own)."""
+
+
+def problem_variants(kernel_variants: tuple[str, ...]) -> tuple[str, ...]:
+    """The problem variants among GEMM `kernel_variants` (those no other variant's kernels stand for)."""
+    return tuple(v for v in kernel_variants if v not in COMPUTES)
 
 
 class ProblemError(CkastError, ValueError):
@@ -52,8 +65,8 @@ class ProblemError(CkastError, ValueError):
 
 @attrs.frozen
 class GemmProblem:
-    """C[M, N] = A[M, K] x B[K, N], K split `k_batch` ways; `variant` and, for multi_d, the D tensors
-    (none: 0 tensors, empty layout and op)."""
+    """C[M, N] = A[M, K] x B[K, N], `batch` of them, K split `k_batch` ways; `variant` and, for multi_d, the
+    D tensors (none: 0 tensors, empty layout and op)."""
 
     M: int
     N: int
@@ -63,16 +76,20 @@ class GemmProblem:
     num_d_tensors: int = 0
     d_layout: str = ""
     elementwise_op: str = ""
+    batch: int = 1
 
     kind = "gemm"
 
     @property
     def flops(self) -> int:
-        return 2 * self.M * self.N * self.K
+        return 2 * self.batch * self.M * self.N * self.K
 
     @property
     def label(self) -> str:
-        """The GEMM it is, as messages name it: `standard GEMM`, `multi_d GEMM (2 D tensors r, MultiDAdd)`."""
+        """The GEMM it is, as messages name it: `standard GEMM`, `multi_d GEMM (2 D tensors r, MultiDAdd)`,
+        `batched standard GEMM (batch 8)`."""
+        if self.batch > 1:
+            return f"batched {self.variant} GEMM (batch {self.batch})"
         if self.variant != "multi_d":
             return f"{self.variant} GEMM"
         return f"multi_d GEMM ({self.num_d_tensors} D tensors {self.d_layout}, {self.elementwise_op})"
@@ -124,19 +141,22 @@ Problem = GemmProblem | ConvProblem
 
 
 def problem_fields(problem: Problem) -> dict[str, Any]:
-    """The problem's fields as output shows them (a GEMM's D fields only where it has D tensors)."""
+    """The problem's fields as output shows them (a GEMM's D fields only where it has D tensors, its batch
+    where more than 1)."""
     fields = {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(problem, recurse=False).items()}
-    if isinstance(problem, GemmProblem) and problem.variant != "multi_d":
-        fields = {k: v for k, v in fields.items() if k not in D_FIELDS}
+    if isinstance(problem, GemmProblem):
+        hidden = (D_FIELDS if problem.variant != "multi_d" else ()) + (("batch",) if problem.batch == 1 else ())
+        fields = {k: v for k, v in fields.items() if k not in hidden}
     return {"kind": problem.kind, **fields}
 
 
 def problem_label(problem: Problem, datatype: str | None = None, layout: str | None = None) -> str:
     """A problem in the spellings `--problem` reads, and the `datatype` and `layout` of its kernels when given:
-    how output names a problem (a GEMM's variant and D fields where not standard; conv C and K over all groups,
-    strides, dilations and pads shown where not 1, 1 and 0)."""
+    how output names a problem (a GEMM's batch where more than 1, its variant and D fields where not standard; conv
+    C and K over all groups, strides, dilations and pads shown where not 1, 1 and 0)."""
     if isinstance(problem, GemmProblem):
         pairs: list[tuple[str, Any]] = [("M", problem.M), ("N", problem.N), ("K", problem.K)]
+        pairs += [("batch", problem.batch)] if problem.batch > 1 else []
         pairs += [("k_batch", problem.k_batch)] if problem.k_batch > 1 else []
         pairs += [("variant", problem.variant)] if problem.variant != "standard" else []
         pairs += [(f, getattr(problem, f)) for f in D_FIELDS] if problem.variant == "multi_d" else []

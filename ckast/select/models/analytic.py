@@ -2,21 +2,30 @@
 the kernels' knobs, the arch's published figures and a few physical constants calibrated once per arch
 on CK's published measurements (no timing data at run time).
 
-The problem is seen as the GEMM its kernels run (`view`): for a conv problem per direction,
-forward (M, N, K) = (N x output, K, C x filter), bwd_data (N x input, C, K x filter) and bwd_weight
-(K, C x filter, N x output), G of them. A kernel of tile (tm, tn, tk) and w warps (wm x wn x wk), on a
-GPU of `num_cus` CUs of peak matrix rate P (dense, of the datatype; `ckast/arch/hardware.toml`):
+The problem is seen as the GEMM its kernels run (`view`): a GEMM problem's `batch` GEMMs of (M, N, K)
+(1 but for a batched problem); for a conv problem per direction, forward (M, N, K) = (N x output, K, C x
+filter), bwd_data (N x input, C, K x filter) and bwd_weight (K, C x filter, N x output), G of them. A kernel
+of tile (tm, tn, tk) and w warps (wm x wn x wk), on a GPU of `num_cus` CUs of peak matrix rate P (dense, of
+the datatype; `ckast/arch/hardware.toml`):
 
-- **Tiles and padding**: ceil(G / merged groups) x ceil(M / tm) x ceil(N x merged / tn) x k_batch
-  output tiles, each running S = ceil((K / k_batch) / tk) k-steps of the full tile: the padded work is
-  computed, so a tile that overhangs the problem wastes its overhang.
+- **Tiles and padding**: ceil(batch / merged groups) x ceil(M / tm) x ceil(N x merged / tn) x k_batch
+  output tiles (batch: a GEMM's batch or a conv's G), each running S = ceil((K / k_batch) / tk) k-steps of
+  the full tile: the padded work is computed, so a tile that overhangs the problem wastes its overhang. This
+  is what M-padded small tiles are for: at M = 1 to 32 (an LLM's decode) a 256-row tile computes 256 rows
+  for the few it keeps, a 16- or 32-row one 16 or 32, so the model ranks the small padded tile first.
 - **Occupancy** B, the blocks resident on a CU: as many as the LDS holds (A and B tiles, doubled for
   two-buffer pipelines) and the registers allow: a lane holds `base_vgprs` + its share of the fp32
   accumulators (tm tn / threads) + its share of the prefetched A and B tiles, of the arch's
   `vgprs_per_lane` (at most max_waves_per_cu / simds_per_cu waves per SIMD); at least one.
 - **The busiest CU's tiles** n = tiles / num_cus, a partial last wave costing `wave_tail` of a full
   one (its blocks share the L2 and memory with fewer others); they run in n / B rounds of B resident
-  blocks (the same quantization). Stream-K balances its tiles exactly and pays a reduction.
+  blocks (the same quantization). A Stream-K kernel (a GEMM of the `stream_k` variant, a conv bwd_weight
+  kernel with `streamk_enabled`) splits the K loops of the last wave's tiles over every CU: its n of
+  k-steps is tiles / num_cus exactly, without the tail's quantization (in rounds as well), times
+  `STREAMK_OVERHEAD` for its partial tiles' reduction; but each of the ceil(tiles / num_cus) tiles a CU
+  touches is written whole and pays a tile's latency (in ceil(those / B) rounds). So where the last wave is
+  ragged (tiles a little above a multiple of num_cus) it beats the same tile without Stream-K; where the
+  tiles fill whole waves it loses its overhead.
 - **Throughput**: the resident blocks share the CU. A k-step of a tile takes its matrix work
   (2 tm tn tk at `matrix_fraction` x P / num_cus, slower for an MFMA shape below the family's
   full-rate K and when the resident warps leave SIMDs idle), its feed ((tm x `im2col_feed_cost` for a
@@ -30,8 +39,8 @@ GPU of `num_cus` CUs of peak matrix rate P (dense, of the datatype; `ckast/arch/
 - A pipeline's k-step (throughput and latency) costs its `pipeline_step` relative to compv3 (calibrated
   where measured, else `PIPELINE_STEP`), an interwave scheduler's `interwave_step` more.
 - **Time**: the CU's throughput (n x (S x step + output)) plus its latency (rounds x (tile + S x step));
-  a memory floor (the tensors across HBM, operands re-read once per tile row/column at a 5% L2 miss
-  rate; split-K adds its atomic partial outputs and the zeroing, two-stage its fp32 workspace) bounds it
+  a memory floor (the tensors across HBM, all of a batched GEMM's, operands re-read once per tile row/column
+  at a 5% L2 miss rate; split-K adds its atomic partial outputs and the zeroing, two-stage its fp32 workspace) bounds it
   from below; divided by the gain that rewards explicit GEMM and the filter specializations (less index
   arithmetic) and charges split-image; plus `launch_us` (twice for two-stage).
 - **Depthwise** kernels (one 64-thread wave per block, no MFMA) are bound by HBM and the vector unit:
@@ -85,7 +94,7 @@ from ckast.select.expr import (
     where,
 )
 from ckast.select.features.featureset import hw_columns, kernel, problem
-from ckast.select.problem import Problem
+from ckast.select.problem import STREAM_K, Problem
 from ckast.select.serving.validity import problem_columns
 
 PIPELINE_STEP: Mapping[str, float] = {
@@ -150,7 +159,7 @@ def view(kind: str, direction: str) -> View:
     """The GEMM of a problem of `kind` ("gemm" or "grouped_conv") and conv `direction` (see the module
     docstring; C and K are per group, as the problem columns hold them)."""
     if kind == "gemm":
-        return View(Const(1.0), problem("M"), problem("N"), problem("K"))
+        return View(problem("batch"), problem("M"), problem("N"), problem("K"))
     inputs, filt, output = conv_volumes()
     n, c, k = problem("N"), problem("C"), problem("K")
     m, gn, gk = {
@@ -164,8 +173,8 @@ def view(kind: str, direction: str) -> View:
 def tensor_elements(kind: str, direction: str) -> tuple[Expr, Expr, Expr]:
     """Elements of the two operands and the result, as they lie in memory (no im2col)."""
     if kind == "gemm":
-        m, n, k = problem("M"), problem("N"), problem("K")
-        return m * k, k * n, m * n
+        batch, m, n, k = problem("batch"), problem("M"), problem("N"), problem("K")
+        return batch * m * k, batch * k * n, batch * m * n
     inputs, filt, output = conv_volumes()
     g, n, c, k = (problem(name) for name in ("G", "N", "C", "K"))
     x, w, y = g * n * c * inputs, g * k * c * filt, g * n * k * output
@@ -173,9 +182,10 @@ def tensor_elements(kind: str, direction: str) -> tuple[Expr, Expr, Expr]:
 
 
 def flops(kind: str) -> Expr:
-    """The problem's FLOPs (a conv problem's are its forward GEMM's, whatever the direction)."""
-    fwd = view(kind, "forward")
-    return 2 * fwd.batch * fwd.m * fwd.n * fwd.k if kind == "grouped_conv" else 2 * fwd.m * fwd.n * fwd.k
+    """The problem's FLOPs (a conv problem's are its forward GEMM's, whatever the direction; a GEMM's all its
+    batch's)."""
+    fwd = view(kind, "forward" if kind == "grouped_conv" else "gemm")
+    return 2 * fwd.batch * fwd.m * fwd.n * fwd.k
 
 
 def gemm_view(problem: Problem) -> tuple[int, int, int, int]:
@@ -279,7 +289,8 @@ def kernel_terms(kind: str, datatype: str, peak_tflops: float, full_rate_k: int 
         tile_latency=cal.tile_latency_us * 1e-6 + where(_truthy(kernel("persistent")), cal.persistent_tile_us * 1e-6,
                                                         0.0),
         memory_eff=memory_eff, merge=_knob("num_groups_to_merge", 1),
-        streamk=_truthy(kernel("streamk_enabled")), two_stage=_truthy(kernel("two_stage")), gain=gain,
+        streamk=_truthy(kernel("streamk_enabled")) | Col("variant").eq(STREAM_K),
+        two_stage=_truthy(kernel("two_stage")), gain=gain,
         tile_h=_knob("tile_h", 1), tile_w=_knob("tile_w", 1),
     )
 
@@ -326,6 +337,11 @@ def _tree(kind: str, direction: str, datatype: str, peak_tflops: float, hbm_gbps
     per_slot = n / t.occupancy
     rounds = where(t.streamk, per_slot, _tail(per_slot, cal.wave_tail))
     compute = n * (steps * t.step_work + t.output_work) + rounds * (t.tile_latency + steps * t.step_latency)
+    # Stream-K: its K loops in fractions of tiles, but each tile a CU touches written whole and paying its latency
+    pieces = ceil(per_cu)
+    streamk = (n * steps * t.step_work + pieces * t.output_work
+               + ceil(pieces / t.occupancy) * t.tile_latency + per_slot * steps * t.step_latency)
+    compute = where(t.streamk, streamk, compute)
 
     # memory floor and the extra traffic of split-K and two-stage
     traffic = (a * size * (1 + L2_MISS_RATE * (tiles_n - 1)) + b * size * (1 + L2_MISS_RATE * (tiles_m - 1))

@@ -314,8 +314,8 @@ def _problem_kind(problem: Problem, part: Part) -> str:
 def _kind(fields: Mapping[str, Any]) -> str:
     if fields["kind"] != "gemm":
         return f"{fields['direction']} conv"
-    return "GEMM" if fields["variant"] == "standard" else GemmProblem(**{k: v for k, v in fields.items()
-                                                                           if k != "kind"}).label
+    plain = fields["variant"] == "standard" and fields.get("batch", 1) == 1
+    return "GEMM" if plain else GemmProblem(**{k: v for k, v in fields.items() if k != "kind"}).label
 
 
 def text(head: Mapping[str, Any], problem: Mapping[str, Any]) -> list[str]:

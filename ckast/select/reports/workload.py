@@ -12,8 +12,8 @@ Two choices, each deterministic (ties go to the kernel first by name):
 
 - `within(P)`: greedy set cover. Every served problem needs a kept kernel within P% of its best
   (efficiency >= 1 - P/100); each step keeps the kernel that brings the most problems within P% (ties: the
-  larger gain in weighted efficiency). Greedy set cover is within a factor ln(problems) + 1 of the smallest
-  set.
+  larger gain in weighted efficiency, computed for those kernels only). Greedy set cover is within a factor
+  ln(problems) + 1 of the smallest set.
 - `budget(N)`: greedy facility location, maximising the weighted mean efficiency, a monotone submodular
   function: the greedy set is within (1 - 1/e) of the best set of N. The gains of all kernels are computed
   at once per step (numpy over problems x kernels, 1,024 problems at a time). Coverage comes first when it
@@ -277,11 +277,12 @@ def _gains(eff: np.ndarray, w: np.ndarray, current: np.ndarray) -> np.ndarray:
 
 def _counts(good: np.ndarray, rows: np.ndarray, m: np.ndarray) -> np.ndarray:
     """Per kernel, how many of the problems `rows` (a mask; problem i counting `m[i]`) it is `good` for (`_ROWS`
-    problems at a time)."""
+    problems at a time, as float32 products: exact, every count being at most `PROBLEMS_MAX` < 2**24)."""
     counts = np.zeros(good.shape[1], dtype=np.int64)
     for lo in range(0, len(good), _ROWS):
         chunk = slice(lo, lo + _ROWS)
-        counts += m[chunk][rows[chunk]] @ good[chunk][rows[chunk]]
+        picked = rows[chunk]
+        counts += np.rint(m[chunk][picked].astype(np.float32) @ good[chunk][picked].astype(np.float32)).astype(np.int64)
     return counts
 
 
@@ -294,7 +295,9 @@ def _cover(good: np.ndarray, eff: np.ndarray, w: np.ndarray, m: np.ndarray, orde
     uncovered = ~good[:, kept].any(axis=1)
     while uncovered.any():
         counts = _counts(good, uncovered, m)
-        pick = int(np.lexsort((order, -_gains(eff, w, current), -counts))[0])
+        best = np.flatnonzero(counts == counts.max())  # the gains break ties among these only
+        gains = _gains(eff[:, best] if len(best) < eff.shape[1] else eff, w, current)
+        pick = int(best[np.lexsort((order[best], -gains))[0]])
         kept.append(pick)
         uncovered &= ~good[:, pick]
         current = np.maximum(current, eff[:, pick])

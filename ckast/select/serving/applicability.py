@@ -8,12 +8,12 @@ layers applied whose guard holds for it is met. Two layers, as CK runs a kernel 
 - `dispatcher`: what CK's dispatcher checks before it runs a kernel (its backend's `supports()`), the
   rule set the kernel's API profile names in its `[dispatcher]` table (`DISPATCHER_RULES`). What a
   dispatcher user gets is both layers; a launcher called directly checks the kernel layer only.
-- `kernel`: the problem the kernel computes (GEMM or a conv direction; a GEMM's variant and D
+- `kernel`: the problem the kernel computes (GEMM or a conv direction; a GEMM's variant, batch and D
   tensors, `SERVES`) and the kernel's own checks, below.
 
 The kernel's checks are CK Tile's `IsSupportedArgument` of the kernel the launcher instantiates (the
-universal GEMM kernel and its multi-D wrapper; the grouped-conv forward, backward-data and
-backward-weight kernels and the depthwise path), the launcher's own k_batch guard, and the
+universal GEMM kernel, its multi-D and batched wrappers and the Stream-K kernel; the grouped-conv forward,
+backward-data and backward-weight kernels and the depthwise path), the launcher's own k_batch guard, and the
 dispatcher wrapper's spatial-rank check, per API profile: `ck-2025.11` is the amd-aiter wheel's CK,
 profiles with the `strict_argument_checks` feature the newer kernels (D11). Conditions that only read
 the kernel's config and that config validation already enforces (explicit GEMM needs the
@@ -64,7 +64,7 @@ from ckast.select.expr import (
     where,
 )
 from ckast.select.features import KernelTable
-from ckast.select.problem import GemmProblem, Problem
+from ckast.select.problem import BATCHED, COMPUTES, STREAM_K, GemmProblem, Problem
 
 ASYNC_PIPELINES = ("comp_async", "basic_async_v1")
 """Conv pipelines whose CK class sets `Async`: the newer conv kernels accept them on gfx950 only."""
@@ -127,10 +127,24 @@ warp_size = lookup("warp_size", {a: arch_spec(a).warp_size for a in ARCH_NAMES},
 
 # --- GEMM ------------------------------------------------------------------------------------------
 
-M, N, K, k_batch = Field("M"), Field("N"), Field("K"), Field("k_batch")
+M, N, K, k_batch, batch = Field("M"), Field("N"), Field("K"), Field("k_batch"), Field("batch")
 multi_d = variant.eq("multi_d")
-GEMM_VARIANT = Condition("gemm.variant", "a kernel runs the GEMM of its variant: standard (C = A x B), preshuffle "
-                         "(B pre-shuffled) or multi_d (with D tensors)", variant.eq(Field("variant")))
+
+
+def _computes() -> Expr:
+    """The GEMM a kernel computes: its variant's, Stream-K and batched kernels the standard one (`problem.COMPUTES`)."""
+    out: Expr = variant
+    for kernel_variant, problem_variant in COMPUTES.items():
+        out = where(variant.eq(kernel_variant), problem_variant, out)
+    return Named("kernel_gemm", out)
+
+
+computes = _computes()
+GEMM_VARIANT = Condition("gemm.variant", "a kernel runs the GEMM of its variant: standard (C = A x B; also the "
+                         "stream_k and batched kernels), preshuffle (B pre-shuffled) or multi_d (with D tensors)",
+                         computes.eq(Field("variant")))
+GEMM_BATCH = Condition("gemm.batch", "a problem of batch > 1 runs on a batched kernel (CK's BatchedGemmKernel, "
+                       "batch_count GEMMs in one launch); the others run one GEMM", batch.eq(1), variant.ne(BATCHED))
 GEMM_D_TENSORS = Condition("gemm.d_tensors", "a multi-D kernel takes the problem's D tensors: their count, layout "
                            "and element-wise op", Col("num_d_tensors").eq(Field("num_d_tensors"))
                            & Col("d_layout").eq(Field("d_layout")) & Col("elementwise_op").eq(Field("elementwise_op")),
@@ -168,8 +182,10 @@ vector_c = Named("vector_c", where(cshuffle, where(c_row, _n_store, _m_store), 1
 """CShuffle stores min(one wave row of warp tiles, 16 bytes); the default epilogue one element."""
 
 GEMM_CONDITIONS = (
+    Condition("stream_k.k_batch", "Stream-K splits K over the CUs itself: k_batch = 1 (CK's StreamKHostArgs fixes it)",
+              k_batch.eq(1), variant.eq(STREAM_K)),
     Condition("gemm.split_k", "a kernel built without split-K takes k_batch = 1 (its launcher refuses more)",
-              k_batch.eq(1), ~Col("split_k")),
+              k_batch.eq(1), ~Col("split_k") & variant.ne(STREAM_K)),
     Condition("gemm.k_batch_warp_tiles", "at most one K split per warp tile of K", k_batch <= ceil_div(K, warp_tile_k),
               STRICT),
     Condition("gemm.pad_k", "without K padding, K is whole k_batch x tile_k blocks", (K % (tile_k * k_batch)).eq(0),
@@ -185,7 +201,14 @@ GEMM_CONDITIONS = (
     Condition("gemm.vector_c", "C's contiguous dimension is whole store vectors",
               (where(c_row, N, M) % vector_c).eq(0)),
 )
-"""CK's checks of the multi-D kernel's k_batch and of split-K with odd 16-bit stores never decide alone:
+"""CK's Stream-K kernel checks the universal kernel's conditions with k_batch 1 (its `StreamKHostArgs` fix it):
+`StreamKKernel::IsSupportedArgument` of ck-2025.11 (the amd-aiter wheel's `ops/gemm/kernel/
+streamk_gemm_kernel.hpp`, its `reboot` kernel; the older kernel there also refuses the linear reduction) and of
+ck-2026.06 (ROCm/rocm-libraries `projects/composablekernel/include/ck_tile/ops/gemm/kernel/streamk_gemm/
+streamk_gemm_kernel.hpp` @f0667a6b31fd58e68632f4a1730c5a4b7100a498). The batched kernel (`BatchedGemmKernel`)
+checks the universal kernel's conditions, batch_count >= 1 and batch strides of at least a whole tensor, which
+the caller sets and a problem does not hold. CK's checks of the multi-D kernel's k_batch and of split-K with odd 16-bit
+stores never decide alone:
 validation keeps `split_k` off for multi-D, preshuffle and 16-bit default-epilogue kernels (the
 launcher's guard, `gemm.split_k`, refuses k_batch > 1 for them) and CShuffle stores 16-bit outputs in
 vectors of 8. The D tensors have C's layout and type (validation), so C's conditions cover theirs."""
@@ -273,7 +296,8 @@ CONV_CONDITIONS = (
 
 KIND = Condition("kernel.direction", "a kernel serves GEMM problems or one conv direction",
                  direction.eq(Field("direction")))
-SERVES: Mapping[str, tuple[Condition, ...]] = {"gemm": (KIND, GEMM_VARIANT, GEMM_D_TENSORS), "grouped_conv": (KIND,)}
+SERVES: Mapping[str, tuple[Condition, ...]] = {"gemm": (KIND, GEMM_VARIANT, GEMM_BATCH, GEMM_D_TENSORS),
+                                               "grouped_conv": (KIND,)}
 """The problem a kernel computes: a library without a kernel meeting these for a problem cannot serve it."""
 
 # --- CK's dispatcher -------------------------------------------------------------------------------
@@ -299,7 +323,12 @@ DISPATCHER_RULES: Mapping[str, Mapping[str, tuple[Condition, ...]]] = {
 """The conditions of each rule set of CK's dispatcher (catalog `[dispatcher]`), per op kind. `whole_tiles`
 (GEMM's GeneratedKernelInstance::supports): a kernel padding M, N and K takes any size (each condition's
 guard is then false), otherwise every dimension it does not pad must be whole tiles. `kernel`: the
-dispatcher asks the kernel's own IsSupportedArgument (conv's is_supported_fn), which adds no condition."""
+dispatcher asks the kernel's own IsSupportedArgument (conv's is_supported_fn), which adds no condition.
+Stream-K and batched kernels register as GEMM instances of the same backend (their launchers take plain
+GemmHostArgs), so `whole_tiles` is theirs too; it is also the padding check of CK's own Stream-K backend
+(`dispatcher/include/ck_tile/dispatcher/backends/generated_tile_backend_streamk.hpp`, ROCm/rocm-libraries
+6889ec90c732644bbd08b463563aa3d30af09f7d), which besides takes only problems that ask for Stream-K
+(`Problem::streamk`) with its reduction strategy: a choice of CK's caller that a ckast problem does not make."""
 
 
 def _dispatcher(kind: str) -> tuple[Condition, ...]:
@@ -331,7 +360,7 @@ def describe_layers(layers: Sequence[str]) -> str:
 
 
 def problem_fields(problem: Problem) -> dict[str, Any]:
-    """The fields conditions read: GEMM M, N, K, k_batch, variant and D fields; conv G, N, C, K, k_batch,
+    """The fields conditions read: GEMM M, N, K, batch, k_batch, variant and D fields; conv G, N, C, K, k_batch,
     ndim and the spatial tuples (input, filter, stride, dilation, left_pad, right_pad, output); both
     `direction`."""
     if isinstance(problem, GemmProblem):

@@ -13,11 +13,22 @@ from typing import Any
 from ckast.config.errors import shorten
 from ckast.number_text import OutOfRange, parse_int
 
-from ckast.select.problem import _FILTER, _INPUT, AXES, D_FIELDS, DIRECTIONS, ConvProblem, GemmProblem, ProblemError, bounds
+from ckast.select.problem import (
+    _FILTER,
+    _INPUT,
+    AXES,
+    D_FIELDS,
+    DIRECTIONS,
+    ConvProblem,
+    GemmProblem,
+    ProblemError,
+    bounds,
+    problem_variants,
+)
 
-GEMM_FIELDS = ("M", "N", "K", "k_batch", "variant", "num_d_tensors", "d_layout", "elementwise_op")
-GEMM_ALIASES = {"m": "M", "n": "N", "k": "K", "split_k": "k_batch"}
-"""Other spellings of GEMM fields: CK's timing tables' lowercase sizes, and split_k."""
+GEMM_FIELDS = ("M", "N", "K", "batch", "k_batch", "variant", "num_d_tensors", "d_layout", "elementwise_op")
+GEMM_ALIASES = {"m": "M", "n": "N", "k": "K", "split_k": "k_batch", "batch_count": "batch"}
+"""Other spellings of GEMM fields: CK's timing tables' lowercase sizes, split_k, and CK's batch_count."""
 CONV_FIELDS = ("direction", "ndim", "G", "N", "C", "K", "k_batch", *_INPUT.values(), *_FILTER.values(),
                *(name.format(a) for name in ("stride_{}", "dilation_{}", "pad_{}", "left_pad_{}", "right_pad_{}")
                  for a in AXES))
@@ -25,7 +36,8 @@ CONV_FIELDS = ("direction", "ndim", "G", "N", "C", "K", "k_batch", *_INPUT.value
 
 
 def gemm_problem(fields: Mapping[str, Any], where: str = "", checked: bool = True) -> GemmProblem:
-    """A GEMM problem from `M, N, K` (or CK's `m, n, k`), optionally `k_batch` (alias `split_k`), `variant`
+    """A GEMM problem from `M, N, K` (or CK's `m, n, k`), optionally `batch` (alias `batch_count`), `k_batch`
+    (alias `split_k`), `variant`
     and a multi_d problem's D fields (see the module docstring). `checked` false: the rules the reader does not
     decide are left to the caller, who checks many problems at once (`validity.first_broken`)."""
     from ckast.config.knobs import GEMM, KNOBS, VARIANTS
@@ -35,7 +47,7 @@ def gemm_problem(fields: Mapping[str, Any], where: str = "", checked: bool = Tru
     fields = _aliased(fields, GEMM_ALIASES, where)
     _known(fields, set(GEMM_FIELDS), where)
     size = {f: _int(fields, f, where) for f in ("M", "N", "K")}
-    variant = _choice(fields, "variant", VARIANTS[GEMM], "standard", where)
+    variant = _choice(fields, "variant", problem_variants(VARIANTS[GEMM]), "standard", where)
     d_fields: dict[str, Any] = {}
     if variant == "multi_d":
         knobs = {k.name: k for k in KNOBS}
@@ -45,7 +57,8 @@ def gemm_problem(fields: Mapping[str, Any], where: str = "", checked: bool = Tru
             d_fields[name] = _choice({name: value}, name, knob.choices, knob.default, where)
     elif given := [f for f in D_FIELDS if f in fields]:
         raise ProblemError(given[0], f"only a multi_d problem has D tensors (this one is {variant})", where)
-    problem = GemmProblem(**size, k_batch=_int(fields, "k_batch", where, default=1), variant=variant, **d_fields)
+    problem = GemmProblem(**size, k_batch=_int(fields, "k_batch", where, default=1), variant=variant, **d_fields,
+                          batch=_int(fields, "batch", where, default=1))
     if checked:
         check(problem, where)
     return problem

@@ -6,8 +6,9 @@ bool tree of the selection language (`select.expr`) over the fields the C++ sele
   a coded field holds one of its values (a GEMM's D fields only in a multi_d problem);
 - a conv problem's axes beyond its `ndim` hold the lengths of no axis (1, pads 0), and along each axis the
   dilated filter fits the padded input (an output length of at least 1);
-- each tensor's elements (GEMM A = M x K, B = K x N, C and each D = M x N; conv input, weight and output,
-  all groups) are within `index_t`, which CK's kernels address them by. The counts are products of floats:
+- each tensor's elements (GEMM A = M x K, B = K x N, C and each D = M x N, all `batch` of them: CK's batched
+  kernel offsets each batch's tensors by an index_t product; conv input, weight and output, all groups) are
+  within `index_t`, which CK's kernels address them by. The counts are products of floats:
   exact below 2**53, and rounding never takes a product above `INT_MAX` below it, so each comparison is
   the exact one, and no product can overflow in the C++.
 
@@ -42,6 +43,7 @@ from ckast.select.problem import (
     Problem,
     ProblemError,
     bounds,
+    problem_variants,
 )
 
 _PADS = ("left_pad", "right_pad")
@@ -176,15 +178,16 @@ def _elements(tensor: str, factors: tuple[Expr, ...], what: str) -> Rule:
 def _gemm_rules() -> tuple[Rule, ...]:
     knobs = {k.name: k for k in KNOBS}
     multi_d = Field("variant").eq("multi_d")
-    out = [*(_range(f) for f in ("M", "N", "K", "k_batch")), _one_of("variant", VARIANTS[GEMM])]
+    out = [*(_range(f) for f in ("M", "N", "K", "k_batch", "batch")),
+           _one_of("variant", problem_variants(VARIANTS[GEMM]))]
     for name in D_FIELDS:
         choices, none = knobs[name].choices, 0 if knobs[name].type is int else ""
         holds = where(multi_d, Field(name).isin(choices), Field(name).eq(none))
         out.append(Rule(name, f"must be one of {', '.join(map(str, choices))} in a multi_d problem, "
                               f"{none if none == 0 else 'none'} in another", holds, Field(name), read=True))
-    m, n, k = Field("M"), Field("N"), Field("K")
-    return (*out, _elements("A", (m, k), "M x K"), _elements("B", (k, n), "K x N"),
-            _elements("C", (m, n), "M x N, as each D tensor"))
+    m, n, k, batch = Field("M"), Field("N"), Field("K"), Field("batch")
+    return (*out, _elements("A", (batch, m, k), "M x K, all batches"),
+            _elements("B", (batch, k, n), "K x N, all batches"), _elements("C", (batch, m, n), "M x N, all batches, as each D tensor"))
 
 
 def _output(axis: str) -> Expr:
