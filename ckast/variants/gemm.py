@@ -150,6 +150,8 @@ def epilogue_problem(g: Gemm, s: Scope, ds: tuple[n.Type, n.Type] | None = None,
         common["MemoryOperation_"] = memop
     xdl = dict(MPerXdl_=ids("WarpTileM"), NPerXdl_=ids("WarpTileN"), KPerXdl_=ids("WarpTileK"))
     if c.epilogue == "cshuffle":
+        if g.p.template("CShuffleEpilogueProblem").has_param("DoubleSmemBuffer_"):
+            common["DoubleSmemBuffer_"] = ids("DoubleSmemBuffer")  # the pipeline's LDS use, as CK's generator binds it
         return g.t("CShuffleEpilogueProblem", **common, ELayout_=s.ref("CLayout"), MWave_=ids("WarpM"),
                    NWave_=ids("WarpN"), isCTransposed_=ids("TransposeC"), kNumWaveGroups_=ids("NumWaveGroups"), **xdl)
     return g.t("DefaultGemm2DEpilogueProblem", **common, CLayout_=s.ref("CLayout"), kPadM_=ids("kPadM"),

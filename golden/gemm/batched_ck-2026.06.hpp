@@ -88,7 +88,11 @@ struct Launcher {
         WarpTileN,
         WarpTileK,
         TransposeC,
-        NumWaveGroups>;
+        NumWaveGroups,
+        false,
+        1,
+        1,
+        DoubleSmemBuffer>;
     using Epilogue = ck_tile::CShuffleEpilogue<EpilogueProblem>;
     using Kernel = ck_tile::BatchedGemmKernel<TilePartitioner, Pipeline, Epilogue>;
 

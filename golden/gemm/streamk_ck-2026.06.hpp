@@ -93,7 +93,11 @@ struct Launcher {
         WarpTileN,
         WarpTileK,
         TransposeC,
-        NumWaveGroups>;
+        NumWaveGroups,
+        false,
+        1,
+        1,
+        DoubleSmemBuffer>;
     using Epilogue = ck_tile::CShuffleEpilogue<EpilogueProblem>;
     using Kernel = ck_tile::StreamKKernel<TilePartitioner, Pipeline, Epilogue>;
 
