@@ -1,0 +1,206 @@
+"""Kernel types as trees (tests/ck_trees.py): alias resolution, comparison by path, CK's golden data, and
+ckast's standard GEMM against the kernel CK's own GEMM generator instantiates for the same config."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from ckast.catalog import load_profile
+from ckast.variants import lower_kernel
+
+from .ck_trees import (
+    DATA,
+    MISSING,
+    ProfileDifference,
+    TreeError,
+    compare,
+    differences,
+    load_goldens,
+    normalize,
+    resolve,
+    tree_of_ast,
+    tree_of_header,
+    tree_of_source,
+)
+from .goldens import GEMM_CASES
+from .kernels import config_of
+
+T = lambda name, *args: {"template": name, "args": list(args)}  # noqa: E731
+
+
+# --- reading headers -------------------------------------------------------------------------------
+
+HEADER = """
+// a comment with using X = int; inside
+#include "ck_tile/core.hpp"
+namespace ns_k {
+using ADataType = ck_tile::fp16_t;   /* folded to half_t */
+struct Kernel_k {
+    using A = ns_k::ADataType;
+    static constexpr ck_tile::index_t TileM = 64;
+    static constexpr ck_tile::index_t TileN = TileM * 2;
+    static constexpr bool Pad = false;
+    using Shape = ck_tile::TileGemmShape<ck_tile::sequence<TileM, TileN, 32>, ck_tile::sequence<2, 2, 1>,
+                                         ck_tile::sequence<32, 32, 16>>;
+    using Part = ck_tile::GemmSpatiallyLocalTilePartitioner<Shape, 8, 4>;
+    static float launch(const Args& args) {
+        const auto Run = [&](auto has_hot_loop_, auto tail_number_) {
+            using Problem = ck_tile::Problem<A, Pad, has_hot_loop_.value, tail_number_.value>;
+            using Kernel = ck_tile::K<Part::MPerBlock, Problem, typename Problem::Compute, Part>;
+            return 0.0f;
+        };
+        return 0.0f;
+    }
+};
+}
+#ifdef SINGLE
+using ADataType = float;
+#endif
+"""
+
+
+def test_aliases_and_constants_resolve_through_scopes():
+    tree = tree_of_header(HEADER)
+    assert tree["template"] == "ck_tile::K"
+    m_per_block, problem, compute, part = tree["args"]
+    assert m_per_block == 64  # Part::MPerBlock read from the tile shape
+    assert problem == T("ck_tile::Problem", "ck_tile::half_t", False, "$HasHotLoop", "$TailNum")
+    assert compute == {"member": "Compute", "of": problem}
+    assert part["args"][0]["args"][0] == T("ck_tile::sequence", 64, 128, 32)
+
+
+def test_using_namespace_qualifies_and_alias_templates_bind():
+    text = """
+    using namespace ck_tile;
+    struct L {
+        template <bool HasHotLoop, TailNumber TailNum>
+        using Problem = UniversalGemmPipelineProblem<fp8_t, HasHotLoop, TailNum>;
+        template <bool HasHotLoop, TailNumber TailNum>
+        using Kernel = GemmKernel<Problem<HasHotLoop, TailNum>, Problem<true, TailNumber::Full>>;
+    };
+    """
+    tree = tree_of_header(text)
+    assert tree == T("ck_tile::GemmKernel",
+                     T("ck_tile::UniversalGemmPipelineProblem", "ck_tile::fp8_t", "$HasHotLoop", "$TailNum"),
+                     T("ck_tile::UniversalGemmPipelineProblem", "ck_tile::fp8_t", True, "ck_tile::TailNumber::Full"))
+
+
+def test_an_alias_named_like_its_template_is_not_recursion():
+    text = "using namespace ck_tile; struct S { using GemmPipelineProblem = GemmPipelineProblem<int, 2>; };"
+    assert resolve(text, "GemmPipelineProblem") == T("ck_tile::GemmPipelineProblem", "int", 2)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("struct S { using A = B; using B = A; using Kernel = A; };", "refers to itself"),
+    ("struct S { using Kernel = int; }; struct T { using Kernel = int; };", "2 declarations"),
+    ("struct S { using X = int; };", "0 declarations"),
+    ("struct S { using Kernel = ck_tile::X<1, >; };", "expected"),
+    ("struct S { using Kernel = int; } }", "unbalanced"),
+])
+def test_unreadable_headers_are_refused_by_name(text, message):
+    with pytest.raises(TreeError, match=message):
+        tree_of_header(text)
+
+
+# --- comparison ------------------------------------------------------------------------------------
+
+def test_differences_name_their_path_and_both_values():
+    ck = T("ck_tile::K", T("ck_tile::P", 1, True), "float", 7)
+    ours = T("ck_tile::K", T("ck_tile::P", 2, True), "float")
+    found = differences(ck, ours)
+    assert [(d.path, d.ck, d.ckast) for d in found] == [
+        ("ck_tile::K/0/ck_tile::P/0", 1, 2),
+        ("ck_tile::K/2", 7, MISSING),
+    ]
+    assert str(found[0]) == "ck_tile::K/0/ck_tile::P/0: CK 1 / ckast 2"
+
+
+def test_a_different_template_stops_the_descent():
+    assert [d.path for d in differences(T("a::X", 1, 2), T("a::Y", 3, 4))] == ["/"]
+    assert [d.path for d in differences(T("k", T("a::X", 1)), T("k", T("a::Y", 1)))] == ["k/0"]
+
+
+def test_true_and_one_are_not_equal():
+    assert differences(True, 1) and differences(0, False)
+
+
+def test_allowances_explain_by_name_and_unused_ones_fail():
+    ck, ours = T("k", 1, 2), T("k", 1, 3)
+    allow = ProfileDifference("n-two", "CK spells 2 here", "k/1", ck=2, ckast=3)
+    assert compare(ck, ours, [allow]).ok
+    wrong_value = ProfileDifference("n-two", "", "k/1", ck=5)
+    result = compare(ck, ours, [wrong_value])
+    assert not result.ok and "unexplained: k/1" in result.report()
+    stale = ProfileDifference("stale", "", "k/9")
+    result = compare(ck, ck, [stale])
+    assert not result.ok and result.unused == ["stale"]
+
+
+def test_normalize_spells_catalog_defaults():
+    profile = load_profile("ck-2026.06")
+    seq = T("ck_tile::sequence", 1, 2, 3)
+    short = T("ck_tile::TileGemmShape", seq, seq, seq)
+    assert normalize(short, profile) == T("ck_tile::TileGemmShape", seq, seq, seq, False, False)
+    assert compare(short, T("ck_tile::TileGemmShape", seq, seq, seq, False), profile=profile).ok
+    assert not compare(short, T("ck_tile::TileGemmShape", seq, seq, seq, True), profile=profile).ok
+
+
+# --- ckast's side ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", sorted(GEMM_CASES))
+@pytest.mark.parametrize("profile", ["ck-2025.11", "ck-2026.06"])
+def test_ast_and_printed_header_give_one_tree(case, profile):
+    header = lower_kernel(config_of(GEMM_CASES, case, profile), load_profile(profile)).header
+    tree = tree_of_ast(header)
+    assert tree["template"].startswith("ck_tile::") and tree == tree_of_source(header)
+
+
+STANDARD_FP8 = dict(GEMM_CASES["standard"], datatype="fp8", pipeline="compv4", tile_m=128, tile_n=128, tile_k=64,
+                    warp_m=2, warp_n=2, warp_k=1, warp_tile_m=32, warp_tile_n=32, warp_tile_k=16)
+CK_GEMM = "gemm_fp8_rcr_compv4_cshuffle_intrawave_False_False_False_False_128x128x64_2x2x1_32x32x16"
+EPILOGUE_DSB = ProfileDifference(
+    "epilogue-double-smem-buffer",
+    "CK's GEMM generator passes DoubleSmemBuffer to CShuffleEpilogueProblem (true with compv4); ckast leaves the "
+    "epilogue's DoubleSmemBuffer_ at its default (false)",
+    "ck_tile::GemmKernel/2/ck_tile::CShuffleEpilogue/0/ck_tile::CShuffleEpilogueProblem/20", ck=True, ckast=False)
+
+
+def test_standard_gemm_matches_ck_gemm_generator_up_to_named_differences():
+    profile = load_profile("ck-2026.06")
+    ck = json.loads((DATA / "trees.json").read_text())["tripwire"][CK_GEMM]
+    ours = tree_of_ast(lower_kernel(config_of(GEMM_CASES, STANDARD_FP8, "ck-2026.06"), profile).header)
+    result = compare(ck, ours, [EPILOGUE_DSB], profile=profile)
+    assert result.ok, result.report()
+    assert len(result.explained["epilogue-double-smem-buffer"]) == 1
+    # a changed knob shows up at its path
+    other = tree_of_ast(lower_kernel(config_of(GEMM_CASES, dict(STANDARD_FP8, warp_tile_k=32), "ck-2026.06"),
+                                     profile).header)
+    paths = [d.path for d in compare(ck, other, [EPILOGUE_DSB], profile=profile).unexplained]
+    assert "ck_tile::GemmKernel/0/ck_tile::GemmSpatiallyLocalTilePartitioner/0/ck_tile::TileGemmShape/2/ck_tile::sequence/2" in paths
+
+
+# --- CK's golden data ------------------------------------------------------------------------------
+
+def test_goldens_hold_every_case_and_say_where_they_come_from():
+    g = load_goldens()
+    assert len(g.cases) == 140
+    assert g.source["repo"] == "ROCm/rocm-libraries" and g.source["commit"] == "ea607ecdb59e970dc748d4848363b800334ba5c6"
+    assert Counter(c.module for c in g.cases.values()) == {
+        "gemm_abquant_utils": 16, "gemm_aquant_utils": 16, "gemm_bquant_utils": 38, "gemm_rowcolquant_utils": 4,
+        "gemm_tensor_quant_utils": 4, "grouped_gemm_abquant_utils": 12, "grouped_gemm_aquant_utils": 12,
+        "grouped_gemm_bquant_utils": 38}
+    assert len({c.config_name for c in g.cases.values()}) == 109
+    for cid, c in g.cases.items():
+        assert cid == f"{c.module}::{c.factory}::{c.arch}"
+
+
+def test_every_extracted_tree_is_a_quant_kernel_of_a_case():
+    g = load_goldens()
+    names = {c.config_name for c in g.cases.values()}
+    assert set(g.trees) <= names
+    for name, tree in g.trees.items():
+        assert tree["template"] in ("ck_tile::QuantGemmKernel", "ck_tile::QuantGroupedGemmKernel",
+                                    "ck_tile::GroupedGemmKernel"), name
