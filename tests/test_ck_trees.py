@@ -197,10 +197,20 @@ def test_goldens_hold_every_case_and_say_where_they_come_from():
         assert cid == f"{c.module}::{c.factory}::{c.arch}"
 
 
-def test_every_extracted_tree_is_a_quant_kernel_of_a_case():
+QUANT_TYPES = {"abquant": "ABQuantGrouped", "aquant": "AQuantGrouped", "bquant": "BQuantGrouped",
+               "rowcolquant": "RowColQuant", "tensor_quant": "TensorQuant"}
+
+
+def test_every_golden_kernel_has_a_tree_that_agrees_with_its_config():
     g = load_goldens()
-    names = {c.config_name for c in g.cases.values()}
-    assert set(g.trees) <= names
-    for name, tree in g.trees.items():
-        assert tree["template"] in ("ck_tile::QuantGemmKernel", "ck_tile::QuantGroupedGemmKernel",
-                                    "ck_tile::GroupedGemmKernel"), name
+    assert set(g.trees) == {c.config_name for c in g.cases.values()}
+    assert json.loads((DATA / "trees.json").read_text())["unparsed"] == []
+    for c in g.cases.values():
+        tree = g.trees[c.config_name]
+        family = c.module.removeprefix("grouped_").removeprefix("gemm_").removesuffix("_utils")
+        assert tree["template"] == "ck_tile::QuantGemmKernel", c.case_id
+        assert tree["args"][3] == f"ck_tile::QuantType::{QUANT_TYPES[family]}", c.case_id
+        t = c.config["tile_configs"][0]
+        shape = tree["args"][0]["args"][0]
+        assert shape == T("ck_tile::TileGemmShape", *(T("ck_tile::sequence", *(t[f"{p}_{d}"] for d in "mnk"))
+                                                      for p in ("tile", "warp", "warp_tile"))), c.case_id
