@@ -214,3 +214,30 @@ def test_every_golden_kernel_has_a_tree_that_agrees_with_its_config():
         shape = tree["args"][0]["args"][0]
         assert shape == T("ck_tile::TileGemmShape", *(T("ck_tile::sequence", *(t[f"{p}_{d}"] for d in "mnk"))
                                                       for p in ("tile", "warp", "warp_tile"))), c.case_id
+
+
+# --- the extraction tool -------------------------------------------------------------------------
+
+def _tool():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "tools" / "ck_quant_goldens.py"
+    spec = importlib.util.spec_from_file_location("ck_quant_goldens", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_tool_extracts_only_headers_matching_the_manifest_sha(tmp_path):
+    import hashlib
+
+    tool = _tool()
+    text = "struct S { using Kernel = ck_tile::QuantGemmKernel<int, 1>; };\n"
+    (tmp_path / "good.hpp.golden").write_text(text)
+    (tmp_path / "edited.hpp.golden").write_text(text.replace("1", "2"))
+    sha = hashlib.sha256(text.encode()).hexdigest()
+    trees, problems = tool.read_kernels(tmp_path, {"good": sha, "edited": sha}, ["good", "edited", "absent"])
+    assert trees == {"good": T("ck_tile::QuantGemmKernel", "int", 1)}
+    assert [p.split(":")[0] for p in problems] == ["edited", "absent"]
+    assert "sha256 differs" in problems[0]

@@ -40,8 +40,8 @@ def kernel_tree(text: str) -> object:
     raise TreeError("; ".join(errors))
 
 
-def read_kernels(hpp: Path, manifest: dict, names: list[str]) -> tuple[dict, list[str]]:
-    shas = {c["config_name"]: c["sha256"] for c in manifest.get("cases", {}).values()}
+def read_kernels(hpp: Path, shas: dict[str, str], names: list[str]) -> tuple[dict, list[str]]:
+    """The kernel tree of each named header whose bytes hash to the manifest's sha256."""
     trees, problems = {}, []
     for name in names:
         path = hpp / f"{name}.hpp.golden"
@@ -49,8 +49,8 @@ def read_kernels(hpp: Path, manifest: dict, names: list[str]) -> tuple[dict, lis
             problems.append(f"{name}: no {path.name}")
             continue
         data = path.read_bytes()
-        if name in shas and hashlib.sha256(data).hexdigest() != shas[name]:
-            problems.append(f"{name}: sha256 differs from the manifest")
+        if name not in shas or hashlib.sha256(data).hexdigest() != shas[name]:
+            problems.append(f"{name}: sha256 differs from the manifest (or the manifest lacks it)")
             continue
         try:
             trees[name] = kernel_tree(data.decode())
@@ -80,8 +80,13 @@ def main(argv: list[str] | None = None) -> int:
     source = {"repo": REPO, "path": PATH, "commit": args.commit,
               "note": "CK's cases and the kernel types of its golden headers; the headers themselves are not kept"}
     names = sorted({c["config_name"] for c in manifest["cases"].values()})
-    trees, problems = read_kernels(args.golden_dir / "hpp", manifest, names)
-    tripwire, tw_problems = read_kernels(args.golden_dir / "tripwire" / "hpp", {}, list(args.tripwire))
+    trees, problems = read_kernels(args.golden_dir / "hpp", {c["config_name"]: c["sha256"] for c in manifest["cases"].values()},
+                                   names)
+    tw_shas = {}
+    if args.tripwire:
+        tw_manifest = json.loads((args.golden_dir / "tripwire" / "manifest.json").read_text())
+        tw_shas = {c["emitted_hpp"]: c["sha256"] for c in tw_manifest["cases"].values()}
+    tripwire, tw_problems = read_kernels(args.golden_dir / "tripwire" / "hpp", tw_shas, list(args.tripwire))
     cases = {cid: {k: c[k] for k in ("module", "factory", "arch", "config_name", "sha256", "config")}
              for cid, c in sorted(manifest["cases"].items())}
     args.out.mkdir(parents=True, exist_ok=True)
