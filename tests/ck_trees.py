@@ -801,3 +801,32 @@ def load_goldens(root: Path = DATA) -> Goldens:
     cases = {cid: Case(cid, c["module"], c["factory"], c["arch"], c["config_name"], c["config"])
              for cid, c in manifest["cases"].items()}
     return Goldens(manifest["source"], cases, trees["trees"])
+
+
+def field_values(goldens: Goldens) -> dict[str, dict[str, list]]:
+    """module -> config field (dotted, `[]` for list items) -> the values CK's cases give it, sorted."""
+    out: dict[str, dict[str, set[str]]] = {}
+
+    def walk(prefix: str, value: object, fields: dict[str, set[str]]) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(f"{prefix}.{k}" if prefix else k, v, fields)
+        elif isinstance(value, list):
+            for v in value:
+                walk(f"{prefix}[]", v, fields)
+        else:
+            fields.setdefault(prefix, set()).add(json.dumps(value))
+
+    for case in goldens.cases.values():
+        walk("", case.config, out.setdefault(case.module, {}))
+    return {m: {f: [json.loads(v) for v in sorted(vs, key=lambda v: (len(v), v))] for f, vs in sorted(fields.items())}
+            for m, fields in sorted(out.items())}
+
+
+def field_table(goldens: Goldens) -> str:
+    """`field_values` as the markdown table of tests/data/ck_quant_goldens/README.md."""
+    rows = ["| module | field | values |", "| --- | --- | --- |"]
+    for module, fields in field_values(goldens).items():
+        for name, values in fields.items():
+            rows.append(f"| {module} | `{name}` | {', '.join(json.dumps(v) for v in values)} |")
+    return "\n".join(rows)

@@ -241,3 +241,9 @@ def test_the_tool_extracts_only_headers_matching_the_manifest_sha(tmp_path):
     assert trees == {"good": T("ck_tile::QuantGemmKernel", "int", 1)}
     assert [p.split(":")[0] for p in problems] == ["edited", "absent"]
     assert "sha256 differs" in problems[0]
+
+
+def test_the_data_readme_lists_every_config_field_and_value():
+    from .ck_trees import field_table
+
+    assert field_table(load_goldens()) in (DATA / "README.md").read_text()
