@@ -561,6 +561,7 @@ def tree_of_ast(file: object, kernel: str = "Kernel") -> Tree:
     """The kernel type of ckast's header AST (a `ckast.nodes.File`), read from the nodes themselves:
     aliases, alias templates and constexpr constants of namespaces, structs and function bodies."""
     from ckast import nodes as n
+    from ckast.nodes.base import children
 
     root = _Scope(None, None)
 
@@ -577,19 +578,34 @@ def tree_of_ast(file: object, kernel: str = "Kernel") -> Tree:
                 body(d.body, child)
             elif isinstance(d, n.UsingAlias):
                 scope.decls[d.name] = _Decl(_raw_of_node(d.type), scope, params)
-            elif isinstance(d, n.VarDecl) and d.constexpr and d.init is not None:
-                try:
-                    scope.decls[d.name] = _Decl(_raw_of_node(d.init), scope)
-                except TreeError:
-                    pass
             elif isinstance(d, n.UsingDirective):
                 scope.using_ns.append(_name_parts_of(d.namespace))
-            elif isinstance(d, n.FunctionDef) and d.body:
-                child = _Scope(None, scope)
-                scope.inner.append(child)
-                body(d.body, child)
+            elif isinstance(d, n.FunctionDef):
+                body(d.body or (), block(scope))
             elif isinstance(d, n.IfDef):
                 body((*d.then, *d.else_), scope)
+            else:
+                if isinstance(d, n.VarDecl) and d.constexpr and d.init is not None:
+                    try:
+                        scope.decls[d.name] = _Decl(_raw_of_node(d.init), scope)
+                    except TreeError:
+                        pass
+                nested(d, scope)
+
+    def block(scope: _Scope) -> _Scope:
+        child = _Scope(None, scope)
+        scope.inner.append(child)
+        return child
+
+    def nested(node: object, scope: _Scope) -> None:
+        """Blocks inside a statement: lambda bodies and the branches of if/for/while."""
+        for child in children(node):  # type: ignore[arg-type]
+            if isinstance(child, n.Lambda):
+                body(child.body, block(scope))
+            elif isinstance(child, (n.Stmt, n.Decl)):
+                body((child,), block(scope))
+            else:
+                nested(child, scope)
 
     body(file.body, root)  # type: ignore[attr-defined]
     hits = [s.decls[kernel] for s in root.walk() if kernel in s.decls]

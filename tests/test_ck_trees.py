@@ -247,3 +247,16 @@ def test_the_data_readme_lists_every_config_field_and_value():
     from .ck_trees import field_table
 
     assert field_table(load_goldens()) in (DATA / "README.md").read_text()
+
+
+def test_the_ast_reader_finds_aliases_in_lambda_bodies_and_branches():
+    from ckast import nodes as n
+
+    kernel = n.UsingAlias("Kernel", n.type_of("Inner"))
+    launch = n.FunctionDef("launch", n.Builtin("float"), body=[
+        n.If(n.BoolLit(True), [n.UsingAlias("Unused", n.Builtin("int"))]),
+        n.VarDecl(n.Builtin("auto"), "Run", n.Lambda(("&",), (), [
+            n.UsingAlias("Inner", n.Builtin("float")), kernel, n.Return(n.IntLit(0))])),
+    ])
+    file = n.File([n.Namespace("ns", [n.Struct("S", [launch])])])
+    assert tree_of_ast(file) == tree_of_source(file) == "float"
