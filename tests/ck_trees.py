@@ -17,25 +17,28 @@ Tree (JSON):
     {"member": "M", "of": tree}                `T::M` / `t.M` that no rule in MEMBERS evaluates
     {"op": "+", "args": [a, b]}                arithmetic on something unknown
 
-How a test uses it (CK's expected trees live in tests/data/ck_quant_goldens/, read by `load_goldens`):
+How a test uses it (CK's cases and expected trees live in tests/data/ck_quant_goldens/, see its README):
 
-    from tests.ck_trees import ProfileDifference, compare, load_goldens, tree_of_ast
-    goldens = load_goldens()
-    case = goldens.cases["gemm_bquant_utils::default_fp8_config::gfx942"]
-    expected = goldens.trees[case.config_name]                 # CK's kernel type
-    actual = tree_of_ast(lower_kernel(config, profile).header)  # ckast's (or tree_of_header(text))
-    result = compare(expected, actual, allowed=[ProfileDifference(
-        "tile-shape-flags", "CK spells TileGemmShape's defaulted flags", "ck_tile::TileGemmShape/3", ck=False)])
+    from tests.ck_trees import ProfileDifference, compare_case, load_goldens
+    case = load_goldens().cases["gemm_bquant_utils::default_fp8_config::gfx942"]
+    # case.config is CK's codegen-config dict, case.arch its arch; build ckast's kernel for it:
+    header = lower_kernel(config, profile).header                # a ckast.nodes.File
+    result = compare_case(case, header, profile=profile, allowed=[ProfileDifference(
+        "name", "why ckast differs here, documented", "ck_tile::QuantGemmKernel/2/*", ck=..., ckast=...)])
     assert result.ok, result.report()
 
+`compare_case` reads ckast's tree from the AST (`tree_of_ast`); `tree_of_header(text)` reads any header text.
+With `profile`, omitted trailing template arguments are spelled from ckast's catalog on both sides.
+
 `compare` lists every difference by path (`ck_tile::QuantGemmKernel/1/ck_tile::X/0`: template name,
-then argument index, down the tree); a difference is allowed only by a named ProfileDifference whose
+then argument index, down the tree; `/::M` steps into the type whose member `M` is taken); a difference is allowed only by a named ProfileDifference whose
 path pattern (fnmatch) and values match, and an allowance that matches nothing is reported as unused.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -763,6 +766,8 @@ def differences(ck: Tree, ckast: Tree, path: str = "") -> list[Difference]:
             else:
                 out += differences(a[i], b[i], sub)
         return out
+    if isinstance(ck, dict) and isinstance(ckast, dict) and "member" in ck and ck.get("member") == ckast.get("member"):
+        return differences(ck["of"], ckast["of"], f"{path}/::{ck['member']}")
     if type(ck) is type(ckast) and ck == ckast:
         return []
     return [Difference(path or "/", ck, ckast)]
@@ -810,6 +815,7 @@ class Goldens:
         return [c for c in self.cases.values() if c.module == module]
 
 
+@functools.lru_cache(maxsize=4)
 def load_goldens(root: Path = DATA) -> Goldens:
     """CK's 140 quant GEMM cases and the expected trees of their 109 kernels (tests/data/ck_quant_goldens)."""
     manifest = json.loads((root / "cases.json").read_text())
@@ -846,3 +852,18 @@ def field_table(goldens: Goldens) -> str:
         for name, values in fields.items():
             rows.append(f"| {module} | `{name}` | {', '.join(json.dumps(v) for v in values)} |")
     return "\n".join(rows)
+
+
+def compare_case(case: str | Case, ckast: object, allowed: Iterable[ProfileDifference] = (), profile: object = None,
+                 kernel: str = "Kernel") -> Comparison:
+    """CK's kernel of `case` (a case id or Case) against ckast's: a `ckast.nodes.File`, header text or a tree."""
+    goldens = load_goldens()
+    if isinstance(case, str):
+        case = goldens.cases[case]
+    if isinstance(ckast, str):
+        ours = tree_of_header(ckast, kernel)
+    elif isinstance(ckast, (dict, int, bool)):
+        ours = ckast
+    else:
+        ours = tree_of_ast(ckast, kernel)
+    return compare(goldens.trees[case.config_name], ours, allowed, profile)

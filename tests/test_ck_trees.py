@@ -260,3 +260,25 @@ def test_the_ast_reader_finds_aliases_in_lambda_bodies_and_branches():
     ])
     file = n.File([n.Namespace("ns", [n.Struct("S", [launch])])])
     assert tree_of_ast(file) == tree_of_source(file) == "float"
+
+
+def test_compare_case_takes_a_case_id_and_ckast_text_ast_or_tree():
+    from .ck_trees import compare_case
+
+    g = load_goldens()
+    case_id = "gemm_rowcolquant_utils::default_fp8_config::gfx942"
+    tree = g.trees[g.cases[case_id].config_name]
+    assert compare_case(case_id, tree).ok
+    other = json.loads(json.dumps(tree).replace('"ck_tile::fp8_t"', '"ck_tile::bf8_t"'))
+    result = compare_case(g.cases[case_id], other)
+    assert not result.ok and all(d.ck == "ck_tile::fp8_t" and d.ckast == "ck_tile::bf8_t" for d in result.unexplained)
+    text = "namespace ns { struct S { using Kernel = ck_tile::QuantGemmKernel<int>; }; }"
+    assert [d.path for d in compare_case(case_id, text).unexplained][:2] == ["ck_tile::QuantGemmKernel/0",
+                                                                              "ck_tile::QuantGemmKernel/1"]
+
+
+def test_a_member_of_a_differing_type_is_reported_inside_that_type():
+    ck = T("k", {"member": "AComputeDataType", "of": T("p", "ck_tile::fp8_t")})
+    ours = T("k", {"member": "AComputeDataType", "of": T("p", "ck_tile::bf8_t")})
+    assert [d.path for d in differences(ck, ours)] == ["k/0/::AComputeDataType/p/0"]
+    assert [d.path for d in differences(ck, T("k", {"member": "BComputeDataType", "of": T("p", 1)}))] == ["k/0"]
