@@ -867,3 +867,35 @@ def compare_case(case: str | Case, ckast: object, allowed: Iterable[ProfileDiffe
     else:
         ours = tree_of_ast(ckast, kernel)
     return compare(goldens.trees[case.config_name], ours, allowed, profile)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m tests.ck_trees CASE_ID [HEADER] [--profile P]`: CK's tree of a case, or its differences
+    from the kernel of HEADER (any generated header text)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m tests.ck_trees", description=main.__doc__)
+    ap.add_argument("case", help="module::factory::arch, as in tests/data/ck_quant_goldens/cases.json")
+    ap.add_argument("header", nargs="?", type=Path)
+    ap.add_argument("--profile", help="CK API profile whose catalog spells omitted defaults")
+    ap.add_argument("--kernel", default="Kernel", help="the alias naming the kernel in HEADER")
+    args = ap.parse_args(argv)
+    goldens = load_goldens()
+    if args.case not in goldens.cases:
+        print(f"no case {args.case!r}; cases are module::factory::arch (see {DATA / 'cases.json'})")
+        return 2
+    if args.header is None:
+        print(json.dumps(goldens.trees[goldens.cases[args.case].config_name], indent=1))
+        return 0
+    profile = None
+    if args.profile:
+        from ckast.catalog import load_profile
+
+        profile = load_profile(args.profile)
+    result = compare_case(args.case, args.header.read_text(), profile=profile, kernel=args.kernel)
+    print(result.report())
+    return 0 if result.ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

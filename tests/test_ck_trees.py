@@ -282,3 +282,16 @@ def test_a_member_of_a_differing_type_is_reported_inside_that_type():
     ours = T("k", {"member": "AComputeDataType", "of": T("p", "ck_tile::bf8_t")})
     assert [d.path for d in differences(ck, ours)] == ["k/0/::AComputeDataType/p/0"]
     assert [d.path for d in differences(ck, T("k", {"member": "BComputeDataType", "of": T("p", 1)}))] == ["k/0"]
+
+
+def test_the_command_line_prints_a_case_tree_or_a_report(tmp_path, capsys):
+    from .ck_trees import main
+
+    case_id = "gemm_tensor_quant_utils::default_bf8_config::gfx950"
+    assert main([case_id]) == 0
+    assert json.loads(capsys.readouterr().out)["template"] == "ck_tile::QuantGemmKernel"
+    header = tmp_path / "k.hpp"
+    header.write_text("struct S { using Kernel = ck_tile::QuantGemmKernel<int>; };")
+    assert main([case_id, str(header)]) == 1
+    assert "unexplained: ck_tile::QuantGemmKernel/0" in capsys.readouterr().out
+    assert main(["no::such::case"]) == 2
