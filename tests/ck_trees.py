@@ -53,7 +53,7 @@ DATA = Path(__file__).parent / "data" / "ck_quant_goldens"
 
 CK_TYPE_ALIASES = {
     "ck_tile::fp16_t": "ck_tile::half_t",
-    "ck_tile::bf16_t": "ck_tile::bfloat16_t",
+    "ck_tile::bfloat16_t": "ck_tile::bf16_t",
     "ck_tile::float8_e4m3_t": "ck_tile::fp8_t",
     "ck_tile::float8_e5m2_t": "ck_tile::bf8_t",
 }
