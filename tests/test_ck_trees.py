@@ -158,9 +158,18 @@ def test_ast_and_printed_header_give_one_tree(case, profile):
     assert tree["template"].startswith("ck_tile::") and tree == tree_of_source(header)
 
 
-STANDARD_FP8 = dict(GEMM_CASES["standard"], datatype="fp8", pipeline="compv4", tile_m=128, tile_n=128, tile_k=64,
-                    warp_m=2, warp_n=2, warp_k=1, warp_tile_m=32, warp_tile_n=32, warp_tile_k=16)
-CK_GEMM = "gemm_fp8_rcr_compv4_cshuffle_intrawave_False_False_False_False_128x128x64_2x2x1_32x32x16"
+TILE = dict(tile_m=128, tile_n=128, warp_m=2, warp_n=2, warp_k=1)
+CK_GEMMS = {  # CK's GEMM generator (its tripwire goldens) -> ckast's standard GEMM config for the same kernel
+    "gemm_fp8_rcr_compv4_cshuffle_intrawave_False_False_False_False_128x128x64_2x2x1_32x32x16":
+        dict(GEMM_CASES["standard"], datatype="fp8", pipeline="compv4", tile_k=64, warp_tile_m=32, warp_tile_n=32,
+             warp_tile_k=16, **TILE),
+    "gemm_fp16_rcr_compv4_cshuffle_intrawave_False_False_False_False_128x128x32_2x2x1_16x16x16":
+        dict(GEMM_CASES["standard"], datatype="fp16", pipeline="compv4", tile_k=32, warp_tile_m=16, warp_tile_n=16,
+             warp_tile_k=16, **TILE),
+    "gemm_bf16_rrr_compv4_cshuffle_intrawave_False_False_False_False_128x128x32_2x2x1_16x16x16":
+        dict(GEMM_CASES["standard"], datatype="bf16", layout="rrr", pipeline="compv4", tile_k=32, warp_tile_m=16,
+             warp_tile_n=16, warp_tile_k=16, **TILE),
+}
 EPILOGUE_DSB = ProfileDifference(
     "epilogue-double-smem-buffer",
     "CK's GEMM generator passes DoubleSmemBuffer to CShuffleEpilogueProblem (true with compv4); ckast leaves the "
@@ -168,18 +177,25 @@ EPILOGUE_DSB = ProfileDifference(
     "ck_tile::GemmKernel/2/ck_tile::CShuffleEpilogue/0/ck_tile::CShuffleEpilogueProblem/20", ck=True, ckast=False)
 
 
-def test_standard_gemm_matches_ck_gemm_generator_up_to_named_differences():
+@pytest.mark.parametrize("name", sorted(CK_GEMMS))
+def test_standard_gemm_matches_ck_gemm_generator_up_to_named_differences(name):
     profile = load_profile("ck-2026.06")
-    ck = json.loads((DATA / "trees.json").read_text())["tripwire"][CK_GEMM]
-    ours = tree_of_ast(lower_kernel(config_of(GEMM_CASES, STANDARD_FP8, "ck-2026.06"), profile).header)
+    ck = json.loads((DATA / "trees.json").read_text())["tripwire"][name]
+    ours = tree_of_ast(lower_kernel(config_of(GEMM_CASES, CK_GEMMS[name], "ck-2026.06"), profile).header)
     result = compare(ck, ours, [EPILOGUE_DSB], profile=profile)
     assert result.ok, result.report()
     assert len(result.explained["epilogue-double-smem-buffer"]) == 1
-    # a changed knob shows up at its path
-    other = tree_of_ast(lower_kernel(config_of(GEMM_CASES, dict(STANDARD_FP8, warp_tile_k=32), "ck-2026.06"),
+
+
+def test_a_changed_knob_shows_up_at_its_path():
+    profile = load_profile("ck-2026.06")
+    name = min(CK_GEMMS)
+    ck = json.loads((DATA / "trees.json").read_text())["tripwire"][name]
+    other = tree_of_ast(lower_kernel(config_of(GEMM_CASES, dict(CK_GEMMS[name], warp_tile_k=32), "ck-2026.06"),
                                      profile).header)
-    paths = [d.path for d in compare(ck, other, [EPILOGUE_DSB], profile=profile).unexplained]
+    paths = {d.path for d in compare(ck, other, [EPILOGUE_DSB], profile=profile).unexplained}
     assert "ck_tile::GemmKernel/0/ck_tile::GemmSpatiallyLocalTilePartitioner/0/ck_tile::TileGemmShape/2/ck_tile::sequence/2" in paths
+    assert "ck_tile::GemmKernel/2/ck_tile::CShuffleEpilogue/0/ck_tile::CShuffleEpilogueProblem/14" in paths
 
 
 # --- CK's golden data ------------------------------------------------------------------------------
