@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -59,44 +60,60 @@ def read_kernels(hpp: Path, shas: dict[str, str], names: list[str]) -> tuple[dic
     return trees, problems
 
 
-def trees_json(source: dict, trees: dict, tripwire: dict, unparsed: list[str]) -> str:
+def trees_json(source: dict, trees: dict, tripwire: dict) -> str:
     """JSON with one kernel per line (reviewable diffs, a fraction of the indented size)."""
     def block(table: dict) -> str:
         rows = [f"  {json.dumps(k)}: {json.dumps(v, sort_keys=True, separators=(',', ':'))}" for k, v in sorted(table.items())]
         return "{\n" + ",\n".join(rows) + "\n }" if rows else "{}"
 
     return (f'{{"source": {json.dumps(source, sort_keys=True)},\n"kernel_count": {len(trees)},\n'
-            f'"unparsed": {json.dumps(unparsed)},\n"trees": {block(trees)},\n"tripwire": {block(tripwire)}}}\n')
+            f'"trees": {block(trees)},\n"tripwire": {block(tripwire)}}}\n')
+
+
+def write_if_changed(path: Path, text: str) -> None:
+    """Replace `path` atomically, and only when its content changes."""
+    if path.exists() and path.read_text() == text:
+        return
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("golden_dir", type=Path, help=f"a copy of {REPO} {PATH}")
     ap.add_argument("--commit", default=COMMIT)
-    ap.add_argument("--tripwire", nargs="*", default=(), help="tripwire kernels (config names) to keep too")
+    ap.add_argument("--tripwire", nargs="*", default=(), help="tripwire kernels (their emitted_hpp names) to keep too")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "tests/data/ck_quant_goldens")
     args = ap.parse_args(argv)
-    manifest = json.loads((args.golden_dir / "manifest.json").read_text())
+    try:
+        manifest = json.loads((args.golden_dir / "manifest.json").read_text())
+        shas = {c["config_name"]: c["sha256"] for c in manifest["cases"].values()}
+        tw_shas = {}
+        if args.tripwire:
+            tw_manifest = json.loads((args.golden_dir / "tripwire" / "manifest.json").read_text())
+            tw_shas = {c["emitted_hpp"]: c["sha256"] for c in tw_manifest["cases"].values()}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"{args.golden_dir}: not a copy of CK's golden directory ({e})")
+        return 2
+    names = sorted(shas)
+    trees, problems = read_kernels(args.golden_dir / "hpp", shas, names)
+    tripwire, tw_problems = read_kernels(args.golden_dir / "tripwire" / "hpp", tw_shas, list(args.tripwire))
+    if problems or tw_problems:
+        for p in problems + tw_problems:
+            print(f"{args.golden_dir}: {p}")
+        print("nothing written")
+        return 2
     source = {"repo": REPO, "path": PATH, "commit": args.commit,
               "note": "CK's cases and the kernel types of its golden headers; the headers themselves are not kept"}
-    names = sorted({c["config_name"] for c in manifest["cases"].values()})
-    trees, problems = read_kernels(args.golden_dir / "hpp", {c["config_name"]: c["sha256"] for c in manifest["cases"].values()},
-                                   names)
-    tw_shas = {}
-    if args.tripwire:
-        tw_manifest = json.loads((args.golden_dir / "tripwire" / "manifest.json").read_text())
-        tw_shas = {c["emitted_hpp"]: c["sha256"] for c in tw_manifest["cases"].values()}
-    tripwire, tw_problems = read_kernels(args.golden_dir / "tripwire" / "hpp", tw_shas, list(args.tripwire))
     cases = {cid: {k: c[k] for k in ("module", "factory", "arch", "config_name", "sha256", "config")}
              for cid, c in sorted(manifest["cases"].items())}
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "cases.json").write_text(json.dumps(
+    write_if_changed(args.out / "cases.json", json.dumps(
         {"source": source, "arches": manifest["arches"], "modules": manifest["modules"], "case_count": len(cases),
          "cases": cases}, indent=1, sort_keys=True) + "\n")
-    (args.out / "trees.json").write_text(trees_json(source, trees, tripwire, problems + tw_problems))
+    write_if_changed(args.out / "trees.json", trees_json(source, trees, tripwire))
     print(f"{len(cases)} cases, {len(trees)}/{len(names)} kernels, {len(tripwire)} tripwire kernels")
-    for p in problems + tw_problems:
-        print(f"  not extracted: {p}")
     return 0
 
 
