@@ -5,8 +5,8 @@ CK freezes its eight block-scale quant GEMM generators' output in ROCm/rocm-libr
 codegen-config dict, config_name and the sha256 of its header; `hpp/<config_name>.hpp.golden`: 109 unique
 kernels; `tripwire/`: non-quant generators). Given a local copy of that directory, this keeps only what
 ckast's tests need: the cases (without the headers) and, per kernel, the tree of the kernel type its
-header instantiates (`tests.ck_trees.tree_of_header`). Each header is checked against the manifest's
-sha256 first, so a damaged or edited copy is refused.
+header instantiates (`tests.ck_trees.tree_of_header`; tests read both through `tests.ck_goldens`). Each
+header is checked against the manifest's sha256 first, so a damaged or edited copy is refused.
 
     python tools/ck_quant_goldens.py CK_GOLDEN_DIR [--commit SHA] [--tripwire NAME ...] [--out tests/data/ck_quant_goldens]
 """
