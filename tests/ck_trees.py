@@ -17,13 +17,12 @@ Tree (JSON):
     {"member": "M", "of": tree}                `T::M` / `t.M` that no rule in MEMBERS evaluates
     {"op": "+", "args": [a, b]}                arithmetic on something unknown
 
-CK's quant GEMM goldens as cases and trees, and `compare_case` for a test: tests/ck_goldens.py.
-`tree_of_ast` reads ckast's header AST, `tree_of_header` any header text; with a `profile`, `compare` spells
-omitted trailing template arguments from ckast's catalog on both sides.
-
-`compare` lists every difference by path (`ck_tile::QuantGemmKernel/1/ck_tile::X/0`: template name,
-then argument index, down the tree; `/::M` steps into the type whose member `M` is taken); a difference is allowed only by a named ProfileDifference whose
-path pattern (fnmatch) and values match, and an allowance that matches nothing is reported as unused.
+`tree_of_ast` reads ckast's header AST, `tree_of_header` any header text. `compare` lists every difference
+by path (`ck_tile::QuantGemmKernel/1/ck_tile::X/0`: template name, then argument index, down the tree;
+`/::M` steps into the type whose member `M` is taken); a difference is allowed only by a named
+ProfileDifference whose path pattern (fnmatch) and values match, and an allowance that matches nothing is
+reported as unused. With a `profile`, `compare` first spells omitted trailing template arguments from
+ckast's catalog on both sides. CK's quant GEMM goldens and `compare_case` are in tests/ck_goldens.py.
 """
 
 from __future__ import annotations
