@@ -171,3 +171,15 @@ def test_a_member_of_a_differing_type_is_reported_inside_that_type():
     ours = T("k", {"member": "AComputeDataType", "of": T("p", "ck_tile::bf8_t")})
     assert [d.path for d in differences(ck, ours)] == ["k/0/::AComputeDataType/p/0"]
     assert [d.path for d in differences(ck, T("k", {"member": "BComputeDataType", "of": T("p", 1)}))] == ["k/0"]
+
+
+def test_a_member_of_an_alias_template_instance_equals_ck_spelling_of_it():
+    ours = """struct L { template <bool HasHotLoop, ck_tile::TailNumber TailNum>
+        using Problem = ck_tile::P<int, HasHotLoop, TailNum>;
+        template <bool HasHotLoop, ck_tile::TailNumber TailNum>
+        using Kernel = ck_tile::K<typename Problem<HasHotLoop, TailNum>::AComputeDataType>; };"""
+    ck = """struct S { static float launch() { const auto Run = [&](auto has_hot_loop_, auto tail_number_) {
+        using PipelineProblem = ck_tile::P<int, has_hot_loop_.value, tail_number_.value>;
+        using Kernel = ck_tile::K<typename PipelineProblem::AComputeDataType>; }; } };"""
+    assert tree_of_header(ours) == tree_of_header(ck) == T(
+        "ck_tile::K", {"member": "AComputeDataType", "of": T("ck_tile::P", "int", "$HasHotLoop", "$TailNum")})
