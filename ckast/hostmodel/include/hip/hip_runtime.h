@@ -45,7 +45,14 @@ hipError_t hipMemcpyWithStream(void* dst, const void* src, std::size_t bytes, hi
     if (kind == hipMemcpyHostToDevice) {
         ckast_hostmodel::keep_copy(dst, src, bytes);
     }
-    ckast_hostmodel::event("memcpy")("target", dst)("source", src)("bytes", static_cast<long long>(bytes)).commit();
+    auto logged = ckast_hostmodel::event("memcpy");
+    logged("target", dst);
+    if (kind == hipMemcpyHostToDevice || kind == hipMemcpyHostToHost) {
+        logged("source", "host");  // a host address is no device buffer's
+    } else {
+        logged("source", src);
+    }
+    logged("bytes", static_cast<long long>(bytes)).commit();
     return hipSuccess;
 }
 
