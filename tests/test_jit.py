@@ -550,6 +550,37 @@ def test_batched_kernel_registers_and_the_dispatcher_runs_one_batch(tmp_path):
     assert (launch["kernel"], launch["grid"], launch["batches"]) == ("BatchedGemmKernel", (4, 1, 1), "a:b:e")
 
 
+def test_grouped_kernel_registers_beside_its_standard_twin_and_the_dispatcher_runs_one_group(tmp_path):
+    """CK's KernelKey holds `signature.grouped`, so a grouped kernel and the standard kernel of the same knobs
+    register under two keys; the dispatcher's problem has one shape, which `run` hands the grouped kernel as one
+    group."""
+    configs = [dict(GEMM_CASES["grouped"], ck_api=NEW), dict(GEMM_CASES["standard"], ck_api=NEW)]
+    emit_run(configs, tmp_path)
+    register, problem, select = gemm_dispatcher(tmp_path)
+    testing.clear_log()
+    kernels = {str(k.get_name()): k for k in register()}
+    keys = registrations(testing.log())
+    assert len(kernels) == 2 and len(set(keys.values())) == 2
+    name, = (k for k in keys if "_grouped_" in k)
+    assert "signature.grouped=true" in keys[name]
+    assert [bool(kernels[name].supports(problem(*shape))) for shape in ((256, 256, 128), (200, 256, 128))] == [
+        True, False]
+    u = testing.jit_header(tmp_path / "dispatcher_wrappers" / "register_all_kernels.hpp")
+    gemm_args = n.Signature("gemm_args", ("ckast_model", "testing", "gemm_args"), "function", [n.Param("L", "type")])
+    args = n.Call(n.Id(n.Name((gemm_args(L=u.launcher(name)),))), [n.IntLit(256), n.IntLit(256), n.IntLit(128),
+                                                                     n.IntLit(1)])
+    stream = n.BraceInit(load_profile(NEW).type("stream_config"))
+    run = u.function(n.Builtin("float"), [], [
+        n.ExprStmt(n.call(n.Member(n.Call(dispatcher("Registry", "instance"), []), "clear"))),
+        n.ExprStmt(n.call("ckast::register_all_tile_gemm_kernels", n.StrLit("gfx942"))),
+        n.Return(n.call(n.Member(registered("Registry", name), "run", arrow=True), args, stream))])
+    testing.clear_log()
+    run()
+    launch, = events_of(testing.log(), "launch")
+    assert (launch["kernel"], launch["grid"], launch["groups"]) == (
+        "GroupedGemmKernel", (4, 1, 1), "a:b:e:256x256x128:128,128,256:k1:0-4")
+
+
 def gemm_dispatcher(run: Path):
     """A run's GEMM registration JIT-ed: `register()` fills the model's registry with the run's kernels and returns
     them in registry order; `problem(M, N, K)` is the dispatcher's Problem; `select(problem)` a FirstFit
