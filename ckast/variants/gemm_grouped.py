@@ -42,20 +42,30 @@ FIRST = n.Index(ids("args"), n.IntLit(0))
 
 @attrs.frozen
 class Grouped(Gemm):
-    """The grouped GEMM context: a compile-time tail only where CK's kernel uses it (non-persistent, one LDS)."""
+    """The grouped GEMM context: a compile-time tail only where CK's kernel uses it (non-persistent, one LDS).
+
+    The catalog keys of the per-group host arguments and of the kernel are the context's, so a grouped quant
+    context (CK's `QuantGroupedGemmKernel` with `QuantGroupedGemmHostArgs`) reuses this patch's launcher and
+    names its own (see `kernel_args`)."""
+
+    group_args_key = "GroupedGemmHostArgs"
+    kernel_key = "GroupedGemmKernel"
 
     @property
     def compile_time_tail(self) -> bool:
         return super().compile_time_tail and not self.c.persistent and not self.c.double_smem_buffer
 
+    def kernel_args(self, s: Scope) -> dict[str, object]:
+        """The kernel template's arguments by parameter name (a quant kernel adds its `QuantType_`)."""
+        return dict(TilePartitioner_=s.ref("TilePartitioner"), GemmPipeline_=s.ref("Pipeline"),
+                    EpiloguePipeline_=s.ref("Epilogue"))
+
 
 def patch(g: Grouped, graph: KernelGraph) -> None:
-    graph.add(alias("GroupArgs", "host_args", lambda s: g.t("GroupedGemmHostArgs")))
+    graph.add(alias("GroupArgs", "host_args", lambda s: g.t(g.group_args_key)))
     graph.replace(alias("HostArgs", "host_args", lambda s: g.t("vector", T=s.ref("GroupArgs")), "GroupArgs"))
-    graph.replace(Construct("Kernel", "kernel", lambda s: g.t(
-        "GroupedGemmKernel", TilePartitioner_=s.ref("TilePartitioner"), GemmPipeline_=s.ref("Pipeline"),
-        EpiloguePipeline_=s.ref("Epilogue"),
-    ), uses=("TilePartitioner", "Pipeline", "Epilogue")))
+    graph.replace(Construct("Kernel", "kernel", lambda s: g.t(g.kernel_key, **g.kernel_args(s)),
+                            uses=("TilePartitioner", "Pipeline", "Epilogue")))
     graph.replace(Construct("run", "launcher", lambda s: run(g, s), uses=("Kernel", "HostArgs", "CDataType")))
     launch_construct = graph.construct("launch")
     graph.replace(Construct("launch", "launcher", lambda s: launch(g, s, n.Member(FIRST, "K"), checks(g),
@@ -66,8 +76,8 @@ def patch(g: Grouped, graph: KernelGraph) -> None:
 
 
 def group_field(g: Grouped, group: n.Expr, name: str) -> n.Expr:
-    """`<group>.<name>`: a field of `GroupedGemmHostArgs`, bound by name against the catalog."""
-    return n.Member(group, g.p.record("GroupedGemmHostArgs").field("GroupedGemmHostArgs", name).name)
+    """`<group>.<name>`: a field of the per-group host arguments, bound by name against the catalog."""
+    return n.Member(group, g.p.record(g.group_args_key).field(g.group_args_key, name).name)
 
 
 def loop_count(g: Grouped, group: n.Expr) -> n.Expr:
@@ -118,7 +128,7 @@ def zero_groups(g: Grouped, s: Scope) -> n.Stmt:
     this = n.Index(ids("args"), GROUP)
     elem = n.SizeOf(s.ref("CDataType"))
     memset = n.Call(g.fn("hipMemset2DAsync"), [
-        n.Member(this, "e_ptr"),
+        group_field(g, this, "e_ptr"),
         n.BinOp("*", group_field(g, this, "stride_E"), elem),
         n.IntLit(0),
         n.BinOp("*", group_field(g, this, "N"), elem),
