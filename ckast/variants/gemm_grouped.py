@@ -28,6 +28,8 @@ Read at (repo, path, commit):
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 
 from ckast import nodes as n
@@ -60,6 +62,15 @@ class Grouped(Gemm):
         return dict(TilePartitioner_=s.ref("TilePartitioner"), GemmPipeline_=s.ref("Pipeline"),
                     EpiloguePipeline_=s.ref("Epilogue"))
 
+    def plain_group(self, args: n.Expr) -> dict[str, n.Expr] | None:
+        """The constructor arguments, by name, of one group of the plain `GemmHostArgs` `args` (None: the
+        launcher has no plain-arguments overload, as a quant kernel, whose groups need scales, would not)."""
+        member = functools.partial(n.Member, args)
+        return dict(a_ptr_=member("a_ptr"), b_ptr_=member("b_ptr"), ds_ptr_=n.BraceInit(None, []),
+                    e_ptr_=member("e_ptr"), k_batch_=member("k_batch"), M_=member("M"), N_=member("N"),
+                    K_=member("K"), stride_A_=member("stride_A"), stride_B_=member("stride_B"),
+                    stride_Ds_=n.BraceInit(None, []), stride_E_=member("stride_E"))
+
 
 def patch(g: Grouped, graph: KernelGraph) -> None:
     graph.add(alias("GroupArgs", "host_args", lambda s: g.t(g.group_args_key)))
@@ -71,8 +82,9 @@ def patch(g: Grouped, graph: KernelGraph) -> None:
     graph.replace(Construct("launch", "launcher", lambda s: launch(g, s, n.Member(FIRST, "K"), checks(g),
                                                                    k_batch=n.Member(FIRST, "k_batch")),
                             uses=launch_construct.uses, binds=launch_construct.binds, entry_args="HostArgs"))
-    graph.add(Construct("launch_plain", "launcher", lambda s: launch_plain(g, s), uses=("GroupArgs", "HostArgs", "launch"),
-                        symbol="launch", entry_args="GemmHostArgs"))
+    if g.plain_group(ids("args")) is not None:
+        graph.add(Construct("launch_plain", "launcher", lambda s: launch_plain(g, s),
+                            uses=("GroupArgs", "HostArgs", "launch"), symbol="launch", entry_args="GemmHostArgs"))
 
 
 def group_field(g: Grouped, group: n.Expr, name: str) -> n.Expr:
@@ -103,18 +115,18 @@ def checks(g: Grouped) -> list[n.Stmt]:
     head: list[n.Stmt] = [n.If(n.call(n.Member(ids("args"), "empty")), [n.Return(n.IntLit(0))])]
     if g.compile_time_tail:
         first_loop = ids("first_loop")
+        hot_loop, tail = "BaseGemmPipeline::BlockHasHotloop", "BaseGemmPipeline::GetBlockLoopTailNum"
         head += [
             n.VarDecl(n.Const(g.index_t), "first_loop", loop_count(g, FIRST)),
-            n.VarDecl(n.Const(n.Builtin("bool")), "first_hot_loop", n.call("BaseGemmPipeline::BlockHasHotloop", first_loop)),
-            n.VarDecl(n.Const(n.type_of(g.p.enum("TailNumber"))), "first_tail",
-                      n.call("BaseGemmPipeline::GetBlockLoopTailNum", first_loop)),
+            n.VarDecl(n.Const(n.Builtin("bool")), "first_hot_loop", n.call(hot_loop, first_loop)),
+            n.VarDecl(n.Const(n.type_of(g.p.enum("TailNumber"))), "first_tail", n.call(tail, first_loop)),
         ]
         loop = ids("loop")
         why = "the K loop's hot loop and tail are chosen at compile time, so every group needs the first group's"
         per_group += [
             n.VarDecl(n.Const(g.index_t), "loop", loop_count(g, this)),
-            n.If(n.BinOp("!=", n.call("BaseGemmPipeline::BlockHasHotloop", loop), ids("first_hot_loop")), [g.throw(why)]),
-            n.If(n.BinOp("!=", n.call("BaseGemmPipeline::GetBlockLoopTailNum", loop), ids("first_tail")), [g.throw(why)]),
+            n.If(n.BinOp("!=", n.call(hot_loop, loop), ids("first_hot_loop")), [g.throw(why)]),
+            n.If(n.BinOp("!=", n.call(tail, loop), ids("first_tail")), [g.throw(why)]),
         ]
     if not per_group:
         return head
@@ -177,12 +189,7 @@ def run(g: Grouped, s: Scope) -> n.FunctionDef:
 
 def launch_plain(g: Grouped, s: Scope) -> n.FunctionDef:
     """`launch(const GemmHostArgs&, stream)`: one group of the plain arguments' shape."""
-    a = ids("args")
-    fields = g.p.record("GroupedGemmHostArgs").construct(
-        "GroupedGemmHostArgs", a_ptr_=n.Member(a, "a_ptr"), b_ptr_=n.Member(a, "b_ptr"),
-        ds_ptr_=n.BraceInit(None, []), e_ptr_=n.Member(a, "e_ptr"), k_batch_=n.Member(a, "k_batch"),
-        M_=n.Member(a, "M"), N_=n.Member(a, "N"), K_=n.Member(a, "K"), stride_A_=n.Member(a, "stride_A"),
-        stride_B_=n.Member(a, "stride_B"), stride_Ds_=n.BraceInit(None, []), stride_E_=n.Member(a, "stride_E"))
+    fields = g.p.record(g.group_args_key).construct(g.group_args_key, **g.plain_group(ids("args")))
     host_args = s.ref("HostArgs")
     body = [
         n.Comment("One group."),

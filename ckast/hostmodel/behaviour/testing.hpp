@@ -101,8 +101,9 @@ float launch_gemm_grouped(index_t group_count, const index_t* shapes, bool time_
         const index_t* s = shapes + 4 * i;
         const auto name = [&](const char* operand) { return buffer((operand + std::to_string(i)).c_str()); };
         groups.emplace_back(name("a"), name("b"), std::array<const void*, 0>{}, name("e"), s[3], s[0], s[1], s[2],
-                            leading_stride<typename L::ALayout>(s[0], s[2]), leading_stride<typename L::BLayout>(s[2], s[1]),
-                            std::array<index_t, 0>{}, leading_stride<typename L::CLayout>(s[0], s[1]));
+                            leading_stride<typename L::ALayout>(s[0], s[2]),
+                            leading_stride<typename L::BLayout>(s[2], s[1]), std::array<index_t, 0>{},
+                            leading_stride<typename L::CLayout>(s[0], s[1]));
     }
     return L::launch(groups, ck_tile::stream_config{nullptr, time_kernel});
 }
