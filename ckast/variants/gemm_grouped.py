@@ -57,6 +57,11 @@ class Grouped(Gemm):
     def compile_time_tail(self) -> bool:
         return super().compile_time_tail and not self.c.persistent and not self.c.double_smem_buffer
 
+    def group_args_type(self) -> n.Type:
+        """One group's host-argument type: a catalog class template with its defaults, or a catalog type."""
+        key = self.group_args_key
+        return self.t(key) if key in self.p.templates else self.p.type(key)
+
     def kernel_args(self, s: Scope) -> dict[str, object]:
         """The kernel template's arguments by parameter name (a quant kernel adds its `QuantType_`)."""
         return dict(TilePartitioner_=s.ref("TilePartitioner"), GemmPipeline_=s.ref("Pipeline"),
@@ -73,7 +78,7 @@ class Grouped(Gemm):
 
 
 def patch(g: Grouped, graph: KernelGraph) -> None:
-    graph.add(alias("GroupArgs", "host_args", lambda s: g.t(g.group_args_key)))
+    graph.add(alias("GroupArgs", "host_args", lambda s: g.group_args_type()))
     graph.replace(alias("HostArgs", "host_args", lambda s: g.t("vector", T=s.ref("GroupArgs")), "GroupArgs"))
     graph.replace(Construct("Kernel", "kernel", lambda s: g.t(g.kernel_key, **g.kernel_args(s)),
                             uses=("TilePartitioner", "Pipeline", "Epilogue")))
