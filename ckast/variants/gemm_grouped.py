@@ -84,8 +84,8 @@ def patch(g: Grouped, graph: KernelGraph) -> None:
                             uses=("TilePartitioner", "Pipeline", "Epilogue")))
     graph.replace(Construct("run", "launcher", lambda s: run(g, s), uses=("Kernel", "HostArgs", "CDataType")))
     launch_construct = graph.construct("launch")
-    graph.replace(Construct("launch", "launcher", lambda s: launch(g, s, n.Member(FIRST, "K"), checks(g),
-                                                                   k_batch=n.Member(FIRST, "k_batch")),
+    graph.replace(Construct("launch", "launcher", lambda s: launch(g, s, group_field(g, FIRST, "K"), checks(g),
+                                                                   k_batch=group_field(g, FIRST, "k_batch")),
                             uses=launch_construct.uses, binds=launch_construct.binds, entry_args="HostArgs"))
     if g.plain_group(ids("args")) is not None:
         graph.add(Construct("launch_plain", "launcher", lambda s: launch_plain(g, s),
