@@ -236,6 +236,22 @@ class Unit:
         driver(m, n_, k, k_batch, batch_count, pad, time_kernel)
         return log()
 
+    def launch_gemm_grouped(self, shapes: Sequence[tuple[int, int, int]], k_batch: int | Sequence[int] = 1, *,
+                            time_kernel: bool = False, kernel: str | None = None) -> list[Event]:
+        """A grouped launcher's `launch` on one group per (M, N, K) of `shapes` (buffers `a<i>`, `b<i>`, `e<i>`),
+        with `k_batch` for every group or one per group. The events it logged."""
+        splits = [k_batch] * len(shapes) if isinstance(k_batch, int) else list(k_batch)
+        if len(splits) != len(shapes):
+            raise ValueError(f"{len(shapes)} groups but {len(splits)} k_batch values")
+        params = (n.FuncParam(_INT, "group_count"), n.FuncParam(n.Ptr(n.Const(_INT)), "shapes"),
+                  n.FuncParam(_BOOL, "time_kernel"))
+        driver = self._driver("launch_gemm_grouped", kernel, n.Builtin("float"), params,
+                              [n.ident(p.name) for p in params])
+        clear_log()
+        values = [v for shape, s in zip(shapes, splits) for v in (*shape, s)] or [0]  # cppyy takes no empty buffer
+        driver(len(shapes), array.array("i", values), time_kernel)
+        return log()
+
     def instance_string(self, kernel: str | None = None) -> str:
         """`Launcher::get_instance_string()` (the model defines CK_EXPERIMENTAL_BUILDER)."""
         return str(self._driver("instance_string", kernel, load_profile(self.profile).type("string"), [], [])())

@@ -18,9 +18,12 @@ GEMM_CASES: dict[str, dict] = {
                        persistent=True),
     "batched": dict(GEMM, variant="batched"),
     "streamk": dict(GEMM, variant="stream_k", streamk_reduction="linear", persistent=True),
+    "grouped": dict(GEMM, variant="grouped"),
+    "grouped_persistent": dict(GEMM, variant="grouped", persistent=True, datatype="bf16", layout="rrr"),
 }
 """Golden kernel headers: every variant, plus persistent, no-split-K and a multi-D with two D tensors; Stream-K
-with the reduction both profiles have through a workspace (linear), persistent."""
+with the reduction both profiles have through a workspace (linear), persistent; grouped, also persistent (its
+kernel then picks hot loop and tail per group on the device)."""
 
 GEMM_HEADERS = {(case, profile): GOLDEN / "gemm" / f"{case}_{profile}.hpp"
                 for case in GEMM_CASES for profile in profile_names()}

@@ -265,3 +265,15 @@ def test_cks_batched_variant_in_both_gemm_formats(tmp_path):
     assert result.exit_code == 2 and len(lines) == 2 and not out.exists()  # the persistent half, per tile_k
     assert all(line.startswith(f"{cfg}: product[") and "trait_config.persistent=true).persistent:" in line
                and line.endswith("[rule batched.persistent]") for line in lines)
+
+
+def test_cks_grouped_variant_in_both_gemm_formats(tmp_path):
+    """CK spells the variant `grouped` in its generator's `variants` (GemmVariant.GROUPED) and a kernel set's
+    `variant`; persistent and non-persistent both build (CK's grouped kernel has both paths)."""
+    pairs = expand(with_(GENERATOR, variants=["grouped"]))
+    assert len(pairs) == 4 and {k["variant"] for _, k in pairs} == {"grouped"}
+    assert {k["persistent"] for _, k in pairs} == {False, True}
+    assert {k["variant"] for _, k in kernel_objects(with_(KERNEL_SET, variant="grouped"))} == {"grouped"}
+    _, out, result = emit(tmp_path, with_(GENERATOR, variants=["grouped"]))
+    assert result.exit_code == 0, result.output
+    assert len(list(out.glob("gemm_fp16_rcr_grouped_*.hpp"))) == 4

@@ -88,3 +88,22 @@ def test_batched_and_standard_kernels_of_one_config_share_cks_registry_key():
     with pytest.raises(ConfigError, match=r"split_k or batched.*\[rule registry.key_unique\]"):
         render(load_data([{"kind": "gemm", "variant": v} for v in ("standard", "batched")]))
     assert len(render(load_data([{"kind": "gemm", "variant": "batched"}, {"kind": "gemm", "tile_k": 32}]))) == 2
+
+
+def test_grouped_takes_the_gemm_knobs_persistent_included_but_not_multi_d_ones():
+    cfg = load_data({"kind": "gemm", "variant": "grouped", "pad_k": True, "split_k": True, "persistent": True})[0].config
+    assert (cfg.variant, cfg.pad_k, cfg.split_k, cfg.persistent) == ("grouped", True, True, True)
+    assert issues({"kind": "gemm", "variant": "grouped", "num_d_tensors": 2}) == [
+        "num_d_tensors: does not apply to gemm grouped; only to multi_d"]
+    assert issues({"kind": "gemm", "variant": "grouped", "streamk_reduction": "linear"})[0].startswith(
+        "streamk_reduction: does not apply to gemm grouped")
+    assert issues({"kind": "gemm", "variant": "groupped"})[0].startswith(
+        'variant: "groupped" is not allowed; allowed: standard, preshuffle, multi_d, batched, stream_k, grouped')
+
+
+def test_grouped_and_standard_kernels_of_one_config_have_distinct_registry_keys():
+    """CK's KernelKey holds `signature.grouped`: a run may hold a grouped kernel beside its standard twin."""
+    from ckast.emit import render
+
+    kernels = render(load_data([{"kind": "gemm", "variant": v} for v in ("standard", "grouped")]))
+    assert sorted(k.config["variant"] for k in kernels) == ["grouped", "standard"]

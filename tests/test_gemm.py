@@ -59,7 +59,8 @@ def test_every_golden_file_belongs_to_a_test():
 @pytest.mark.parametrize("case", sorted(GEMM_CASES))
 def test_each_construct_is_declared_once(case):
     source = header(case)
-    run_time_tail = GEMM_CASES[case]["variant"] == "stream_k"  # no base pipeline: the kernel picks its tail
+    c = GEMM_CASES[case]  # no base pipeline where the kernel picks its tail (Stream-K, persistent grouped)
+    run_time_tail = c["variant"] == "stream_k" or c["variant"] == "grouped" and c.get("persistent", False)
     for alias in ("TileShape", "TilePartitioner", "Traits", "BaseProblem", "Problem", "Pipeline", "Epilogue", "Kernel"):
         assert len(re.findall(rf"using {alias} =", source)) == (alias != "BaseProblem" or not run_time_tail), alias
 
@@ -209,3 +210,31 @@ def test_registration_lists_this_runs_kernels_once_sorted_by_arch_and_name():
     assert sorted(registered) == sorted(k.name for k in kernels) and len(set(registered)) == 3
     assert source.index('gfx_arch == "gfx942"') < source.index('gfx_arch == "gfx950"')
     assert "return 3;" in source
+
+
+def test_a_grouped_context_names_its_own_group_arguments_and_kernel():
+    """The grouped patch takes the per-group host-argument type, the kernel and its arguments and the plain-arguments
+    group from its context, so a grouped quant context (QuantGroupedGemmKernel with QuantType_ and
+    QuantGroupedGemmHostArgs, no plain launch) reuses the launcher. Shown with catalog entries every profile has."""
+    import attrs
+
+    from ckast.nodes import File, Namespace, Struct, required_headers
+    from ckast.variants import gemm, gemm_grouped
+
+    @attrs.frozen
+    class Other(gemm_grouped.Grouped):
+        group_args_key = "GemmHostArgs"  # a plain catalog type, as CK's QuantGroupedGemmHostArgs is
+        kernel_key = "BatchedGemmKernel"
+
+        def plain_group(self, args):
+            return None
+
+    # without split-K the launcher reads only the fields the catalog lists for GemmHostArgs (M, N, K, k_batch)
+    g = Other.of(config(GEMM_CASES["grouped"], "ck-2026.06", split_k=False), load_profile("ck-2026.06"))
+    graph = gemm.shared_graph(g)
+    gemm_grouped.patch(g, graph)
+    body = [Namespace("x", [Struct("Launcher", graph.lower())])]
+    source = to_source(File(body, includes=required_headers(Namespace("y", body))))
+    assert "using GroupArgs = ck_tile::GemmHostArgs;" in source
+    assert "using Kernel = ck_tile::BatchedGemmKernel<TilePartitioner, Pipeline, Epilogue>;" in source
+    assert source.count("static float launch(") == 1  # no plain-arguments overload

@@ -51,3 +51,16 @@ def test_stream_k_compiles_with_each_reduction_of_the_profile(tmp_path):
     write_outputs(kernels, tmp_path)
     results = check_headers([tmp_path / k.header for k in kernels], Toolchain.discover(), entry_points_for, parallel=2)
     assert len(results) == 2 and all(r.passed for r in results), "\n".join(r.log for r in results if not r.passed)
+
+
+def test_grouped_compiles_non_persistent_and_persistent(tmp_path):
+    """The grouped kernel, its descriptor workspace and both `launch` overloads against the wheel's GroupedGemmKernel:
+    non-persistent (the launcher picks the tail) with device code generated, and persistent (the kernel loops over
+    the groups' tiles)."""
+    kernels = render(load_data([dict(GEMM_CASES[c], ck_api="ck-2025.11") for c in ("grouped", "grouped_persistent")]))
+    write_outputs(kernels, tmp_path)
+    toolchain = Toolchain.discover()
+    [codegen] = check_headers([tmp_path / kernels[0].header], toolchain, entry_points_for, mode="codegen")
+    [persistent] = check_headers([tmp_path / kernels[1].header], toolchain, entry_points_for)
+    assert codegen.passed, codegen.log
+    assert persistent.passed, persistent.log

@@ -310,6 +310,76 @@ def test_batched_plain_launch_runs_one_packed_batch():
     assert (launch["grid"], launch["batch_count"], launch["batches"]) == ((2, 1, 1), 1, "a:b:e")
 
 
+def group_text(i: int, m: int, n_: int, k: int, strides: tuple[int, int, int], k_batch: int, blocks: tuple[int, int]):
+    """One group as the grouped kernel model logs it: pointers, MxNxK, strides, k_batch, its block range."""
+    return f"a{i}:b{i}:e{i}:{m}x{n_}x{k}:{','.join(map(str, strides))}:k{k_batch}:{blocks[0]}-{blocks[1]}"
+
+
+@pytest.mark.parametrize(("profile", "tail"), [(OLD, (0, "Odd")), (NEW, ("runtime", "runtime"))])
+def test_grouped_launch_hands_every_group_its_own_arguments(profile, tail):
+    """Three fp16 rcr groups of different shapes (one with no rows, as an expert no token reached) in one launch:
+    the descriptors are copied to a device workspace of one per group with work, which the kernel reads; each
+    group keeps its pointers, sizes and strides and owns its tiles of the 1-D grid in order."""
+    u = unit(golden("gemm", "grouped", profile))
+    events = u.launch_gemm_grouped([(128, 256, 64), (0, 128, 64), (384, 128, 64)])
+    assert [e.kind for e in events] == ["alloc", "memcpy", "timed", "launch", "free"]
+    alloc, copy, launch = events[0], events[1], events[3]
+    assert copy["target"] == alloc["target"] and copy["bytes"] == alloc["bytes"] > 0 and copy["source"] == "host"
+    assert (launch["kernel"], launch["grid"], launch["group_count"], launch["persistent"]) == (
+        "GroupedGemmKernel", (5, 1, 1), 2, 0)
+    assert launch["groups"] == ";".join([group_text(0, 128, 256, 64, (64, 64, 256), 1, (0, 2)),
+                                         group_text(2, 384, 128, 64, (64, 64, 128), 1, (2, 5))])
+    assert (launch["hot_loop"], launch["tail"], launch["memop"]) == (*tail, "set")
+
+
+@pytest.mark.parametrize("profile", [OLD, NEW])
+def test_grouped_split_k_zeroes_each_groups_c_and_gives_it_k_batch_blocks_per_tile(profile):
+    u = unit(golden("gemm", "grouped", profile))
+    events = u.launch_gemm_grouped([(128, 256, 128), (256, 128, 128)], k_batch=2)
+    assert [(e["target"], e["bytes"], e["pitch"]) for e in events_of(events, "memset")] == [
+        ("e0", 2 * 128 * 256, 2 * 256), ("e1", 2 * 256 * 128, 2 * 128)]
+    launch, = events_of(events, "launch")
+    assert (launch["grid"], launch["memop"]) == ((8, 1, 1), "atomic_add")
+    assert launch["groups"] == ";".join([group_text(0, 128, 256, 128, (128, 128, 256), 2, (0, 4)),
+                                         group_text(1, 256, 128, 128, (128, 128, 128), 2, (4, 8))])
+
+
+def test_grouped_groups_share_what_the_old_profile_fixes_at_compile_time():
+    """ck-2025.11 instantiates the memory operation and (non-persistent) the K loop's tail once per launch, so
+    the groups must agree on k_batch and on the tail; ck-2026.06 chooses both per group on the device."""
+    old, new = (unit(golden("gemm", "grouped", p)) for p in (OLD, NEW))
+    with pytest.raises(testing.LaunchError, match="every group takes the first group's k_batch"):
+        old.launch_gemm_grouped([(128, 128, 128), (128, 128, 128)], k_batch=[1, 2])
+    with pytest.raises(testing.LaunchError, match="hot loop and tail are chosen at compile time"):
+        old.launch_gemm_grouped([(128, 128, 64), (128, 128, 128)])  # one K loop (odd) and two (even)
+    launch, = events_of(new.launch_gemm_grouped([(128, 128, 64), (128, 128, 128)], k_batch=[1, 2]), "launch")
+    assert launch["groups"].endswith(":k2:1-3")
+
+
+def test_grouped_persistent_loops_over_the_groups_on_a_device_sized_grid():
+    """Persistent: one block per CU of the modelled device; even the old profile's kernel picks hot loop and
+    tail per group, so groups of different K loops launch together."""
+    u = unit(golden("gemm", "grouped_persistent", OLD))
+    launch, = events_of(u.launch_gemm_grouped([(128, 128, 64), (256, 128, 256)]), "launch")
+    assert (launch["grid"], launch["persistent"], launch["hot_loop"], launch["tail"]) == (
+        (304, 1, 1), 1, "runtime", "runtime")
+    assert launch["groups"] == ";".join([group_text(0, 128, 128, 64, (64, 128, 128), 1, (0, 1)),
+                                         group_text(1, 256, 128, 256, (256, 128, 128), 1, (1, 3))])
+
+
+@pytest.mark.parametrize("profile", [OLD, NEW])
+def test_grouped_refuses_a_bad_group_and_launches_nothing_for_no_work(profile):
+    """CK's check runs per group (here: a K that is no whole tile without K padding); no groups, or only groups
+    without work, launch nothing; the plain-arguments launch runs one group."""
+    u = unit(golden("gemm", "grouped", profile))
+    with pytest.raises(testing.LaunchError, match="arguments not supported"):
+        u.launch_gemm_grouped([(128, 128, 64), (128, 128, 100)] if profile == NEW else [(128, 128, 100)])
+    assert not events_of(u.launch_gemm_grouped([]), "launch")
+    assert not events_of(u.launch_gemm_grouped([(0, 128, 64)]), "launch")
+    launch, = events_of(u.launch_gemm(128, 256, 64), "launch")
+    assert (launch["group_count"], launch["groups"]) == (1, "a:b:e:128x256x64:64,64,256:k1:0-2")
+
+
 @pytest.mark.parametrize("case", ["bwd_weight_streamk", "bwd_weight_streamk_linear_persistent"])
 def test_streamk_zeroes_its_workspace_inside_every_timed_repetition(case):
     u = unit(golden("conv", case, NEW))
@@ -478,6 +548,37 @@ def test_batched_kernel_registers_and_the_dispatcher_runs_one_batch(tmp_path):
     run()
     launch, = events_of(testing.log(), "launch")
     assert (launch["kernel"], launch["grid"], launch["batches"]) == ("BatchedGemmKernel", (4, 1, 1), "a:b:e")
+
+
+def test_grouped_kernel_registers_beside_its_standard_twin_and_the_dispatcher_runs_one_group(tmp_path):
+    """CK's KernelKey holds `signature.grouped`, so a grouped kernel and the standard kernel of the same knobs
+    register under two keys; the dispatcher's problem has one shape, which `run` hands the grouped kernel as one
+    group."""
+    configs = [dict(GEMM_CASES["grouped"], ck_api=NEW), dict(GEMM_CASES["standard"], ck_api=NEW)]
+    emit_run(configs, tmp_path)
+    register, problem, select = gemm_dispatcher(tmp_path)
+    testing.clear_log()
+    kernels = {str(k.get_name()): k for k in register()}
+    keys = registrations(testing.log())
+    assert len(kernels) == 2 and len(set(keys.values())) == 2
+    name, = (k for k in keys if "_grouped_" in k)
+    assert "signature.grouped=true" in keys[name]
+    assert [bool(kernels[name].supports(problem(*shape))) for shape in ((256, 256, 128), (200, 256, 128))] == [
+        True, False]
+    u = testing.jit_header(tmp_path / "dispatcher_wrappers" / "register_all_kernels.hpp")
+    gemm_args = n.Signature("gemm_args", ("ckast_model", "testing", "gemm_args"), "function", [n.Param("L", "type")])
+    args = n.Call(n.Id(n.Name((gemm_args(L=u.launcher(name)),))), [n.IntLit(256), n.IntLit(256), n.IntLit(128),
+                                                                     n.IntLit(1)])
+    stream = n.BraceInit(load_profile(NEW).type("stream_config"))
+    run = u.function(n.Builtin("float"), [], [
+        n.ExprStmt(n.call(n.Member(n.Call(dispatcher("Registry", "instance"), []), "clear"))),
+        n.ExprStmt(n.call("ckast::register_all_tile_gemm_kernels", n.StrLit("gfx942"))),
+        n.Return(n.call(n.Member(registered("Registry", name), "run", arrow=True), args, stream))])
+    testing.clear_log()
+    run()
+    launch, = events_of(testing.log(), "launch")
+    assert (launch["kernel"], launch["grid"], launch["groups"]) == (
+        "GroupedGemmKernel", (4, 1, 1), "a:b:e:256x256x128:128,128,256:k1:0-4")
 
 
 def gemm_dispatcher(run: Path):

@@ -48,7 +48,7 @@ PINNED = {
     "builder tests": (30, "70c57ada028ea043fddf83c84d01c3c9d64c216ce027f62b7e24fafd40e6ad99"),
 }
 """Selection -> (entries, digest of every entry), from the validation before it was memoized."""
-PINNED_MUTATIONS = (6000, "78731a1bb3c123fc83a2d00c69c106b0653af71e06a1b3de3a5680e848def5e3")
+PINNED_MUTATIONS = (6000, "1459e584965fceb2c374947512b04b3e2a2912f9cc2400a454cf381bf59056f2")
 """(kernel objects, digest of every `resolve_kernel` result and its rules' outcomes). Changed twice on
 purpose: inert knobs (`Knob.inert`, stream-K's reduction and persistence without stream-K) resolve to
 their defaults (with `inert` cleared the digest is the earlier 4cd11d37...6fc); CK's spellings are read
@@ -57,7 +57,8 @@ is the earlier b3ce8f12...c667). Re-pinned (with 'full fp16 2d' and 'builder tes
 notes lost their internal drift tags: with the tagged notes the digests are the earlier 7cf1e143...0cce,
 b02a5aca...9ce3 and 179f071f...f068. Re-pinned when GEMM gained the batched and stream_k variants: the
 variant knob's choices (which the mutations draw from) and streamk_reduction's scope grew, and their rules
-are new; the library digests did not change (earlier: 5e1023b0...7922)."""
+are new; the library digests did not change (earlier: 5e1023b0...7922). Re-pinned when GEMM gained the grouped
+variant (one more choice to draw; the library digests did not change; earlier: 78731a1b...5e3)."""
 
 
 def _config(config: Any) -> str | None:

@@ -42,7 +42,7 @@ Check = Callable[[Any, ArchSpec], Iterator[Finding]]
 
 STREAM_K = "stream_k"
 """The Stream-K GEMM variant (CK's dispatcher `GemmVariant.STREAM_K`)."""
-GEMM_VARIANTS = ("standard", "preshuffle", "multi_d", "batched", STREAM_K)
+GEMM_VARIANTS = ("standard", "preshuffle", "multi_d", "batched", STREAM_K, "grouped")
 CONV_VARIANTS = ("forward", "bwd_data", "bwd_weight")
 """Implicit-GEMM conv variants (depthwise has no GEMM tile)."""
 DEPTHWISE = "forward_depthwise"

@@ -31,7 +31,7 @@ BEHAVIOUR = (
 
 _FILES = {
     CORE: "index_t long_index_t int8_t int32_t half_t fp16_t bf16_t fp8_t bf8_t",
-    "hip/hip_runtime.h": "dim3 hipMemsetAsync hipMemset2DAsync hipMemcpyWithStream",
+    "hip/hip_runtime.h": "dim3 hipMemcpyKind hipMemsetAsync hipMemset2DAsync hipMemcpyWithStream",
     "behaviour/host.hpp": "stream_config hip_check_error cast_pointer_to_constant_address_space DeviceMem ConvParam "
                           "launch_kernel launch_kernel_time_mask make_tuple",
     "behaviour/gemm.hpp": "GemmHostArgs BatchedGemmHostArgs StreamKHostArgs",

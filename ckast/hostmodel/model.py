@@ -211,7 +211,7 @@ def model_file(p: Profile) -> n.File:
         *(_enum_name(spec) for spec in p.enums.values()),
     ])
     enums = [(spec.qualname[:-1], n.EnumDecl(spec.qualname[-1], spec.values, scoped=spec.scoped))
-             for spec in sorted(p.enums.values(), key=lambda e: e.qualname)]
+             for spec in sorted(p.enums.values(), key=lambda e: e.qualname) if spec.key not in HANDWRITTEN]
     templates = [(s.qualname[:-1], _declaration(s)) for s in modelled]
     body = [
         *_in_namespaces(enums),

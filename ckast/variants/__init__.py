@@ -12,8 +12,8 @@ from ckast.lower.cxx import LICENSE
 from ckast.lower.graph import KernelGraph
 from ckast.lower.identity import LAUNCHER, NAMESPACE, EntryPoint, launcher
 
-from . import (conv, conv_depthwise, conv_streamk, conv_two_stage, conv_wrapper, gemm, gemm_batched, gemm_multi_d,
-               gemm_preshuffle, gemm_streamk, gemm_wrapper)
+from . import (conv, conv_depthwise, conv_streamk, conv_two_stage, conv_wrapper, gemm, gemm_batched, gemm_grouped,
+               gemm_multi_d, gemm_preshuffle, gemm_streamk, gemm_wrapper)
 
 Patch = Callable[[gemm.Gemm, KernelGraph], None]
 GEMM_PATCHES: dict[str, tuple[Patch, ...]] = {
@@ -21,9 +21,10 @@ GEMM_PATCHES: dict[str, tuple[Patch, ...]] = {
     "preshuffle": (gemm_preshuffle.patch,),
     "multi_d": (gemm_multi_d.patch,),
     "batched": (gemm_batched.patch,),
+    "grouped": (gemm_grouped.patch,),
     "stream_k": (gemm_streamk.patch,),
 }
-GEMM_CONTEXTS: dict[str, type[gemm.Gemm]] = {"stream_k": gemm_streamk.StreamK}
+GEMM_CONTEXTS: dict[str, type[gemm.Gemm]] = {"stream_k": gemm_streamk.StreamK, "grouped": gemm_grouped.Grouped}
 """Variants whose kernel context differs from the shared graph's (others: `gemm.Gemm`)."""
 
 

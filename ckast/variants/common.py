@@ -133,14 +133,15 @@ def timed_launch(g: KernelContext, kernels: list[n.Expr], zero: tuple[str, str, 
     ]
 
 
-def launch(g: KernelContext, s: Scope, gemm_k: n.Expr, prelude: list[n.Stmt] = ()) -> n.FunctionDef:
+def launch(g: KernelContext, s: Scope, gemm_k: n.Expr, prelude: list[n.Stmt] = (),
+           k_batch: n.Expr | None = None) -> n.FunctionDef:
     """`launch(args, stream)`: bind the compile-time dispatch parameters and call `run`.
 
-    `gemm_k` is the GEMM K of the problem (the loop count follows from it and `k_batch`);
-    `prelude` runs first (argument checks, derived sizes).
+    `gemm_k` is the GEMM K of the problem (the loop count follows from it and `k_batch`, by default
+    `args.k_batch`); `prelude` runs first (argument checks, derived sizes).
     """
     p = g.p
-    k_batch = n.Member(ids("args"), "k_batch")
+    k_batch = k_batch if k_batch is not None else n.Member(ids("args"), "k_batch")
     body: list[n.Stmt] = list(prelude)
     params = g.host_params(s.ref("HostArgs"))
     if not g.compile_time_tail and not g.memop_dispatch:

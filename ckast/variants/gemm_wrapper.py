@@ -86,7 +86,7 @@ def gemm_key(c) -> dict[str, Any]:
         "signature.layout_c": layout_c,
         "signature.transpose_a": False,
         "signature.transpose_b": False,
-        "signature.grouped": False,
+        "signature.grouped": c.variant == "grouped",
         "signature.split_k": SPLIT_K_FIELD,
         "signature.elementwise_op": c.elementwise_op or "PassThrough",
         "signature.num_d_tensors": c.num_d_tensors or 0,

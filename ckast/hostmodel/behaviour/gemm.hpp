@@ -636,3 +636,134 @@ struct behaviour<tag::BatchedGemmKernel, P> : gemm_kernel<P, false> {
 };
 
 } // namespace ckast_model
+
+namespace ckast_model {
+
+/// CK's GroupedGemmHostArgs<NumDTensor>: one group's pointers, k_batch, sizes and strides.
+template <class P>
+struct behaviour<tag::GroupedGemmHostArgs, P> : P {
+    static constexpr index_t NumD = P::NumDTensor;
+
+    behaviour(const void* a, const void* b, const std::array<const void*, NumD>& ds, void* e, index_t k_batch_,
+              index_t m, index_t n, index_t k, index_t a_stride, index_t b_stride,
+              const std::array<index_t, NumD>& ds_strides, index_t e_stride)
+        : a_ptr(a), b_ptr(b), ds_ptr(ds), e_ptr(e), M(m), N(n), K(k), stride_A(a_stride), stride_B(b_stride),
+          stride_Ds(ds_strides), stride_E(e_stride), k_batch(k_batch_) {}
+
+    const void* a_ptr;
+    const void* b_ptr;
+    const std::array<const void*, NumD> ds_ptr;
+    void* e_ptr;
+    index_t M;
+    index_t N;
+    index_t K;
+    index_t stride_A;
+    index_t stride_B;
+    const std::array<index_t, NumD> stride_Ds;
+    index_t stride_E;
+    index_t k_batch;
+};
+
+/// One group as the grouped kernel reads it from its device workspace (CK's GemmTransKernelArg: the group's
+/// kernel arguments and the range [block_start, block_end) of the 1-D grid it owns). Plain data, so the model
+/// reads it back from the bytes the launcher copied to the device.
+struct grouped_gemm_karg {
+    const void* a_ptr;
+    const void* b_ptr;
+    void* e_ptr;
+    index_t M, N, K, stride_A, stride_B, stride_E, k_batch;
+    index_t block_start, block_end;
+};
+
+/// CK's GroupedGemmKernel: MakeKargs turns the group descriptors into one `grouped_gemm_karg` per group with
+/// work (groups with M, N or K zero are left out), each owning tiles x k_batch blocks of a 1-D grid in order;
+/// IsSupportedArgument is the universal kernel's check for every group; GetWorkSpaceSize(group_count) is the
+/// bytes of the descriptors, which the launcher copies to the device and passes with the group count. Where
+/// the profile fixes (hot loop, tail) at compile time, only the non-persistent single-LDS kernel uses them
+/// (CK's Run); the persistent and double-LDS ones choose per group on the device. A launch logs every group
+/// read from the device copy: `groups=<a>:<b>:<e>:MxNxK:stride_A,stride_B,stride_E:k<k_batch>:<start>-<end>;...`.
+template <class P>
+struct behaviour<tag::GroupedGemmKernel, P> : gemm_kernel<P, false> {
+    using base = gemm_kernel<P, false>;
+    using Traits = typename base::Traits;
+
+    template <class Desc>
+    static std::vector<grouped_gemm_karg> MakeKargs(const std::vector<Desc>& descs) {
+        std::vector<grouped_gemm_karg> out;
+        index_t grid = 0;
+        for (const auto& d : descs) {
+            if (d.M == 0 || d.N == 0 || d.K == 0) {
+                continue;
+            }
+            const index_t blocks = base::TilePartitioner::GridSize(d.M, d.N) * d.k_batch;
+            out.push_back({d.a_ptr, d.b_ptr, d.e_ptr, d.M, d.N, d.K, d.stride_A, d.stride_B, d.stride_E, d.k_batch,
+                           grid, grid + blocks});
+            grid += blocks;
+        }
+        return out;
+    }
+
+    static gemm_kargs universal(const grouped_gemm_karg& g) {
+        gemm_kargs k;
+        k.a_ptr = g.a_ptr;
+        k.b_ptr = g.b_ptr;
+        k.e_ptr = g.e_ptr;
+        k.M = g.M;
+        k.N = g.N;
+        k.K = g.K;
+        k.stride_A = g.stride_A;
+        k.stride_B = g.stride_B;
+        k.stride_E = g.stride_E;
+        k.k_batch = g.k_batch;
+        return k;
+    }
+
+    static bool IsSupportedArgument(const std::vector<grouped_gemm_karg>& kargs) {
+        for (const auto& g : kargs) {
+            if (!base::IsSupportedArgument(universal(g))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    template <class Desc>
+    static dim3 GridSize(const std::vector<Desc>& descs) {
+        index_t grid = 0;
+        for (const auto& d : descs) {
+            grid += base::TilePartitioner::GridSize(d.M, d.N) * d.k_batch;
+        }
+        return dim3(static_cast<unsigned>(grid), 1, 1);
+    }
+
+    static std::size_t GetWorkSpaceSize(index_t group_count) {
+        return static_cast<std::size_t>(group_count) * sizeof(grouped_gemm_karg);
+    }
+
+    static std::string ckast_details(const void* descs, index_t group_count) {
+        const auto* bytes = ckast_hostmodel::copied(descs, GetWorkSpaceSize(group_count));
+        if (bytes == nullptr) {
+            throw std::runtime_error("GroupedGemmKernel: the group descriptors were not copied to its workspace");
+        }
+        std::vector<grouped_gemm_karg> groups(static_cast<std::size_t>(group_count));
+        std::memcpy(groups.data(), bytes, GetWorkSpaceSize(group_count));
+        const bool device_tail = Traits::UsePersistentKernel_ || Traits::DoubleSmemBuffer_;
+        std::string out = (device_tail ? tail_text(false, false, TailNumber::Full)
+                                       : tail_fields<typename base::GemmPipeline>()) +
+                          " persistent=" + (Traits::UsePersistentKernel_ ? "1" : "0") +
+                          " group_count=" + std::to_string(group_count) + " groups=";
+        for (std::size_t i = 0; i < groups.size(); ++i) {
+            const auto& g = groups[i];
+            out += (i ? ";" : "") + ckast_hostmodel::pointer_name(g.a_ptr) + ":" +
+                   ckast_hostmodel::pointer_name(g.b_ptr) + ":" + ckast_hostmodel::pointer_name(g.e_ptr) + ":" +
+                   std::to_string(g.M) + "x" + std::to_string(g.N) + "x" + std::to_string(g.K) + ":" +
+                   std::to_string(g.stride_A) + "," + std::to_string(g.stride_B) + "," + std::to_string(g.stride_E) +
+                   ":k" + std::to_string(g.k_batch) + ":" + std::to_string(g.block_start) + "-" +
+                   std::to_string(g.block_end);
+        }
+        const index_t k_batch = groups.empty() ? 1 : groups.front().k_batch;
+        return out + " " + memop_fields<typename base::EpiloguePipeline>(k_batch);
+    }
+};
+
+} // namespace ckast_model

@@ -56,6 +56,7 @@ void DeviceMem::Realloc(std::size_t bytes) {
 
 void DeviceMem::release() {
     if (buffer_ != nullptr) {
+        ckast_hostmodel::forget_copy(buffer_);
         ckast_hostmodel::event("free")("target", buffer_).commit();
         buffer_ = nullptr;
     }

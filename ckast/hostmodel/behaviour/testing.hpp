@@ -92,6 +92,22 @@ float launch_gemm_batched(index_t m, index_t n, index_t k, int k_batch, index_t 
     return L::launch(args, ck_tile::stream_config{nullptr, time_kernel});
 }
 
+/// `L::launch` with one `GroupedGemmHostArgs` per group: group i's M, N, K and k_batch are `shapes[4 i ...]`, its
+/// operands packed (A is M x K, B is K x N, C is M x N) in buffers `a<i>`, `b<i>`, `e<i>`.
+template <class L>
+float launch_gemm_grouped(index_t group_count, const index_t* shapes, bool time_kernel) {
+    typename L::HostArgs groups;
+    for (index_t i = 0; i < group_count; ++i) {
+        const index_t* s = shapes + 4 * i;
+        const auto name = [&](const char* operand) { return buffer((operand + std::to_string(i)).c_str()); };
+        groups.emplace_back(name("a"), name("b"), std::array<const void*, 0>{}, name("e"), s[3], s[0], s[1], s[2],
+                            leading_stride<typename L::ALayout>(s[0], s[2]),
+                            leading_stride<typename L::BLayout>(s[2], s[1]), std::array<index_t, 0>{},
+                            leading_stride<typename L::CLayout>(s[0], s[1]));
+    }
+    return L::launch(groups, ck_tile::stream_config{nullptr, time_kernel});
+}
+
 /// `L::launch` with plain `GemmHostArgs` (the overload a multi-D launcher offers the dispatcher).
 template <class L>
 float launch_gemm_plain(index_t m, index_t n, index_t k, int k_batch, bool time_kernel) {

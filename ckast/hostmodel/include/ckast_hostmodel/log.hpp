@@ -1,4 +1,5 @@
-// ckast host model: the event log Python reads, and the model's opaque device memory.
+// ckast host model: the event log Python reads, and the model's opaque device memory (kept only where
+// the host copies kernel arguments to it).
 // Global (shared by every API profile) and included once, by the prelude, so its functions are
 // ordinary (not inline) definitions: Cling compiles them once, callers only link to them.
 #pragma once
@@ -16,6 +17,7 @@ namespace ckast_hostmodel {
 struct state {
     std::vector<std::string> lines;
     std::map<const void*, std::string> names;  // device pointer -> readable name
+    std::map<const void*, std::vector<unsigned char>> copies;  // device pointer -> bytes copied there from the host
     std::uintptr_t next_address = 0x100000;
     int next_buffer = 0;
 };
@@ -63,6 +65,22 @@ void* device_address(std::size_t bytes, const std::string& name) {
     s.names[p] = name;
     return p;
 }
+
+/// Keep the bytes a host-to-device copy writes at `device`: device memory is opaque, but a kernel model
+/// may read the arguments it is handed there (a grouped GEMM's group descriptors).
+void keep_copy(const void* device, const void* host, std::size_t bytes) {
+    const auto* first = static_cast<const unsigned char*>(host);
+    global().copies[device].assign(first, first + bytes);
+}
+
+/// The bytes last copied from the host to `device` (null if none were), at least `bytes` of them.
+const unsigned char* copied(const void* device, std::size_t bytes) {
+    const auto found = global().copies.find(device);
+    return found == global().copies.end() || found->second.size() < bytes ? nullptr : found->second.data();
+}
+
+/// Forget the copies kept for a freed buffer.
+void forget_copy(const void* device) { global().copies.erase(device); }
 
 /// A fresh buffer name: `<prefix><n>`.
 std::string buffer_name(const char* prefix) { return prefix + std::to_string(++global().next_buffer); }

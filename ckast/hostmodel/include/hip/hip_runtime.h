@@ -1,5 +1,6 @@
 // ckast host model of the HIP runtime: the few entities the emitted launchers call. Memory is
-// opaque (see ckast_hostmodel/log.hpp): copies and memsets are logged, never performed.
+// opaque (see ckast_hostmodel/log.hpp): copies and memsets are logged, never performed, except that
+// a host-to-device copy's bytes are kept for the kernel model that reads them as its arguments.
 // Included once, at global scope, so its functions are ordinary definitions.
 #pragma once
 
@@ -37,8 +38,21 @@ hipError_t hipMemset2DAsync(void* dst, std::size_t pitch, int value, std::size_t
     return hipSuccess;
 }
 
-hipError_t hipMemcpyWithStream(void* dst, const void* src, std::size_t bytes, hipMemcpyKind, hipStream_t) {
-    ckast_hostmodel::event("memcpy")("target", dst)("source", src)("bytes", static_cast<long long>(bytes)).commit();
+hipError_t hipMemcpyWithStream(void* dst, const void* src, std::size_t bytes, hipMemcpyKind kind, hipStream_t) {
+    if ((dst == nullptr || src == nullptr) && bytes > 0) {
+        return hipErrorInvalidValue;
+    }
+    if (kind == hipMemcpyHostToDevice) {
+        ckast_hostmodel::keep_copy(dst, src, bytes);
+    }
+    auto logged = ckast_hostmodel::event("memcpy");
+    logged("target", dst);
+    if (kind == hipMemcpyHostToDevice || kind == hipMemcpyHostToHost) {
+        logged("source", "host");  // a host address is no device buffer's
+    } else {
+        logged("source", src);
+    }
+    logged("bytes", static_cast<long long>(bytes)).commit();
     return hipSuccess;
 }
 
