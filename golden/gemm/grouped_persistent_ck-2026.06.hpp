@@ -90,7 +90,11 @@ struct Launcher {
         WarpTileN,
         WarpTileK,
         TransposeC,
-        NumWaveGroups>;
+        NumWaveGroups,
+        false,
+        1,
+        1,
+        DoubleSmemBuffer>;
     using Epilogue = ck_tile::CShuffleEpilogue<EpilogueProblem>;
     using Kernel = ck_tile::GroupedGemmKernel<TilePartitioner, Pipeline, Epilogue>;
     using GroupArgs = ck_tile::GroupedGemmHostArgs<>;
