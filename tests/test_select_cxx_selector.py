@@ -490,7 +490,8 @@ def test_a_program_linking_the_cmake_target_ranks(tmp_path):
 
 
 def test_gemm_datatype_and_layout_held_apart_are_refused_together(tmp_path):
-    """fp16 rcr and bf16 rrr kernels: each name is held, fp16 with rrr is not; a null layout among two is refused."""
+    """fp16 rcr and bf16 rrr kernels: each name is held, fp16 with rrr is not; a null layout is rcr where the datatype
+    has rcr kernels, else refused."""
     configs = tmp_path / "two.json"
     configs.write_text(json.dumps([{"kind": "gemm", "datatype": dt, "layout": layout, "arch": "gfx942",
                                     "ck_api": PROFILE, "pad_m": True, "pad_n": True, "pad_k": True}
@@ -504,6 +505,27 @@ def test_gemm_datatype_and_layout_held_apart_are_refused_together(tmp_path):
     with pytest.raises(cppyy.gbl.std.invalid_argument, match=r"the library has no gemm kernels of the datatype and "
                                                               r"layout named \(it has bf16 rrr, fp16 rcr\)"):
         ns.rank(problem, "fp16", "rrr")
+    # a null layout is rcr (the library's DEFAULT_GEMM_LAYOUT) where the datatype has rcr kernels, else refused
+    assert [str(c.kernel) for c in ns.rank(problem, "fp16")] == [str(c.kernel) for c in ns.rank(problem, "fp16", "rcr")]
+    assert len(ns.rank(problem, "fp16")) == 1
     with pytest.raises(cppyy.gbl.std.invalid_argument, match="gemm kernels have layouts rcr, rrr; name one"):
-        ns.rank(problem, "fp16")
+        ns.rank(problem, "bf16")
     assert len(ns.rank(problem, "bf16", "rrr")) == 1
+
+
+def test_a_gemm_problem_naming_no_layout_is_rcr_among_several(tmp_path):
+    """fp16 kernels of layouts rcr and rrr: a problem that names no layout ranks the rcr kernels (CK's default GEMM
+    layout), in Python and in the C++ selector alike; a named layout is kept."""
+    configs = tmp_path / "two.json"
+    configs.write_text(json.dumps([{"kind": "gemm", "datatype": "fp16", "layout": layout, "arch": "gfx942",
+                                    "ck_api": PROFILE, "pad_m": True, "pad_n": True, "pad_k": True}
+                                   for layout in ("rcr", "rrr")]))
+    lib = write_library(tmp_path / "lib", entries(Selection("", "", PROFILE, (), (), (), None, (configs,))))
+    library, problem = load_library(lib), GemmProblem(M=256, N=256, K=256)
+    python = python_ranking(library, problem, AnalyticPredictor())
+    assert [name for name, _ in python] == [name for name, _ in python_ranking(library, problem, AnalyticPredictor(),
+                                                                               "fp16", "rcr")]
+    assert "_rcr_" in python[0][0] and "_rrr_" in python_ranking(library, problem, AnalyticPredictor(), None, "rrr")[0][0]
+    write_selector(lib, [], tmp_path / "selector")
+    ns = _jit(tmp_path / "selector")
+    assert [str(c.kernel) for c in ns.rank(_struct(ns, problem))] == [name for name, _ in python]

@@ -41,7 +41,7 @@ from ckast import nodes as n
 from ckast.arch.hardware import hardware
 from ckast.select.serving.applicability import LAYERS, describe_layers
 from ckast.select.features.featureset import hw_columns
-from ckast.select.serving.library import Library, Part
+from ckast.select.serving.library import DEFAULT_GEMM_LAYOUT, Library, Part
 
 from .lower_expr import lower_features
 from .lower_forest import lower_forest
@@ -421,6 +421,10 @@ def _dispatch(kind: str, plans: list[PartPlan]) -> n.FunctionDef:
         what = kind if kind == "gemm" else f"{kind} {direction} {ndim}-D"
         for field in names:
             held = sorted({getattr(p, field) for p in group})
+            if field == "layout" and len(held) > 1 and DEFAULT_GEMM_LAYOUT in held:  # as `Library` takes it
+                datatypes = [_matches("datatype", p.datatype) for p in group if p.layout == DEFAULT_GEMM_LAYOUT]
+                body.append(n.If(_all([n.BinOp("==", n.ident(field), n.NullPtr()), _any(datatypes)]), [
+                    n.ExprStmt(n.BinOp("=", n.ident(field), n.StrLit(DEFAULT_GEMM_LAYOUT)))]))
             if len(held) > 1:
                 test = _all([*where, n.BinOp("==", n.ident(field), n.NullPtr())])
                 body.append(n.If(test, [_refuse(n.StrLit(
@@ -474,6 +478,13 @@ def _all(terms: list[n.Expr]) -> n.Expr:
     out = terms[0] if terms else n.BoolLit(True)
     for term in terms[1:]:
         out = n.BinOp("&&", out, term)
+    return out
+
+
+def _any(terms: list[n.Expr]) -> n.Expr:
+    out = terms[0] if terms else n.BoolLit(False)
+    for term in terms[1:]:
+        out = n.BinOp("||", out, term)
     return out
 
 

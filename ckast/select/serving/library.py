@@ -6,6 +6,7 @@ depthwise kernels, bwd_data or bwd_weight), its spatial rank (conv), one datatyp
 part's kernel columns (`KernelTable`) are built once and kept, so ranking many problems costs no
 per-kernel Python work. A GEMM part holds every variant; which of its kernels compute a problem's
 variant is applicability's to say (`applicability.SERVES`), and a part with none of them is refused.
+A GEMM problem that names no layout, on a library of several, is `rcr` (`DEFAULT_GEMM_LAYOUT`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,11 @@ from ckast.arguments import argument
 from ckast.errors import CkastError
 
 from ckast.select.problem import D_FIELDS, ConvProblem, GemmProblem, Problem
+
+DEFAULT_GEMM_LAYOUT = "rcr"
+"""The layout of a GEMM problem that names none where the library holds several: CK's default GEMM layout (the one
+layout of CK's built-in generator lists, `gemm-default`): row-major A, column-major B, row-major C, a linear
+layer's x * W^T."""
 
 
 class LibraryError(CkastError, ValueError):
@@ -149,6 +155,8 @@ class Library:
             if field == "layout" and kind == "grouped_conv":
                 continue  # a conv layout follows the rank (and depthwise kernels have their own)
             held = sorted({self.configs[i][field] for i in chosen})
+            if wanted is None and field == "layout" and len(held) > 1 and DEFAULT_GEMM_LAYOUT in held:
+                wanted = DEFAULT_GEMM_LAYOUT
             if wanted is None and len(held) > 1:
                 raise LibraryError(f"{argument(field)}: the library's {what} kernels have {field}s {', '.join(held)}; "
                                    f"choose one")
