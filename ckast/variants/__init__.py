@@ -13,7 +13,7 @@ from ckast.lower.graph import KernelGraph
 from ckast.lower.identity import LAUNCHER, NAMESPACE, EntryPoint, launcher
 
 from . import (conv, conv_depthwise, conv_streamk, conv_two_stage, conv_wrapper, gemm, gemm_batched, gemm_multi_d,
-               gemm_preshuffle, gemm_streamk, gemm_wrapper)
+               gemm_preshuffle, gemm_quant, gemm_streamk, gemm_wrapper)
 
 Patch = Callable[[gemm.Gemm, KernelGraph], None]
 GEMM_PATCHES: dict[str, tuple[Patch, ...]] = {
@@ -22,8 +22,11 @@ GEMM_PATCHES: dict[str, tuple[Patch, ...]] = {
     "multi_d": (gemm_multi_d.patch,),
     "batched": (gemm_batched.patch,),
     "stream_k": (gemm_streamk.patch,),
+    "bquant": (gemm_quant.patch,),
+    "abquant": (gemm_quant.patch,),
 }
-GEMM_CONTEXTS: dict[str, type[gemm.Gemm]] = {"stream_k": gemm_streamk.StreamK}
+GEMM_CONTEXTS: dict[str, type[gemm.Gemm]] = {"stream_k": gemm_streamk.StreamK, "bquant": gemm_quant.Quant,
+                                             "abquant": gemm_quant.Quant}
 """Variants whose kernel context differs from the shared graph's (others: `gemm.Gemm`)."""
 
 
