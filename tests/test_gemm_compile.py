@@ -51,3 +51,15 @@ def test_stream_k_compiles_with_each_reduction_of_the_profile(tmp_path):
     write_outputs(kernels, tmp_path)
     results = check_headers([tmp_path / k.header for k in kernels], Toolchain.discover(), entry_points_for, parallel=2)
     assert len(results) == 2 and all(r.passed for r in results), "\n".join(r.log for r in results if not r.passed)
+
+
+def test_bquant_compiles_against_the_wheel(tmp_path):
+    """Block-scale bquant of ck-2025.11: fp8 with B scales (compv3) and int4 weights with preshuffled B and B
+    scales (the weight-preshuffle quant pipeline), device code generated for gfx942."""
+    from .goldens import QUANT_CASES
+    configs = [dict(QUANT_CASES[c][0], ck_api="ck-2025.11") for c in ("bquant", "bquant_fp8i4_preshuffleb")]
+    kernels = render(load_data(configs))
+    write_outputs(kernels, tmp_path)
+    results = check_headers([tmp_path / k.header for k in kernels], Toolchain.discover(), entry_points_for,
+                            mode="codegen", parallel=2)
+    assert len(results) == 2 and all(r.passed for r in results), "\n".join(r.log for r in results if not r.passed)

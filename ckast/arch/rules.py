@@ -28,10 +28,8 @@ from .specs import (
     PIPELINES,
     PRESHUFFLE_PIPELINES,
     QUANT_ARCHS,
-    QUANT_DATATYPES,
     QUANT_EIGHT_WAVES,
     QUANT_MX_ARCHS,
-    QUANT_PIPELINES,
     QUANT_WARP_TILE_K,
     QUANT_WARP_TILE_MN,
     STREAMK_CONV_ARCHS,
@@ -514,14 +512,11 @@ def _quant_layout(c: Any, arch: ArchSpec) -> Iterator[Finding]:
         yield "layout", f"{c.layout}: CK's block-scale GEMMs are rcr only (the scale tensors' layouts follow A and B)"
 
 
-@rule("quant.pipeline", "the family has the pipeline (bquant: compv3, preshuffleb, microscale for the MX types; "
-      "abquant: compv3, preshuffleb, eightwaves on gfx950)", variants=QUANT_VARIANTS,
-      reads=("variant", "datatype", "pipeline", "arch"))
+@rule("quant.pipeline", "microscale is the pipeline of the MX (e8m0-scale) types and only theirs; eightwaves is "
+      "gfx950 fp8/bf8 (the family's pipelines are the pipeline knob's choices)", variants=QUANT_VARIANTS,
+      reads=("datatype", "pipeline", "arch"))
 def _quant_pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
-    allowed = QUANT_PIPELINES[c.variant]
-    if c.pipeline not in allowed:
-        yield "pipeline", f"{c.pipeline}: {c.variant} builds with {', '.join(allowed)}"
-    elif (c.pipeline == "microscale") != c.datatype.startswith("mx_"):
+    if (c.pipeline == "microscale") != c.datatype.startswith("mx_"):
         yield "pipeline", (f"{c.pipeline} with {c.datatype}: the microscale pipeline is the one for e8m0 (mx_*) "
                            "scales, and only it")
     elif c.pipeline == "eightwaves" and (arch.name != "gfx950" or c.datatype not in ("fp8", "bf8")):
@@ -535,13 +530,6 @@ def _quant_warp_tile(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if (c.warp_tile_m, c.warp_tile_n) != QUANT_WARP_TILE_MN or c.warp_tile_k not in ks:
         yield "warp_tile_m", (f"warp tile {_x(_triple(c, 'warp_tile'))} is not a block-scale warp tile on {arch.name}; "
                               f"supported: 16x16x{{{', '.join(map(str, ks)) or 'none'}}}")
-
-
-@rule("quant.datatype", "the family has the data type (CK's variant keys)", variants=QUANT_VARIANTS,
-      reads=("variant", "datatype"))
-def _quant_datatype(c: Any, arch: ArchSpec) -> Iterator[Finding]:
-    if c.datatype not in QUANT_DATATYPES[c.variant]:
-        yield "datatype", f"{c.datatype}: {c.variant} takes {', '.join(QUANT_DATATYPES[c.variant])}"
 
 
 @rule("quant.group_divides", "the quant groups tile the block: tile_k by each group K, tile_n by the B group N",
