@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from ckast.config import ConfigError, load_data
@@ -78,7 +79,10 @@ def test_bquant_kernel_per_profile():
     assert "WPQuantBPipelineAgBgCrV2<Problem<HasHotLoop,TailNum>>" in new
     fp8 = squash(header_of(config("bquant", "ck-2026.06")))
     assert "CastPolicy::BeforeLDSWrite>" in fp8 and "GemmTile1DPartitioner<TileShape>" in fp8
-    assert "QuantGemmKernel<TilePartitioner,Pipeline<HasHotLoop,TailNum>,Epilogue,ck_tile::QuantType::BQuantGrouped>" in fp8
+    assert ("QuantGemmKernel<TilePartitioner,Pipeline<HasHotLoop,TailNum>,Epilogue<HasHotLoop,TailNum>,"
+            "ck_tile::QuantType::BQuantGrouped>") in fp8
+    assert "usingAComputeDataType=Problem<HasHotLoop,TailNum>::AComputeDataType;" in fp8
+    assert "PermuteNEpilogue<EpilogueProblem<HasHotLoop,TailNum>>" in new and "PermuteNEpilogue" not in old
 
 
 def test_abquant_kernel():
@@ -87,3 +91,96 @@ def test_abquant_kernel():
     assert "usingAQuantGroupSize=ck_tile::QuantGroupShape<ck_tile::sequence<1,1,128>>;" in src
     assert "GemmSpatiallyLocalTilePartitioner<TileShape,8,4>" in src and "ck_tile::QuantType::ABQuantGrouped" in src
     assert "staticconstexprboolTransposeC=true;" in src and "staticconstexprboolPreshuffleB=true;" in src
+
+
+# --- CK's codegen configs (ck_quant_configs) ---------------------------------------------------------------
+
+TILE = {"tile_m": 128, "tile_n": 128, "tile_k": 128, "warp_m": 1, "warp_n": 4, "warp_k": 1, "warp_tile_m": 16,
+        "warp_tile_n": 16, "warp_tile_k": 64}
+BQUANT_CONFIG = {  # CK's gemm_bquant_utils.default_fp8_preshuffleb_bquant_config on gfx942, as the manifest holds it
+    "double_smem_buffer": True, "epilogue": "cshuffle", "k_block_per_cu": 2, "layouts": ["rcr"],
+    "pipeline": "preshuffleb", "preshuffle_b": True, "preshuffle_bquant": True,
+    "quant_groups": [{"quant_group_k": 128, "quant_group_m": 1, "quant_group_n": 1}], "scheduler": "intrawave",
+    "tile_configs": [TILE], "variant_keys": ["fp8", "bf8i4"]}
+ABQUANT_CONFIG = {  # CK's gemm_abquant_utils.default_fp4_config
+    "aquant_group_k": 128, "bquant_groups": [{"bquant_group_k": 128, "bquant_group_n": 128}],
+    "double_smem_buffer": False, "eight_waves": False, "epilogue": "cshuffle", "k_block_per_cu": 1,
+    "layouts": ["rcr"], "pad_k": False, "pipeline": "compv3", "preshuffle_b": False, "preshuffle_bquant": False,
+    "scheduler": "intrawave", "tile_configs": [dict(TILE, warp_tile_k=32)], "transpose_c": False,
+    "variant_keys": ["fp4"]}
+
+
+def test_ck_bquant_config_expands_as_ck_does():
+    kernels = [k.config for k in load_data(BQUANT_CONFIG)]
+    assert [k.datatype for k in kernels] == ["fp8", "bf8i4"]
+    k = kernels[0]
+    assert (k.variant, k.pipeline, k.preshuffle_b, k.preshuffle_bquant, k.k_block_per_cu, k.double_smem_buffer,
+            k.bquant_group_n, k.bquant_group_k, k.pad_k, k.arch) == (
+        "bquant", "preshuffleb", True, True, 2, True, 1, 128, True, "gfx942")
+
+
+def test_ck_abquant_config_and_manifest():
+    [k] = [k.config for k in load_data(dict(ABQUANT_CONFIG, arch="gfx950"), {"ck_api": "ck-2026.06"})]
+    assert (k.variant, k.datatype, k.aquant_group_k, k.bquant_group_n, k.transpose_c, k.arch) == (
+        "abquant", "fp4", 128, 128, False, "gfx950")
+    manifest = {"cases": {"gemm_abquant_utils::default_fp4_config::gfx942": {
+        "arch": "gfx942", "module": "gemm_abquant_utils", "config": ABQUANT_CONFIG, "config_name": "x"}}}
+    [m] = load_data(manifest, {"ck_api": "ck-2026.06"})
+    assert m.config == attrs.evolve(k, arch="gfx942")
+    assert m.path.startswith('cases["gemm_abquant_utils::default_fp4_config::gfx942"].config (fp4 rcr ')
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (dict(quant_groups=[{"quant_group_m": 2, "quant_group_n": 1, "quant_group_k": 128}]),
+     r'quant_groups\[0\]\.quant_group_m: 2: B scales group N and K only'),
+    (dict(preshuffle_b=True, swizzle=True), r"swizzle: unknown key of CK's bquant codegen config"),
+    (dict(tile_configs=[{"tile_m": 16}]), r"tile_configs\[0\]: expected tile_m, tile_n"),
+    (dict(variant_keys=[]), "variant_keys: expected a non-empty list"),
+    (dict(transpose_c=True), "transpose_c: true: CK's bquant kernels never transpose C"),
+])
+def test_ck_bquant_config_refusals(change, message):
+    with pytest.raises(ConfigError, match=message):
+        load_data(dict(BQUANT_CONFIG, **change))
+
+
+def test_ck_config_eight_waves_must_match_the_pipeline():
+    with pytest.raises(ConfigError, match="eight_waves: True with pipeline compv3"):
+        load_data(dict(ABQUANT_CONFIG, eight_waves=True), {"ck_api": "ck-2026.06"})
+
+
+def test_manifest_module_of_another_family_is_named():
+    manifest = {"cases": {"c": {"arch": "gfx942", "module": "gemm_other_utils", "config": {}}}}
+    with pytest.raises(ConfigError, match=r'cases\.c\.module: gemm_other_utils: ckast reads the block-scale'):
+        load_data(manifest)
+
+
+# --- CK's golden kernels, compared as trees --------------------------------------------------------------
+
+def test_kernels_equal_cks_goldens():
+    """Every bquant/abquant golden kernel of CK's manifest (rocm-libraries ea607ecd) against ckast's, as trees:
+    equal, with no allowance. The MX cases on gfx942 are refused (rule quant.arch: CK guards them with #error);
+    their kernels are the gfx950 cases' own."""
+    ck_trees = pytest.importorskip("tests.ck_trees", reason="CK's golden trees (tests/ck_trees) not in this tree")
+    from ckast.catalog import load_profile
+    from ckast.config.ck_quant_configs import MODULES
+    from ckast.variants import lower_kernel
+
+    goldens, profile = ck_trees.load_goldens(), load_profile("ck-2026.06")
+    compared, refused = set(), []
+    for cid, case in sorted(goldens.cases.items()):
+        if case.module not in MODULES:
+            continue
+        data = {"cases": {cid: {"module": case.module, "arch": case.arch, "config": case.config}}}
+        try:
+            [k] = load_data(data, {"ck_api": "ck-2026.06"})
+        except ConfigError as exc:
+            refused.append((cid, str(exc)))
+            continue
+        result = ck_trees.compare(goldens.trees[case.config_name],
+                                  ck_trees.tree_of_ast(lower_kernel(k.config, profile).header), profile=profile)
+        assert result.ok, f"{case.config_name}:\n{result.report()}"
+        compared.add(case.config_name)
+    assert len(compared) == 50
+    assert [cid for cid, _ in refused] == [f"gemm_bquant_utils::default_mx_{t}_config::gfx942"
+                                           for t in ("bf16bf16", "bf16bf8", "bf16fp4")]
+    assert all("[rule quant.arch]" in why for _, why in refused)

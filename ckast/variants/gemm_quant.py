@@ -31,6 +31,8 @@ from .gemm import BLOCK_PER_CU, LAYOUTS, SCHEDULERS, Gemm, epilogue_problem
 
 QUANT_TYPES = {"bquant": "BQuantGrouped", "abquant": "ABQuantGrouped"}
 """Variant -> CK's `QuantType` enumerator."""
+BLOCKSCALE = ("fp8", "bf8")
+"""abquant's fp8/bf8 block scale, which computes in A's type (CK's IS_FP8BLOCKSCALE)."""
 TYPES: dict[str, tuple[str, str, str, str]] = {
     "fp8": ("fp8_t", "fp8_t", "half_t", "float"),
     "bf8": ("bf8_t", "bf8_t", "half_t", "float"),
@@ -56,6 +58,17 @@ class Quant(Gemm):
     @property
     def ab(self) -> bool:
         return self.c.variant == "abquant"
+
+    @property
+    def permute_n(self) -> bool:
+        """CK's bquant generator permutes preshuffled B along N (TiledMMAPermuteN) when each wave repeats its warp
+        tile an even number of times along N and B scales group K only; the kernel then stores through the
+        PermuteN epilogue (ck-2026.06; ck-2025.11 has none, its kernels store through CShuffle and take B
+        shuffled without the N permutation)."""
+        c = self.c
+        repeat = c.tile_n // (c.warp_n * c.warp_tile_n)
+        permuted = c.variant == "bquant" and bool(c.preshuffle_b) and repeat % 2 == 0 and c.bquant_group_n == 1
+        return permuted and "PermuteNEpilogue" in self.p.templates
 
     def ctype(self, key: str) -> n.Type:
         return n.Builtin("float") if key == "float" else self.p.type(key)
@@ -94,7 +107,10 @@ def patch(g: Quant, graph: KernelGraph) -> None:
     for name, key in (("ADataType", a), ("BDataType", b), ("CDataType", out)):
         graph.replace(alias(name, "data_type", lambda s, key=key: g.ctype(key)))
     graph.add(alias("QDataType", "data_type", lambda s: g.ctype(q)))
-    graph.add(alias("ComputeDataType", "data_type", lambda s: s.ref("ADataType"), "ADataType"))
+    if g.ab and c.datatype not in BLOCKSCALE:  # CK: A's type for fp8/bf8 block scale, else void (from A and B)
+        graph.add(alias("ComputeDataType", "data_type", lambda s: n.Builtin("void")))
+    else:
+        graph.add(alias("ComputeDataType", "data_type", lambda s: s.ref("ADataType"), "ADataType"))
     graph.add(alias("AQLayout", "layout", lambda s: p.type(LAYOUTS["r"])))
     graph.add(alias("BQLayout", "layout", lambda s: p.type(LAYOUTS["c"])))
     graph.replace(alias("HostArgs", "host_args", lambda s: p.type("QuantGemmHostArgs")))
@@ -116,13 +132,41 @@ def patch(g: Quant, graph: KernelGraph) -> None:
                         *operands, "QDataType", "ComputeDataType", *groups, params=g.tail_params()))
     cls = QUANT_PIPELINES[c.variant][c.pipeline]
     graph.replace(alias("Pipeline", "pipeline", lambda s: g.t(cls, Problem=s.ref("Problem")), "Problem"))
-    graph.replace(alias("EpilogueProblem", "epilogue_problem", lambda s: epilogue_problem(
-        g, s, compute=(s.ref("ComputeDataType"), s.ref("ComputeDataType"))),
-        "ComputeDataType", "AccDataType", "CDataType", "CLayout", params=g.memop_params()))
+    if p.feature("split_compute_type"):  # the epilogue takes the problem's A/B compute types, as CK's generators
+        computes = ("AComputeDataType", "BComputeDataType")
+        for name in computes:
+            graph.add(alias(name, "data_type", lambda s, name=name: problem_member(s, name), "Problem"))
+    else:  # one compute type, the problem's ComputeDataType_
+        computes = ("ComputeDataType", "ComputeDataType")
+    uses = (*dict.fromkeys(computes), "AccDataType", "CDataType", "CLayout")
+    if g.permute_n:
+        graph.replace(alias("EpilogueProblem", "epilogue_problem", lambda s: permute_n_problem(g, s, computes), *uses))
+        graph.replace(alias("Epilogue", "epilogue", lambda s: g.t("PermuteNEpilogue", Problem_=s.ref("EpilogueProblem")),
+                            "EpilogueProblem"))
+    else:
+        graph.replace(alias("EpilogueProblem", "epilogue_problem", lambda s: epilogue_problem(
+            g, s, compute=(s.ref(computes[0]), s.ref(computes[1]))), *uses, params=g.memop_params()))
     graph.replace(alias("Kernel", "kernel", lambda s: g.t(
         "QuantGemmKernel", TilePartitioner_=s.ref("TilePartitioner"), GemmPipeline_=s.ref("Pipeline"),
         EpiloguePipeline_=s.ref("Epilogue"), QuantType_=p.enum_value("QuantType", QUANT_TYPES[c.variant]),
     ), "TilePartitioner", "Pipeline", "Epilogue"))
+
+
+def permute_n_problem(g: Quant, s: Scope, computes: tuple[str, str]) -> n.Type:
+    """`PermuteNEpilogueProblem`: the CShuffle problem's leading arguments (no D tensors, pass-through)."""
+    empty = n.type_of(g.p.template("tuple")(T=()))
+    return g.t(
+        "PermuteNEpilogueProblem", AsDataType_=s.ref(computes[0]), BsDataType_=s.ref(computes[1]), DsDataType_=empty,
+        AccDataType_=s.ref("AccDataType"), ODataType_=s.ref("CDataType"), DsLayout_=empty, ELayout_=s.ref("CLayout"),
+        CDElementwise_=g.p.type("PassThrough"), kM_=ids("TileM"), kN_=ids("TileN"), MWave_=ids("WarpM"),
+        NWave_=ids("WarpN"), MPerXdl_=ids("WarpTileM"), NPerXdl_=ids("WarpTileN"), KPerXdl_=ids("WarpTileK"),
+        isCTransposed_=ids("TransposeC"),
+    )
+
+
+def problem_member(s: Scope, member: str) -> n.Type:
+    """`Problem<HasHotLoop, TailNum>::member` (an alias declaration: C++20 needs no `typename` there)."""
+    return n.TypeName(n.Name((s.graph.template_id("Problem", {}), member)))
 
 
 def traits(g: Quant, s: Scope) -> n.Type:

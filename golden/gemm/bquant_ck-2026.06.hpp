@@ -54,25 +54,6 @@ struct Launcher {
     using TilePartitioner = ck_tile::GemmTile1DPartitioner<TileShape>;
     using QDataType = float;
     using ComputeDataType = ADataType;
-    using EpilogueProblem = ck_tile::CShuffleEpilogueProblem<
-        ComputeDataType,
-        ComputeDataType,
-        ck_tile::tuple<>,
-        AccDataType,
-        CDataType,
-        ck_tile::tuple<>,
-        CLayout,
-        ck_tile::element_wise::PassThrough,
-        TileM,
-        TileN,
-        WarpM,
-        WarpN,
-        WarpTileM,
-        WarpTileN,
-        WarpTileK,
-        TransposeC,
-        NumWaveGroups>;
-    using Epilogue = ck_tile::CShuffleEpilogue<EpilogueProblem>;
     using AQLayout = ck_tile::tensor_layout::gemm::RowMajor;
     using BQLayout = ck_tile::tensor_layout::gemm::ColumnMajor;
     using Traits = ck_tile::TileGemmQuantTraits<
@@ -118,10 +99,39 @@ struct Launcher {
     using Pipeline = ck_tile::BQuantGemmPipelineAgBgCrCompV3<Problem<HasHotLoop, TailNum>>;
 
     template <bool HasHotLoop, ck_tile::TailNumber TailNum>
+    using AComputeDataType = Problem<HasHotLoop, TailNum>::AComputeDataType;
+
+    template <bool HasHotLoop, ck_tile::TailNumber TailNum>
+    using BComputeDataType = Problem<HasHotLoop, TailNum>::BComputeDataType;
+
+    template <bool HasHotLoop, ck_tile::TailNumber TailNum>
+    using EpilogueProblem = ck_tile::CShuffleEpilogueProblem<
+        AComputeDataType<HasHotLoop, TailNum>,
+        BComputeDataType<HasHotLoop, TailNum>,
+        ck_tile::tuple<>,
+        AccDataType,
+        CDataType,
+        ck_tile::tuple<>,
+        CLayout,
+        ck_tile::element_wise::PassThrough,
+        TileM,
+        TileN,
+        WarpM,
+        WarpN,
+        WarpTileM,
+        WarpTileN,
+        WarpTileK,
+        TransposeC,
+        NumWaveGroups>;
+
+    template <bool HasHotLoop, ck_tile::TailNumber TailNum>
+    using Epilogue = ck_tile::CShuffleEpilogue<EpilogueProblem<HasHotLoop, TailNum>>;
+
+    template <bool HasHotLoop, ck_tile::TailNumber TailNum>
     using Kernel = ck_tile::QuantGemmKernel<
         TilePartitioner,
         Pipeline<HasHotLoop, TailNum>,
-        Epilogue,
+        Epilogue<HasHotLoop, TailNum>,
         ck_tile::QuantType::BQuantGrouped>;
 
     template <bool HasHotLoop, ck_tile::TailNumber TailNum>
