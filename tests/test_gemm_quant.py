@@ -184,3 +184,8 @@ def test_kernels_equal_cks_goldens():
     assert [cid for cid, _ in refused] == [f"gemm_bquant_utils::default_mx_{t}_config::gfx942"
                                            for t in ("bf16bf16", "bf16bf8", "bf16fp4")]
     assert all("[rule quant.arch]" in why for _, why in refused)
+
+
+def test_quant_group_sizes_fit_index_t():
+    with pytest.raises(ConfigError, match=r"bquant_group_k: 4294967296 does not fit CK's index_t .*\[rule int.index_t\]"):
+        load_data({"kind": "gemm", "variant": "bquant", "bquant_group_k": 2**32})

@@ -238,7 +238,8 @@ def waves_per_block(config: Any) -> int:
 INDEX_MAX = 2**31 - 1
 """The largest value of CK's `index_t` (int32), the type of every integer knob in the emitted C++."""
 INT_KNOBS = (*GEOMETRY, "num_wave_groups", *VECTORS, "num_groups_to_merge", "tile_h", "tile_w", "filt", "str_h",
-             "str_w", "pad_h", "pad_w", "nbatch", "sub_h", "sub_w", "in_vec", "out_vec")
+             "str_w", "pad_h", "pad_w", "nbatch", "sub_h", "sub_w", "in_vec", "out_vec", "bquant_group_n",
+             "bquant_group_k", "aquant_group_k", "k_block_per_cu")
 """The integer knobs whose values no choice list bounds (None where a knob does not apply)."""
 
 
