@@ -10,7 +10,8 @@ from ckast import nodes as n
 from ckast.catalog import Profile
 from ckast.lower.cxx import LICENSE
 from ckast.lower.graph import KernelGraph
-from ckast.lower.identity import LAUNCHER, NAMESPACE, EntryPoint, launcher
+from ckast.arch.rules import QUANT_VARIANTS
+from ckast.lower.identity import LAUNCHER, NAMESPACE, EntryPoint, kernel_name, launcher
 
 from . import (conv, conv_depthwise, conv_streamk, conv_two_stage, conv_wrapper, gemm, gemm_batched, gemm_multi_d,
                gemm_preshuffle, gemm_quant, gemm_streamk, gemm_wrapper)
@@ -82,6 +83,13 @@ def lower_kernel(config, profile: Profile) -> KernelUnit:
     return KernelUnit(name, header, tuple(entries))
 
 
+def has_wrapper(config) -> bool:
+    """Whether the kernel gets a dispatcher wrapper: CK's dispatcher registry holds no block-scale GEMM (its
+    `KernelKey` has no scale fields and its instances run `GemmHostArgs`; CK runs those through per-family
+    libraries), so they get none."""
+    return config.variant not in QUANT_VARIANTS
+
+
 def wrapper_header(config, profile: Profile, kernel_header: str) -> n.File:
     """The kernel's dispatcher wrapper (registry key and instance factory)."""
     module = gemm_wrapper if config.kind == "gemm" else conv_wrapper
@@ -96,7 +104,10 @@ KEY_GAPS = {"gemm": ("KernelKey", "split_k or batched"),
 
 
 def registry_key(config) -> tuple:
-    """The kernel's CK registry key (`KernelKey` or `GroupedConvKernelKey`) as a hashable value."""
+    """The kernel's CK registry key (`KernelKey` or `GroupedConvKernelKey`) as a hashable value; a kernel
+    without a wrapper is in no registry, so its key is its own name."""
+    if not has_wrapper(config):
+        return ("unregistered", kernel_name(config))
     module = gemm_wrapper if config.kind == "gemm" else conv_wrapper
     return module.key_of(config)
 

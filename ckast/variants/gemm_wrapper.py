@@ -16,12 +16,11 @@ from typing import Any
 
 from ckast import nodes as n
 from ckast.arch import DTYPES
-from ckast.arch.rules import QUANT_VARIANTS, STREAM_K
+from ckast.arch.rules import STREAM_K
 from ckast.catalog import Profile
 from ckast.lower.cxx import LICENSE
 from ckast.lower.identity import LAUNCHER, NAMESPACE
 
-from . import gemm_quant
 from .common import block_size
 from .gemm import Gemm, ids
 
@@ -32,13 +31,6 @@ DISPATCHER_PIPELINES = {"mem": "Mem", "compv3": "CompV3", "compv4": "CompV4", "c
                         "preshufflev2": "PreShuffleV2"}
 DISPATCHER_SCHEDULERS = {"intrawave": "Intrawave", "interwave": "Interwave", "default": "Auto"}
 DISPATCHER_EPILOGUES = {"cshuffle": "CShuffle", "default": "Default"}
-QUANT_DISPATCHER_DTYPES = {"fp8_t": "FP8", "bf8_t": "BF8", "bf16_t": "BF16", "half_t": "FP16", "pk_int4_t": "INT4",
-                           "pk_fp4_t": "UNKNOWN"}
-"""Block-scale A/B/C types -> CK's dispatcher DataType (which has no fp4)."""
-QUANT_DISPATCHER_PIPELINES = {"compv3": "CompV3", "preshuffleb": "PreShuffleV2", "microscale": "CompV3",
-                              "eightwaves": "CompV3"}
-"""Block-scale pipelines -> the nearest dispatcher Pipeline (CK registers block-scale kernels through
-per-kernel libraries, not its KernelKey registry, whose Pipeline names none of them)."""
 SPLIT_K_FIELD = 1
 """`signature.split_k`: k_batch is a run-time argument, so the key records no fixed split (CK's value)."""
 
@@ -84,16 +76,10 @@ def gemm_key(c) -> dict[str, Any]:
     (`SPLIT_K_FIELD`; a library refuses two kernels that differ only there, rule registry.key_unique)."""
     spec = DTYPES[c.datatype]
     layout_a, layout_b, layout_c = (DISPATCHER_LAYOUTS[x] for x in c.layout)
-    quant = c.variant in QUANT_VARIANTS
-    if quant:
-        dtype_a, dtype_b, dtype_c = (QUANT_DISPATCHER_DTYPES[t] for t in gemm_quant.TYPES[c.datatype][:3])
-    else:
-        dtype_a = dtype_b = DISPATCHER_DTYPES[c.datatype]
-        dtype_c = DISPATCHER_DTYPES[spec.output]
     return {
-        "signature.dtype_a": dtype_a,
-        "signature.dtype_b": dtype_b,
-        "signature.dtype_c": dtype_c,
+        "signature.dtype_a": DISPATCHER_DTYPES[c.datatype],
+        "signature.dtype_b": DISPATCHER_DTYPES[c.datatype],
+        "signature.dtype_c": DISPATCHER_DTYPES[spec.output],
         "signature.dtype_acc": DISPATCHER_DTYPES[spec.acc],
         "signature.layout_a": layout_a,
         "signature.layout_b": layout_b,
@@ -108,14 +94,14 @@ def gemm_key(c) -> dict[str, Any]:
         "algorithm.tile_shape": (c.tile_m, c.tile_n, c.tile_k),
         "algorithm.wave_shape": (c.warp_m, c.warp_n, c.warp_k),
         "algorithm.warp_tile_shape": (c.warp_tile_m, c.warp_tile_n, c.warp_tile_k),
-        "algorithm.pipeline": (QUANT_DISPATCHER_PIPELINES if quant else DISPATCHER_PIPELINES)[c.pipeline],
+        "algorithm.pipeline": DISPATCHER_PIPELINES[c.pipeline],
         "algorithm.scheduler": DISPATCHER_SCHEDULERS[c.scheduler],
         "algorithm.epilogue": DISPATCHER_EPILOGUES[c.epilogue],
         "algorithm.block_size": block_size(c),
         "algorithm.double_buffer": c.double_smem_buffer,
         "algorithm.persistent": c.persistent,
-        "algorithm.preshuffle": c.variant == "preshuffle" or bool(c.preshuffle_b),
-        "algorithm.transpose_c": bool(c.transpose_c),
+        "algorithm.preshuffle": c.variant == "preshuffle",
+        "algorithm.transpose_c": False,
         "algorithm.num_wave_groups": c.num_wave_groups,
         "algorithm.pad_m": c.pad_m,
         "algorithm.pad_n": c.pad_n,
@@ -135,16 +121,9 @@ def streamk_key(c) -> dict[str, Any]:
     }
 
 
-QUANT_KEY_FIELDS = ("variant", "datatype", "bquant_group_n", "bquant_group_k", "aquant_group_k", "preshuffle_bquant",
-                    "k_block_per_cu")
-"""What tells block-scale kernels apart beyond CK's KernelKey fields (uniqueness only: the wrapper's key has no
-field for them)."""
-
-
 def key_of(config) -> tuple:
     """The registry key of a GEMM config as a hashable value (for uniqueness checks)."""
-    extra = tuple((f, getattr(config, f)) for f in QUANT_KEY_FIELDS) if config.variant in QUANT_VARIANTS else ()
-    return tuple(gemm_key(config).items()) + extra
+    return tuple(gemm_key(config).items())
 
 
 def wrapper_header(config, profile: Profile, kernel_header: str) -> n.File:
