@@ -203,3 +203,34 @@ def test_block_scale_kernels_have_no_dispatcher_wrapper(tmp_path):
     write_outputs(kernels, tmp_path)
     assert not (tmp_path / "dispatcher_wrappers").exists()
     assert sorted(p.suffix for p in tmp_path.iterdir() if p.suffix in (".hpp", ".cpp")) == [".cpp"] * 2 + [".hpp"] * 2
+
+
+# --- the launcher against the host model (JIT) -------------------------------------------------------------
+
+@pytest.mark.parametrize("profile", ["ck-2025.11", "ck-2026.06"])
+def test_bquant_launch_runs_the_quant_kernel_with_its_scales(profile):
+    """One QuantGemmKernel launch per call: a block per 16x64 tile, the hot loop and tail of the K loop count
+    (512 / 256 = 2: no hot loop, even tail), the scale tensors passed through."""
+    from ckast import testing
+    from .conftest import GOLDEN
+
+    u = testing.jit_header(GOLDEN / "gemm" / f"bquant_{profile}.hpp")
+    timed, launch = u.launch_gemm(64, 128, 512)
+    assert (timed.kind, launch.kind) == ("timed", "launch")
+    assert (launch["kernel"], launch["grid"], launch["block"], launch["quant"]) == (
+        "QuantGemmKernel", (8, 1, 1), (256, 1, 1), "BQuantGrouped")
+    assert (launch["hot_loop"], launch["tail"], launch["bq"]) == (0, "Even", "bq")
+    with pytest.raises(testing.LaunchError, match="k_batch must be 1"):
+        u.launch_gemm(64, 128, 512, 2)
+    with pytest.raises(testing.LaunchError, match="arguments not supported"):
+        u.launch_gemm(60, 128, 512)  # M is not padded: whole 16-row tiles only
+
+
+def test_abquant_eight_waves_launch():
+    from ckast import testing
+    from .conftest import GOLDEN
+
+    u = testing.jit_header(GOLDEN / "gemm" / "abquant_eightwaves_ck-2026.06.hpp")
+    [_, launch] = u.launch_gemm(384, 256, 1024)
+    assert (launch["grid"], launch["block"], launch["quant"], launch["hot_loop"], launch["tail"]) == (
+        (2, 1, 1), (512, 1, 1), "ABQuantGrouped", 1, "Even")
