@@ -97,7 +97,7 @@ def constants(g: Quant) -> list[n.Decl]:
 
 def group_shape(g: Quant, m: int, n_: int, k: int) -> n.Type:
     seq = g.p.template("sequence")
-    return g.t("QuantGroupShape", Shape=n.type_of(seq(Is=[n.IntLit(m), n.IntLit(n_), n.IntLit(k)])))
+    return g.t("QuantGroupShape", GroupSizes=n.type_of(seq(Is=[n.IntLit(m), n.IntLit(n_), n.IntLit(k)])))
 
 
 def patch(g: Quant, graph: KernelGraph) -> None:
