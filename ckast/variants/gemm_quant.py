@@ -27,7 +27,7 @@ from ckast.lower.cxx import c_str, constexpr
 from ckast.lower.graph import Construct, KernelGraph, Scope
 
 from .common import alias, ids
-from .gemm import BLOCK_PER_CU, LAYOUTS, SCHEDULERS, Gemm, epilogue_problem
+from .gemm import LAYOUTS, SCHEDULERS, Gemm, epilogue_problem
 
 QUANT_TYPES = {"bquant": "BQuantGrouped", "abquant": "ABQuantGrouped"}
 """Variant -> CK's `QuantType` enumerator."""
@@ -71,6 +71,7 @@ class Quant(Gemm):
         return permuted and "PermuteNEpilogue" in self.p.templates
 
     def ctype(self, key: str) -> n.Type:
+        """A catalog type by key (`float` is the builtin)."""
         return n.Builtin("float") if key == "float" else self.p.type(key)
 
 
@@ -82,7 +83,7 @@ def constants(g: Quant) -> list[n.Decl]:
         *(constexpr(i, f"{prefix}{d.upper()}", getattr(c, f"{knob}_{d}"))
           for prefix, knob in (("Tile", "tile"), ("Warp", "warp"), ("WarpTile", "warp_tile")) for d in "mnk"),
         constexpr(i, "BlockSize", g.block_size),
-        constexpr(n.Builtin("int"), "kBlockPerCu", c.k_block_per_cu or BLOCK_PER_CU),
+        constexpr(n.Builtin("int"), "kBlockPerCu", c.k_block_per_cu),
         constexpr(i, "NumWaveGroups", c.num_wave_groups),
         constexpr(b, "kPadM", c.pad_m),
         constexpr(b, "kPadN", c.pad_n),
@@ -101,6 +102,7 @@ def group_shape(g: Quant, m: int, n_: int, k: int) -> n.Type:
 
 
 def patch(g: Quant, graph: KernelGraph) -> None:
+    """Swap the shared GEMM's types, traits, problems, pipeline, epilogue and kernel for the family's."""
     p, c = g.p, g.c
     a, b, out, q = TYPES[c.datatype]
     graph.replace(Construct("Config", "config", lambda s: constants(g)))
