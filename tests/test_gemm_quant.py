@@ -187,7 +187,8 @@ def test_kernels_equal_cks_goldens():
 
 
 def test_quant_group_sizes_fit_index_t():
-    with pytest.raises(ConfigError, match=r"bquant_group_k: 4294967296 does not fit CK's index_t .*\[rule int.index_t\]"):
+    with pytest.raises(ConfigError, match=r"bquant_group_k: 4294967296 does not fit CK's index_t .*"
+                                          r"\[rule int.index_t\]"):
         load_data({"kind": "gemm", "variant": "bquant", "bquant_group_k": 2**32})
 
 

@@ -524,8 +524,8 @@ def _quant_pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
         yield "pipeline", "eightwaves: CK's eight-wave ABQuant path is gfx950 fp8/bf8 block scale only"
 
 
-@rule("quant.warp_tile", "the block-scale warp tile is 16x16 with the K the arch's MFMA gives", needs=("tile.positive",),
-      variants=QUANT_VARIANTS, reads=(*WARP_TILE, "arch"))
+@rule("quant.warp_tile", "the block-scale warp tile is 16x16 with the K the arch's MFMA gives",
+      needs=("tile.positive",), variants=QUANT_VARIANTS, reads=(*WARP_TILE, "arch"))
 def _quant_warp_tile(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     ks = QUANT_WARP_TILE_K.get(arch.name, ())
     if (c.warp_tile_m, c.warp_tile_n) != QUANT_WARP_TILE_MN or c.warp_tile_k not in ks:
@@ -545,7 +545,8 @@ def _quant_groups(c: Any, arch: ArchSpec) -> Iterator[Finding]:
         yield "aquant_group_k", f"{c.aquant_group_k} does not divide tile_k {c.tile_k}"
 
 
-@rule("quant.preshuffle_b", "preshuffle_b is what the pipeline reads: preshuffled B for preshuffleb and eightwaves only",
+@rule("quant.preshuffle_b",
+      "preshuffle_b is what the pipeline reads: preshuffled B for preshuffleb and eightwaves only",
       variants=QUANT_VARIANTS, reads=("pipeline", "preshuffle_b"))
 def _quant_preshuffle_b(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.preshuffle_b != (c.pipeline in ("preshuffleb", "eightwaves")):

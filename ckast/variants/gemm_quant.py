@@ -143,8 +143,8 @@ def patch(g: Quant, graph: KernelGraph) -> None:
     uses = (*dict.fromkeys(computes), "AccDataType", "CDataType", "CLayout")
     if g.permute_n:
         graph.replace(alias("EpilogueProblem", "epilogue_problem", lambda s: permute_n_problem(g, s, computes), *uses))
-        graph.replace(alias("Epilogue", "epilogue", lambda s: g.t("PermuteNEpilogue", Problem_=s.ref("EpilogueProblem")),
-                            "EpilogueProblem"))
+        graph.replace(alias("Epilogue", "epilogue", lambda s: g.t(
+            "PermuteNEpilogue", Problem_=s.ref("EpilogueProblem")), "EpilogueProblem"))
     else:
         graph.replace(alias("EpilogueProblem", "epilogue_problem", lambda s: epilogue_problem(
             g, s, compute=(s.ref(computes[0]), s.ref(computes[1]))), *uses, params=g.memop_params()))
