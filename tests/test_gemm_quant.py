@@ -185,6 +185,26 @@ def test_kernels_equal_cks_goldens():
     assert all("[rule quant.arch]" in why for _, why in refused)
 
 
+def test_quant_group_sizes_fit_index_t():
+    with pytest.raises(ConfigError, match=r"bquant_group_k: 4294967296 does not fit CK's index_t .*"
+                                          r"\[rule int.index_t\]"):
+        load_data({"kind": "gemm", "variant": "bquant", "bquant_group_k": 2**32})
+
+
+def test_block_scale_kernels_have_no_dispatcher_wrapper(tmp_path):
+    """CK's registry runs GemmHostArgs: a block-scale launcher (QuantGemmHostArgs) gets no wrapper or registration,
+    and its registry key is its name (two of them never collide there)."""
+    from ckast.emit import render, write_outputs
+    from ckast.variants import registry_key
+
+    configs = load_data([dict(QUANT_CASES["bquant"][0]), dict(QUANT_CASES["bquant"][0], bquant_group_k=64)])
+    assert registry_key(configs[0].config) != registry_key(configs[1].config)
+    kernels = render(configs)
+    write_outputs(kernels, tmp_path)
+    assert not (tmp_path / "dispatcher_wrappers").exists()
+    assert sorted(p.suffix for p in tmp_path.iterdir() if p.suffix in (".hpp", ".cpp")) == [".cpp"] * 2 + [".hpp"] * 2
+
+
 # --- the launcher against the host model (JIT) -------------------------------------------------------------
 
 @pytest.mark.parametrize("profile", ["ck-2025.11", "ck-2026.06"])
