@@ -21,12 +21,28 @@ GEMM_CASES: dict[str, dict] = {
     "grouped": dict(GEMM, variant="grouped"),
     "grouped_persistent": dict(GEMM, variant="grouped", persistent=True, datatype="bf16", layout="rrr"),
 }
+QUANT = {"kind": "gemm", "layout": "rcr"}
+QUANT_CASES: dict[str, tuple[dict, tuple[str, ...]]] = {
+    "bquant": (dict(QUANT, variant="bquant", datatype="fp8"), ("ck-2025.11", "ck-2026.06")),
+    "bquant_fp8i4_preshuffleb": (dict(QUANT, variant="bquant", datatype="fp8i4", pipeline="preshuffleb", tile_m=128,
+                                      tile_n=128, tile_k=128, warp_tile_k=64, preshuffle_bquant=True),
+                                 ("ck-2025.11", "ck-2026.06")),
+    "bquant_mx_bf16fp4": (dict(QUANT, variant="bquant", datatype="mx_bf16fp4", arch="gfx950", tile_m=128, tile_n=128,
+                               tile_k=128, warp_tile_k=32, bquant_group_k=32), ("ck-2026.06",)),
+    "abquant": (dict(QUANT, variant="abquant", datatype="fp4", bquant_group_n=128), ("ck-2026.06",)),
+    "abquant_eightwaves": (dict(QUANT, variant="abquant", datatype="fp8", arch="gfx950", pipeline="eightwaves",
+                                tile_m=192, tile_n=256, warp_m=4, warp_n=2, k_block_per_cu=1), ("ck-2026.06",)),
+}
+"""Golden block-scale headers (CK's goldens' families): bquant plain, int4 weights with preshuffled B and B scales,
+the MX microscale mix; abquant fp4 with 1x128x128 B groups, and gfx950's eight-wave preshuffled-B path."""
 """Golden kernel headers: every variant, plus persistent, no-split-K and a multi-D with two D tensors; Stream-K
 with the reduction both profiles have through a workspace (linear), persistent; grouped, also persistent (its
 kernel then picks hot loop and tail per group on the device)."""
 
 GEMM_HEADERS = {(case, profile): GOLDEN / "gemm" / f"{case}_{profile}.hpp"
                 for case in GEMM_CASES for profile in profile_names()}
+QUANT_HEADERS = {(case, profile): GOLDEN / "gemm" / f"{case}_{profile}.hpp"
+                 for case, (_, profiles) in QUANT_CASES.items() for profile in profiles}
 GEMM_RUN = {
     "wrapper": GOLDEN / "gemm" / "run" / "dispatcher_wrapper_multi_d.hpp",
     "unit": GOLDEN / "gemm" / "run" / "unit_standard.cpp",
@@ -77,4 +93,4 @@ CONV_RUN_FILES = (
 """Goldens of a run's conv wrapper and registration files (chunk size 1 so chunking shows)."""
 CONV_RUN = {name: CONV_RUN_DIR / name for name in CONV_RUN_FILES}
 
-ALL = {*GEMM_HEADERS.values(), *GEMM_RUN.values(), *CONV_HEADERS.values(), *CONV_RUN.values()}
+ALL = {*GEMM_HEADERS.values(), *QUANT_HEADERS.values(), *GEMM_RUN.values(), *CONV_HEADERS.values(), *CONV_RUN.values()}

@@ -38,6 +38,13 @@ INVALID = {
     "stream_k.pipeline": {"variant": "stream_k", "pipeline": "compv5"},
     "stream_k.arch": {"variant": "stream_k", "arch": "gfx908"},
     "profile.streamk_reduction": {"variant": "stream_k", "streamk_reduction": "tree", "ck_api": "ck-2025.11"},
+    "quant.arch": {"variant": "bquant", "datatype": "mx_bf16bf8", "pipeline": "microscale", "arch": "gfx942"},
+    "quant.layout": {"variant": "bquant", "datatype": "fp8", "layout": "rrr"},
+    "quant.pipeline": {"variant": "bquant", "datatype": "fp8", "pipeline": "microscale"},
+    "quant.warp_tile": {"variant": "bquant", "datatype": "fp8", "warp_tile_k": 16},
+    "quant.group_divides": {"variant": "bquant", "datatype": "fp8", "bquant_group_n": 128},
+    "quant.preshuffle_b": {"variant": "bquant", "datatype": "fp8", "preshuffle_b": True},
+    "profile.abquant": {"variant": "abquant", "datatype": "fp8", "ck_api": "ck-2025.11"},
 }
 """GEMM cases: changes to BASE."""
 

@@ -9,7 +9,7 @@ from ckast.config import load_data
 from ckast.emit import render, write_outputs
 from ckast.output import entry_points_for
 
-from .goldens import GEMM_CASES
+from .goldens import GEMM_CASES, QUANT_CASES
 
 pytestmark = pytest.mark.ck_compile
 
@@ -64,3 +64,30 @@ def test_grouped_compiles_non_persistent_and_persistent(tmp_path):
     [persistent] = check_headers([tmp_path / kernels[1].header], toolchain, entry_points_for)
     assert codegen.passed, codegen.log
     assert persistent.passed, persistent.log
+
+
+BQUANT_HEADERS = tuple(f"ck_tile/ops/gemm_quant/{h}.hpp" for h in (
+    "pipeline/tile_gemm_quant_traits", "pipeline/gemm_group_quant_utils", "pipeline/gemm_quant_pipeline_problem",
+    "block/block_universal_gemm_as_bs_bquant_cr", "block/block_universal_gemm_ar_flatbr_bquant_cr",
+    "pipeline/gemm_bquant_pipeline_ag_bg_cr_policy", "pipeline/gemm_bquant_pipeline_ag_bg_cr_v3",
+    "pipeline/gemm_wp_bquant_pipeline_ag_bg_cr_base_policy", "pipeline/gemm_wp_bquant_pipeline_ag_bg_cr_v2",
+    "kernel/gemm_quant_kernel"))
+"""The wheel's BQuant headers in dependency order. Its aggregate `gemm_quant.hpp` also pulls in the AQuant block
+GEMM, whose `decltype(threadIdx.x) lane = 0` does not compile against this HIP's coordinate types (found by
+compiling): the sample includes what a BQuant kernel uses instead."""
+
+
+def test_bquant_compiles_against_the_wheel(tmp_path):
+    """Block-scale bquant of ck-2025.11: fp8 with B scales (compv3) and int4 weights with preshuffled B and B
+    scales (the weight-preshuffle quant pipeline), device code generated for gfx942 (~2 min on 2 cores)."""
+    configs = [dict(QUANT_CASES[c][0], ck_api="ck-2025.11") for c in ("bquant", "bquant_fp8i4_preshuffleb")]
+    kernels = render(load_data(configs))
+    write_outputs(kernels, tmp_path)
+    headers = [tmp_path / k.header for k in kernels]
+    for h in headers:
+        text = h.read_text()
+        assert '#include "ck_tile/ops/gemm_quant.hpp"\n' in text
+        h.write_text(text.replace('#include "ck_tile/ops/gemm_quant.hpp"\n',
+                                  "".join(f'#include "{i}"\n' for i in BQUANT_HEADERS)))
+    results = check_headers(headers, Toolchain.discover(), entry_points_for, mode="codegen", parallel=2)
+    assert len(results) == 2 and all(r.passed for r in results), "\n".join(r.log for r in results if not r.passed)

@@ -21,7 +21,8 @@ from click.testing import CliRunner
 from ckast import nodes as n
 from ckast import testing
 from ckast.arch import DEPTHWISE_BLOCK_SIZE, PIPELINES, arch_spec
-from ckast.arch.rules import waves_per_block
+from ckast.arch.rules import QUANT_VARIANTS, waves_per_block
+from ckast.arch.specs import QUANT_PIPELINES
 from ckast.catalog import load_profile, profile_names
 from ckast.catalog.profile import PROFILES_DIR
 from ckast.cli import main
@@ -29,16 +30,17 @@ from ckast.config import load_data
 from ckast.emit import render, write_outputs
 from ckast.hostmodel import conformance
 from ckast.hostmodel.handwritten import HANDWRITTEN, is_standard, path_of
-from ckast.variants import conv, gemm, gemm_wrapper, kernel_graph
+from ckast.variants import conv, gemm, gemm_quant, gemm_wrapper, kernel_graph
 from ckast.variants.conv_wrapper import conv_key
 
 from .conftest import GOLDEN, ROOT
-from .goldens import CONV, CONV_CASES, GEMM_CASES, SMALL_TILE
+from .goldens import CONV, CONV_CASES, GEMM_CASES, QUANT_CASES, SMALL_TILE
 from .kernels import config_of
 
 OLD, NEW = "ck-2025.11", "ck-2026.06"
 KERNEL_GOLDENS = sorted(GOLDEN.glob("*/*_ck-*.hpp"))
 CONV_CONFIGS = {case: data for case, (data, _) in CONV_CASES.items()}
+GEMM_CONFIGS = {**GEMM_CASES, **{case: data for case, (data, _) in QUANT_CASES.items()}}
 PROBLEM = testing.ConvProblem(G=2, N=4, K=16, C=16, filter=(3, 3), input=(8, 8))
 """A small 2-D problem every 2-D golden conv kernel supports (channels fit every vector size)."""
 DEPTHWISE = testing.ConvProblem(G=8, N=16, K=1, C=1, filter=(3, 3), input=(8, 8), left_pad=(1, 1), right_pad=(1, 1))
@@ -52,7 +54,7 @@ def golden(kind: str, case: str, profile: str) -> Path:
 
 def config_for(path: Path):
     case, profile = path.stem.rsplit("_", 1)
-    cases = GEMM_CASES if path.parent.name == "gemm" else CONV_CONFIGS
+    cases = GEMM_CONFIGS if path.parent.name == "gemm" else CONV_CONFIGS
     assert case in cases, f"{path}: no config in tests/goldens.py"
     return config_of(cases, case, profile)
 
@@ -120,10 +122,15 @@ def expected_constants(u: testing.Unit, config) -> list[n.Expr]:
                 getattr(config, f"warp_tile_{d}")) for i, d in enumerate("mnk")),
         equal(member(K, "kBlockSize"), block),
         equal(n.Member(n.call(member(K, "BlockSize")), "x"), block),
-        instance_of(K, "GemmPipeline", PIPELINES[config.pipeline].cls),
+        instance_of(K, "GemmPipeline", QUANT_PIPELINES[config.variant][config.pipeline] if config.variant in
+                    QUANT_VARIANTS else PIPELINES[config.pipeline].cls),
     ]
     if config.kind == "gemm":
         epilogue = "CShuffleEpilogue" if config.epilogue == "cshuffle" else "DefaultGemm2DEpilogue"
+        if config.variant in QUANT_VARIANTS:
+            permuted = gemm_quant.Quant.of(config, load_profile(config.ck_api)).permute_n
+            return [*out, equal(L("kBlockPerCu"), config.k_block_per_cu),
+                    instance_of(K, "EpiloguePipeline", "PermuteNEpilogue" if permuted else epilogue)]
         if config.variant == "stream_k":
             out += [instance_of(K, "TilePartitioner", "StreamKTilePartitioner"),
                     equal(member(K, "TilePartitioner", "persistent"), bool(config.persistent))]

@@ -38,17 +38,18 @@ SELECTIONS = {
     "builder tests": Selection("tests", "gfx942", "ck-2025.11", builder_conf=CONFIGS),
 }
 PINNED = {
-    "full fp16 2d": (3207, "cb9e63bfd157dc83d5a27b2fd958b93175573300649a04653a50387e76fdc6f7"),
-    "full bf16 3d wmma": (2116, "f30849a1f37fdf6a483abff77616ec85a5a5ec3f938d51bd1270a358005e524e"),
-    "default": (456, "b1b00dd75af616aa9a965f3937b86324385c2f593b1538ecf4f728a4e4eb4e58"),
-    "gemm-default fp16": (14364, "129644cbf85c4d130ac88d2f1424360451c65f4250bb59156b22b00e05bd2d7c"),
-    "gemm-default wmma": (5072, "bab79b879fbe9bcb8ddfd8440b0cba0204c9e175af42b2d8c843804745d9c1ac"),
-    "fp16_rcr_all": (27, "72537b43b03221bfae2cb2029f7c2e7e3bcc2a07875ca1e10fc19652f4b77e0e"),
-    "mixed_precision": (2, "30f13797e960f7550f030092376fe6788a01928cd4dea37962d4168215bb7a4d"),
-    "builder tests": (30, "70c57ada028ea043fddf83c84d01c3c9d64c216ce027f62b7e24fafd40e6ad99"),
+    "full fp16 2d": (3207, "50e14eb2cafdba49304e4387a1cf62a53ed985b3acd99307186c6b004fed435c"),
+    "full bf16 3d wmma": (2116, "e4d69ecb7c3dca93010289799417c2082e048e948fe6e62ab2bfc3d78c724900"),
+    "default": (456, "c7bd999b647d5e7f9e3cca8e04074e39e72081808d458e68fb48657146345da6"),
+    "gemm-default fp16": (14364, "aaa72ea159fad8b1a2d68d512531967ba08bad2d268adc6dd7acf732c1ead7a3"),
+    "gemm-default wmma": (5072, "76cff0733a4e29ae12fc4a199db81095b5dd81a19a07f3b7d4ec938d0f7ae774"),
+    "fp16_rcr_all": (27, "8a09f2bb2a91bf198259c7d4ef7f247e66c81d20f762a2b79975cf78d6bb6291"),
+    "mixed_precision": (2, "4abe6ed536090beaa223963e0fe6bee8cfc494e5bccac4ebd2f03e20a70249d5"),
+    "builder tests": (30, "9131b4120c64b5864385fbfc84e19e4f65c691188eb53bad6e26e891b42f0684"),
 }
-"""Selection -> (entries, digest of every entry), from the validation before it was memoized."""
-PINNED_MUTATIONS = (6000, "1459e584965fceb2c374947512b04b3e2a2912f9cc2400a454cf381bf59056f2")
+"""Selection -> (entries, digest of every entry), from the validation before it was memoized (re-pinned for the
+block-scale knobs: see PINNED_MUTATIONS)."""
+PINNED_MUTATIONS = (6000, "10900a60740614ddf9c69a299bcfcea204d02391ec2124150043cccac5f5a20b")
 """(kernel objects, digest of every `resolve_kernel` result and its rules' outcomes). Changed twice on
 purpose: inert knobs (`Knob.inert`, stream-K's reduction and persistence without stream-K) resolve to
 their defaults (with `inert` cleared the digest is the earlier 4cd11d37...6fc); CK's spellings are read
@@ -57,8 +58,10 @@ is the earlier b3ce8f12...c667). Re-pinned (with 'full fp16 2d' and 'builder tes
 notes lost their internal drift tags: with the tagged notes the digests are the earlier 7cf1e143...0cce,
 b02a5aca...9ce3 and 179f071f...f068. Re-pinned when GEMM gained the batched and stream_k variants: the
 variant knob's choices (which the mutations draw from) and streamk_reduction's scope grew, and their rules
-are new; the library digests did not change (earlier: 5e1023b0...7922). Re-pinned when GEMM gained the grouped
-variant (one more choice to draw; the library digests did not change; earlier: 78731a1b...5e3)."""
+are new; the library digests did not change (earlier: 5e1023b0...7922). Re-pinned with every library digest
+when GEMM gained the block-scale variants bquant and abquant: each config holds their seven knobs (None
+outside them); with those fields left out every library digest is the earlier one (checked), and the
+mutations draw the new variants (earlier: 78731a1b...e5e3)."""
 
 
 def _config(config: Any) -> str | None:

@@ -27,6 +27,11 @@ from .specs import (
     MIN_TILE,
     PIPELINES,
     PRESHUFFLE_PIPELINES,
+    QUANT_ARCHS,
+    QUANT_EIGHT_WAVES,
+    QUANT_MX_ARCHS,
+    QUANT_WARP_TILE_K,
+    QUANT_WARP_TILE_MN,
     STREAMK_CONV_ARCHS,
     STREAMK_GEMM_ARCHS,
     STREAMK_GEMM_PIPELINES,
@@ -42,17 +47,21 @@ Check = Callable[[Any, ArchSpec], Iterator[Finding]]
 
 STREAM_K = "stream_k"
 """The Stream-K GEMM variant (CK's dispatcher `GemmVariant.STREAM_K`)."""
-GEMM_VARIANTS = ("standard", "preshuffle", "multi_d", "batched", STREAM_K, "grouped")
+QUANT_VARIANTS = ("bquant", "abquant")
+"""Block-scale quantized GEMM families as CK's dispatcher spells them (B scales; A and B scales)."""
+GEMM_VARIANTS = ("standard", "preshuffle", "multi_d", "batched", STREAM_K, "grouped", *QUANT_VARIANTS)
 CONV_VARIANTS = ("forward", "bwd_data", "bwd_weight")
 """Implicit-GEMM conv variants (depthwise has no GEMM tile)."""
 DEPTHWISE = "forward_depthwise"
 """The direct depthwise forward conv variant."""
 TILED = GEMM_VARIANTS + CONV_VARIANTS
 BOTH = ("gemm", "grouped_conv")
-GEMM_VARIANTS_WITHOUT_SPLIT_K = ("preshuffle", "multi_d", STREAM_K)
+GEMM_VARIANTS_WITHOUT_SPLIT_K = ("preshuffle", "multi_d", STREAM_K, *QUANT_VARIANTS)
 """CK refuses k_batch > 1 for multi-D (IsSupportedArgument) and does not support it for the weight
 preshuffle pipeline (its flattened B view has no K split); Stream-K splits K itself (its host
-arguments fix k_batch = 1)."""
+arguments fix k_batch = 1); CK's block-scale generators build k_batch 1 kernels."""
+UNQUANTIZED = tuple(v for v in GEMM_VARIANTS + CONV_VARIANTS if v not in QUANT_VARIANTS)
+"""Tiled variants whose warp tile comes from the arch's (A, B) tables; the quant families have their own rule."""
 UNARY_ELEMENTWISE_OPS = ("Relu", "Gelu", "FastGelu")
 """CK element-wise ops with the unary signature op(y, x): the multi-D epilogue calls its op as
 op(e, c, d0[, d1]), so they cannot fuse D tensors (CK's generator says so; its preselected multi-D
@@ -229,7 +238,8 @@ def waves_per_block(config: Any) -> int:
 INDEX_MAX = 2**31 - 1
 """The largest value of CK's `index_t` (int32), the type of every integer knob in the emitted C++."""
 INT_KNOBS = (*GEOMETRY, "num_wave_groups", *VECTORS, "num_groups_to_merge", "tile_h", "tile_w", "filt", "str_h",
-             "str_w", "pad_h", "pad_w", "nbatch", "sub_h", "sub_w", "in_vec", "out_vec")
+             "str_w", "pad_h", "pad_w", "nbatch", "sub_h", "sub_w", "in_vec", "out_vec", "bquant_group_n",
+             "bquant_group_k", "aquant_group_k", "k_block_per_cu")
 """The integer knobs whose values no choice list bounds (None where a knob does not apply)."""
 
 
@@ -275,9 +285,11 @@ def _divisible(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @rule("waves.supported", "the (warp_m, warp_n, warp_k) wave layout is one the arch supports", needs=("tile.positive",),
-      kinds=BOTH, variants=TILED, reads=(*WAVES, "arch"))
+      kinds=BOTH, variants=TILED, reads=(*WAVES, "pipeline", "arch"))
 def _waves(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     waves = _triple(c, "warp")
+    if c.pipeline == "eightwaves" and waves in QUANT_EIGHT_WAVES:  # the eight-wave ABQuant pipeline's own layouts
+        return
     if waves not in arch.waves:
         yield "warp_m", f"waves {_x(waves)} are not supported on {arch.name}; supported: {_list(arch.waves)}"
 
@@ -296,7 +308,7 @@ def _wave_groups(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @rule("warp_tile.supported", "the warp tile is in the arch's table for the data types (no table: unsupported)",
-      needs=("tile.positive",), kinds=BOTH, variants=TILED, reads=("variant", "datatype", *WARP_TILE, "arch"))
+      needs=("tile.positive",), kinds=BOTH, variants=UNQUANTIZED, reads=("variant", "datatype", *WARP_TILE, "arch"))
 def _warp_tile(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     preshuffle = c.variant == "preshuffle"
     tables = arch.preshuffle_warp_tiles if preshuffle else arch.warp_tiles
@@ -330,7 +342,7 @@ def _traits(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @rule("profile.warp_gemm", "the CK API profile's WarpGemmDispatcher has the warp tile for the data types",
-      needs=("warp_tile.supported",), kinds=BOTH, variants=TILED,
+      needs=("warp_tile.supported",), kinds=BOTH, variants=UNQUANTIZED,
       reads=("datatype", "ck_api", *WARP_TILE, "arch"))
 def _profile_warp_gemm(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if arch.uses_wmma:  # WMMA warp GEMMs are dispatched per arch family, outside this table
@@ -482,6 +494,71 @@ def _streamk_reduction(c: Any, arch: ArchSpec) -> Iterator[Finding]:
         yield "streamk_reduction", (f"tree: CK API profile {c.ck_api} has no tree reduction (its "
                                     "StreamKReductionStrategy is Atomic or Reduction); use atomic or linear, or a "
                                     "newer profile (ck_api)")
+
+
+# --- block-scale quantized GEMM (bquant, abquant) ---------------------------------------------------
+
+@rule("quant.arch", "CK builds its block-scale GEMMs for gfx942 and gfx950, the MX (e8m0-scale) ones for gfx950",
+      variants=QUANT_VARIANTS, reads=("datatype", "arch"))
+def _quant_arch(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    archs = QUANT_MX_ARCHS if c.datatype.startswith("mx_") else QUANT_ARCHS
+    if arch.name not in archs:
+        yield "arch", f"{c.datatype} block-scale GEMM is not built for {arch.name}; CK builds it for {', '.join(archs)}"
+
+
+@rule("quant.layout", "the block-scale kernels read row-major A, column-major B and write row-major C (rcr)",
+      variants=QUANT_VARIANTS, reads=("layout",))
+def _quant_layout(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.layout != "rcr":
+        yield "layout", f"{c.layout}: CK's block-scale GEMMs are rcr only (the scale tensors' layouts follow A and B)"
+
+
+@rule("quant.pipeline", "microscale is the pipeline of the MX (e8m0-scale) types and only theirs; eightwaves is "
+      "gfx950 fp8/bf8 (the family's pipelines are the pipeline knob's choices)", variants=QUANT_VARIANTS,
+      reads=("datatype", "pipeline", "arch"))
+def _quant_pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if (c.pipeline == "microscale") != c.datatype.startswith("mx_"):
+        yield "pipeline", (f"{c.pipeline} with {c.datatype}: the microscale pipeline is the one for e8m0 (mx_*) "
+                           "scales, and only it")
+    elif c.pipeline == "eightwaves" and (arch.name != "gfx950" or c.datatype not in ("fp8", "bf8")):
+        yield "pipeline", "eightwaves: CK's eight-wave ABQuant path is gfx950 fp8/bf8 block scale only"
+
+
+@rule("quant.warp_tile", "the block-scale warp tile is 16x16 with the K the arch's MFMA gives",
+      needs=("tile.positive",), variants=QUANT_VARIANTS, reads=(*WARP_TILE, "arch"))
+def _quant_warp_tile(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    ks = QUANT_WARP_TILE_K.get(arch.name, ())
+    if (c.warp_tile_m, c.warp_tile_n) != QUANT_WARP_TILE_MN or c.warp_tile_k not in ks:
+        yield "warp_tile_m", (f"warp tile {_x(_triple(c, 'warp_tile'))} is not a block-scale warp tile on {arch.name}; "
+                              f"supported: 16x16x{{{', '.join(map(str, ks)) or 'none'}}}")
+
+
+@rule("quant.group_divides", "the quant groups tile the block: tile_k by each group K, tile_n by the B group N",
+      needs=("tile.positive",), variants=QUANT_VARIANTS,
+      reads=("tile_n", "tile_k", "bquant_group_n", "bquant_group_k", "aquant_group_k"))
+def _quant_groups(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.tile_k % c.bquant_group_k:
+        yield "bquant_group_k", f"{c.bquant_group_k} does not divide tile_k {c.tile_k}"
+    if c.tile_n % c.bquant_group_n:
+        yield "bquant_group_n", f"{c.bquant_group_n} does not divide tile_n {c.tile_n}"
+    if c.aquant_group_k is not None and c.tile_k % c.aquant_group_k:
+        yield "aquant_group_k", f"{c.aquant_group_k} does not divide tile_k {c.tile_k}"
+
+
+@rule("quant.preshuffle_b",
+      "preshuffle_b is what the pipeline reads: preshuffled B for preshuffleb and eightwaves only",
+      variants=QUANT_VARIANTS, reads=("pipeline", "preshuffle_b"))
+def _quant_preshuffle_b(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.preshuffle_b != (c.pipeline in ("preshuffleb", "eightwaves")):
+        yield "preshuffle_b", (f"{str(c.preshuffle_b).lower()} with pipeline {c.pipeline}: only preshuffleb and "
+                               "eightwaves read a preshuffled B")
+
+
+@rule("profile.abquant", "the CK API profile has CK Tile's ABQuant kernels (newer than ck-2025.11)",
+      variants=("abquant",), reads=("ck_api",))
+def _profile_abquant(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if not catalog.load_profile(c.ck_api).feature("abquant"):
+        yield "ck_api", f"abquant: CK API profile {c.ck_api} has no QuantType::ABQuantGrouped; use ck-2026.06"
 
 
 @rule("split_k.unsupported", "split-K (k_batch > 1) only where CK's kernel accumulates partial results",

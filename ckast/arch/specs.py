@@ -79,6 +79,18 @@ BACKWARD_EXCLUDED_PIPELINES: tuple[str, ...] = tuple(_RAW["conv"]["backward_excl
 STREAMK_CONV_ARCHS: tuple[str, ...] = tuple(_RAW["conv"]["streamk_archs"])
 STREAMK_GEMM_PIPELINES: tuple[str, ...] = tuple(_RAW["streamk_gemm"]["pipelines"])
 STREAMK_GEMM_ARCHS: tuple[str, ...] = tuple(_RAW["streamk_gemm"]["archs"])
+QUANT_ARCHS: tuple[str, ...] = tuple(_RAW["quant"]["archs"])
+QUANT_MX_ARCHS: tuple[str, ...] = tuple(_RAW["quant"]["mx_archs"])
+QUANT_EIGHT_WAVES: tuple[Triple, ...] = _triples(_RAW["quant"]["eight_waves"])
+QUANT_WARP_TILE_MN: tuple[int, int] = (_RAW["quant"]["warp_tile_mn"][0], _RAW["quant"]["warp_tile_mn"][1])
+QUANT_WARP_TILE_K: Mapping[str, tuple[int, ...]] = MappingProxyType(
+    {arch: tuple(ks) for arch, ks in _RAW["quant"]["warp_tile_k"].items()})
+QUANT_DATATYPES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {family: tuple(_RAW["quant"][family]["datatypes"]) for family in ("bquant", "abquant")})
+"""Per block-scale family (variant): CK's variant keys, ckast's `datatype` values."""
+QUANT_PIPELINES: Mapping[str, Mapping[str, str]] = MappingProxyType(
+    {family: MappingProxyType(dict(_RAW["quant"][family]["pipelines"])) for family in ("bquant", "abquant")})
+"""Per block-scale family: pipeline name -> CK's pipeline class (catalog key)."""
 DEPTHWISE_BLOCK_SIZE: int = _RAW["depthwise"]["block_size"]
 DEPTHWISE_DILATION: int = _RAW["depthwise"]["dilation"]
 UNSUPPORTED_TRAITS: frozenset[tuple[str, str, str]] = frozenset(tuple(t) for t in _RAW["traits"]["unsupported"])

@@ -15,8 +15,9 @@ from typing import Any
 import attrs
 
 from ckast.arch import ARCH_NAMES, PIPELINES as PIPELINE_SPECS
-from ckast.arch.rules import (CONV_VARIANTS, DEPTHWISE, GEMM_VARIANTS, STREAM_K, TILED, UNARY_ELEMENTWISE_OPS,
-                               split_k_default)
+from ckast.arch.rules import (CONV_VARIANTS, DEPTHWISE, GEMM_VARIANTS, QUANT_VARIANTS, STREAM_K, TILED,
+                               UNARY_ELEMENTWISE_OPS, split_k_default)
+from ckast.arch.specs import QUANT_DATATYPES, QUANT_PIPELINES
 from ckast import catalog
 from ckast.catalog import DEFAULT_PROFILE, profile_names
 
@@ -39,6 +40,10 @@ DOUBLE_BUFFER_PIPELINES = tuple(name for name, spec in PIPELINE_SPECS.items() if
 """Pipelines whose LDS is always double-buffered; `double_smem_buffer` defaults to true for them."""
 LDS_POLICIES = ("conv", "gemm")
 """LDS layout policy of a conv pipeline: CK's grouped-conv policy, or the pipeline's default GEMM policy."""
+
+QUANT_TILES = {"bquant": (16, 64, 256, 1, 4, 1, 16, 16), "abquant": (128, 128, 128, 1, 4, 1, 16, 16)}
+"""Default tile, waves and warp tile M/N of the block-scale families: CK's default config factories
+(gemm_bquant_utils / gemm_abquant_utils at rocm-libraries ea607ecd); warp tile K is 128 on gfx950, else 32."""
 
 SCHEDULERS = ("intrawave", "interwave", "default")
 EPILOGUES = ("cshuffle", "default")
@@ -123,16 +128,41 @@ def _default_lds_policy(c: Config) -> str:
     return "conv" if usable else "gemm"
 
 
+def _quant(c: Config) -> bool:
+    return c["variant"] in QUANT_VARIANTS
+
+
+_QUANT_TILE_FIELDS = ("tile_m", "tile_n", "tile_k", "warp_m", "warp_n", "warp_k", "warp_tile_m", "warp_tile_n")
+
+
+def _tile_default(field: str, plain: int) -> Callable[[Config], int]:
+    """The tile knob's default: CK's factory tile for the block-scale families, else `plain`."""
+    if field == "warp_tile_k":
+        return lambda c: (128 if c["arch"] == "gfx950" else 32) if _quant(c) else plain
+    index = _QUANT_TILE_FIELDS.index(field)
+    return lambda c: QUANT_TILES[c["variant"]][index] if _quant(c) else plain
+
+
+def _datatypes(c: Config) -> tuple[str, ...]:
+    return QUANT_DATATYPES[c["variant"]] if _quant(c) else DATATYPES[c["kind"]]
+
+
+def _pipelines(c: Config) -> tuple[str, ...]:
+    return tuple(QUANT_PIPELINES[c["variant"]]) if _quant(c) else PIPELINES[c["kind"]]
+
+
 def _default_pipeline(c: Config) -> str:
     if c["kind"] == CONV:
         return "compv3" if c["variant"] == "bwd_data" else "compv4"
+    if _quant(c) and c["datatype"].startswith("mx_"):
+        return "microscale"
     return "preshufflev2" if c["variant"] == "preshuffle" else "compv3"
 
 
 KNOBS: tuple[Knob, ...] = (
     Knob("kind", str, choices=KINDS),
     Knob("variant", str, default=_by_kind(DEFAULT_VARIANT), choices=_by_kind(VARIANTS)),
-    Knob("datatype", str, default="fp16", choices=_by_kind(DATATYPES)),
+    Knob("datatype", str, default=lambda c: "fp8" if _quant(c) else "fp16", choices=_datatypes),
     Knob("ndim_spatial", int, default=2, kinds=(CONV,),
          choices=lambda c: (2,) if c["variant"] == DEPTHWISE else tuple(CONV_LAYOUTS)),
     Knob("layout", str, default=_default_layout,
@@ -140,17 +170,21 @@ KNOBS: tuple[Knob, ...] = (
     Knob("arch", str, default="gfx942", choices=ARCH_NAMES),
     Knob("ck_api", str, default=DEFAULT_PROFILE, choices=lambda c: profile_names()),
     # Tile geometry is checked by the arch rules (ckast.arch.rules: tile.positive, tile.divisible, ...).
-    *(Knob(f"tile_{d}", int, default=128 if d != "k" else 64, variants=TILED) for d in "mnk"),
-    *(Knob(f"warp_{d}", int, default=2 if d != "k" else 1, variants=TILED) for d in "mnk"),
-    *(Knob(f"warp_tile_{d}", int, default=32 if d != "k" else 16, variants=TILED) for d in "mnk"),
-    Knob("pipeline", str, default=_default_pipeline, choices=_by_kind(PIPELINES), variants=TILED),
+    *(Knob(f"tile_{d}", int, default=_tile_default(f"tile_{d}", 128 if d != "k" else 64), variants=TILED)
+      for d in "mnk"),
+    *(Knob(f"warp_{d}", int, default=_tile_default(f"warp_{d}", 2 if d != "k" else 1), variants=TILED) for d in "mnk"),
+    *(Knob(f"warp_tile_{d}", int, default=_tile_default(f"warp_tile_{d}", 32 if d != "k" else 16), variants=TILED)
+      for d in "mnk"),
+    Knob("pipeline", str, default=_default_pipeline, choices=_pipelines, variants=TILED),
     Knob("scheduler", str, default="intrawave", choices=SCHEDULERS, variants=TILED),
     # CK's conv kernels are built around the CShuffle epilogue (CK's generator names "default" but emits CShuffle);
     # so are multi-D kernels, which CK's GEMM generator lists with either epilogue (rule multi_d.epilogue).
     Knob("epilogue", str, default="cshuffle", variants=TILED,
          choices=lambda c: ("cshuffle",) if c["variant"] in CONV_VARIANTS else EPILOGUES),
     # Conv kernels always pad (CK's implicit-GEMM traits fix kPadM/N/K = true and the kernels assert it).
-    *(Knob(f"pad_{d}", bool, default=False, variants=GEMM_VARIANTS) for d in "mnk"),
+    # CK's bquant generator pads K by default (its other GEMM generators pad nothing by default).
+    *(Knob(f"pad_{d}", bool, default=(lambda c: c["variant"] == "bquant") if d == "k" else False,
+           variants=GEMM_VARIANTS) for d in "mnk"),
     Knob("persistent", bool, default=False, kinds=(GEMM,)),
     Knob("split_k", bool, default=lambda c: split_k_default(c["kind"], c["variant"], c["epilogue"], c["datatype"]),
          kinds=(GEMM,)),
@@ -177,6 +211,17 @@ KNOBS: tuple[Knob, ...] = (
          choices=lambda c: GEMM_STREAMK_REDUCTIONS if _streamk_gemm(c) else STREAMK_REDUCTIONS,
          variants=("bwd_weight", STREAM_K), inert=_streamk_off),
     Knob("streamk_persistent", bool, default=False, variants=("bwd_weight",), inert=_streamk_off),
+    # Block-scale quantized GEMM (CK's config keys): the scale group sizes (A scales are 1 x aquant_group_k
+    # per row; B scales bquant_group_n x bquant_group_k), preshuffled B / B scales, C transposed in the
+    # warp GEMM (abquant's preshuffled-B configs), and CK's kBlockPerCu.
+    Knob("bquant_group_n", int, default=1, minimum=1, variants=QUANT_VARIANTS),
+    Knob("bquant_group_k", int, default=128, minimum=1, variants=QUANT_VARIANTS),
+    Knob("aquant_group_k", int, default=128, minimum=1, variants=("abquant",)),
+    Knob("preshuffle_b", bool, default=lambda c: c["pipeline"] in ("preshuffleb", "eightwaves"),
+         variants=QUANT_VARIANTS),
+    Knob("preshuffle_bquant", bool, default=False, variants=QUANT_VARIANTS),
+    Knob("transpose_c", bool, default=lambda c: c["preshuffle_b"], variants=("abquant",)),
+    Knob("k_block_per_cu", int, default=1, minimum=1, variants=QUANT_VARIANTS),
     *(Knob(name, int, default=default, minimum=minimum, variants=(DEPTHWISE,))
       for name, default, minimum in (
           ("tile_h", 8, 1), ("tile_w", 8, 1), ("filt", 3, 1), ("str_h", 1, 1), ("str_w", 1, 1),

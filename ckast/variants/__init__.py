@@ -10,10 +10,11 @@ from ckast import nodes as n
 from ckast.catalog import Profile
 from ckast.lower.cxx import LICENSE
 from ckast.lower.graph import KernelGraph
-from ckast.lower.identity import LAUNCHER, NAMESPACE, EntryPoint, launcher
+from ckast.arch.rules import QUANT_VARIANTS
+from ckast.lower.identity import LAUNCHER, NAMESPACE, EntryPoint, kernel_name, launcher
 
 from . import (conv, conv_depthwise, conv_streamk, conv_two_stage, conv_wrapper, gemm, gemm_batched, gemm_grouped,
-               gemm_multi_d, gemm_preshuffle, gemm_streamk, gemm_wrapper)
+               gemm_multi_d, gemm_preshuffle, gemm_quant, gemm_streamk, gemm_wrapper)
 
 Patch = Callable[[gemm.Gemm, KernelGraph], None]
 GEMM_PATCHES: dict[str, tuple[Patch, ...]] = {
@@ -23,8 +24,11 @@ GEMM_PATCHES: dict[str, tuple[Patch, ...]] = {
     "batched": (gemm_batched.patch,),
     "grouped": (gemm_grouped.patch,),
     "stream_k": (gemm_streamk.patch,),
+    "bquant": (gemm_quant.patch,),
+    "abquant": (gemm_quant.patch,),
 }
-GEMM_CONTEXTS: dict[str, type[gemm.Gemm]] = {"stream_k": gemm_streamk.StreamK, "grouped": gemm_grouped.Grouped}
+GEMM_CONTEXTS: dict[str, type[gemm.Gemm]] = {"stream_k": gemm_streamk.StreamK, "grouped": gemm_grouped.Grouped,
+                                             "bquant": gemm_quant.Quant, "abquant": gemm_quant.Quant}
 """Variants whose kernel context differs from the shared graph's (others: `gemm.Gemm`)."""
 
 
@@ -80,6 +84,13 @@ def lower_kernel(config, profile: Profile) -> KernelUnit:
     return KernelUnit(name, header, tuple(entries))
 
 
+def has_wrapper(config) -> bool:
+    """Whether the kernel gets a dispatcher wrapper: CK's dispatcher registry holds no block-scale GEMM (its
+    `KernelKey` has no scale fields and its instances run `GemmHostArgs`; CK runs those through per-family
+    libraries), so they get none."""
+    return config.variant not in QUANT_VARIANTS
+
+
 def wrapper_header(config, profile: Profile, kernel_header: str) -> n.File:
     """The kernel's dispatcher wrapper (registry key and instance factory)."""
     module = gemm_wrapper if config.kind == "gemm" else conv_wrapper
@@ -94,7 +105,10 @@ KEY_GAPS = {"gemm": ("KernelKey", "split_k or batched"),
 
 
 def registry_key(config) -> tuple:
-    """The kernel's CK registry key (`KernelKey` or `GroupedConvKernelKey`) as a hashable value."""
+    """The kernel's CK registry key (`KernelKey` or `GroupedConvKernelKey`) as a hashable value; a kernel
+    without a wrapper is in no registry, so its key is its own name."""
+    if not has_wrapper(config):
+        return ("unregistered", kernel_name(config))
     module = gemm_wrapper if config.kind == "gemm" else conv_wrapper
     return module.key_of(config)
 

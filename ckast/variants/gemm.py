@@ -135,14 +135,17 @@ def shared_graph(g: Gemm) -> KernelGraph:
     return graph
 
 
-def epilogue_problem(g: Gemm, s: Scope, ds: tuple[n.Type, n.Type] | None = None, op: n.Type | None = None) -> n.Type:
-    """The epilogue problem; multi-D passes its Ds types/layouts and element-wise op."""
+def epilogue_problem(g: Gemm, s: Scope, ds: tuple[n.Type, n.Type] | None = None, op: n.Type | None = None,
+                     compute: tuple[n.Type, n.Type] | None = None) -> n.Type:
+    """The epilogue problem; multi-D passes its Ds types/layouts and element-wise op, the quant families
+    their A and B compute types."""
     p, c = g.p, g.c
     empty = n.type_of(p.template("tuple")(T=()))
     ds_types, ds_layouts = ds or (empty, empty)
     memop = g.memop()
     common = dict(
-        AsDataType_=s.ref("ADataType"), BsDataType_=s.ref("BDataType"), DsDataType_=ds_types,
+        AsDataType_=compute[0] if compute else s.ref("ADataType"),
+        BsDataType_=compute[1] if compute else s.ref("BDataType"), DsDataType_=ds_types,
         AccDataType_=s.ref("AccDataType"), ODataType_=s.ref("CDataType"), DsLayout_=ds_layouts,
         CDElementwise_=op or p.type("PassThrough"), kM_=ids("TileM"), kN_=ids("TileN"),
     )
@@ -150,8 +153,9 @@ def epilogue_problem(g: Gemm, s: Scope, ds: tuple[n.Type, n.Type] | None = None,
         common["MemoryOperation_"] = memop
     xdl = dict(MPerXdl_=ids("WarpTileM"), NPerXdl_=ids("WarpTileN"), KPerXdl_=ids("WarpTileK"))
     if c.epilogue == "cshuffle":
-        if g.p.template("CShuffleEpilogueProblem").has_param("DoubleSmemBuffer_"):
-            common["DoubleSmemBuffer_"] = ids("DoubleSmemBuffer")  # the pipeline's LDS use, as CK's generator binds it
+        if compute is None and g.p.template("CShuffleEpilogueProblem").has_param("DoubleSmemBuffer_"):
+            # the pipeline's LDS use, as CK's GEMM generator binds it (its block-scale generators leave the default)
+            common["DoubleSmemBuffer_"] = ids("DoubleSmemBuffer")
         return g.t("CShuffleEpilogueProblem", **common, ELayout_=s.ref("CLayout"), MWave_=ids("WarpM"),
                    NWave_=ids("WarpN"), isCTransposed_=ids("TransposeC"), kNumWaveGroups_=ids("NumWaveGroups"), **xdl)
     return g.t("DefaultGemm2DEpilogueProblem", **common, CLayout_=s.ref("CLayout"), kPadM_=ids("kPadM"),

@@ -1,0 +1,236 @@
+"""Block-scale quantized GEMM (variants bquant, abquant): goldens, knobs, rules and CK's refusals."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from ckast.config import ConfigError, load_data
+
+from .cpp_tools import reformat
+from .goldens import QUANT_CASES, QUANT_HEADERS
+from .kernels import header_of, squash
+
+
+def config(case: str, profile: str, **extra):
+    return load_data(dict(QUANT_CASES[case][0], ck_api=profile, **extra))[0].config
+
+
+@pytest.mark.parametrize(("case", "profile"), sorted(QUANT_HEADERS))
+def test_golden_header(case, profile, file_regression):
+    source = header_of(config(case, profile))
+    file_regression.check(source, fullpath=QUANT_HEADERS[case, profile])
+    assert reformat(source) == source
+
+
+def test_defaults_are_ck_factory_defaults():
+    """bquant: CK's decode tile 16x64x256 on 1x4x1 waves, warp tile K 32 on gfx942 and 128 on gfx950, K padded,
+    1x1x128 B groups; abquant: 128x128x128 with 1x128 A groups."""
+    b = load_data({"kind": "gemm", "variant": "bquant"})[0].config
+    assert (b.datatype, b.tile_m, b.tile_n, b.tile_k, b.warp_n, b.warp_tile_k) == ("fp8", 16, 64, 256, 4, 32)
+    assert (b.pad_k, b.bquant_group_n, b.bquant_group_k, b.preshuffle_b, b.split_k) == (True, 1, 128, False, False)
+    assert b.aquant_group_k is None and b.transpose_c is None
+    b950 = load_data({"kind": "gemm", "variant": "bquant", "arch": "gfx950"})[0].config
+    assert b950.warp_tile_k == 128
+    ab = load_data({"kind": "gemm", "variant": "abquant", "ck_api": "ck-2026.06", "pipeline": "preshuffleb",
+                    "warp_m": 2, "warp_n": 2, "warp_tile_k": 64})[0].config
+    assert (ab.tile_k, ab.aquant_group_k, ab.preshuffle_b, ab.transpose_c, ab.pad_k) == (128, 128, True, True, False)
+
+
+@pytest.mark.parametrize(("extra", "rule"), [
+    (dict(variant="abquant", ck_api="ck-2025.11"), "profile.abquant"),
+    (dict(variant="bquant", layout="rrr"), "quant.layout"),
+    (dict(variant="bquant", datatype="mx_bf16bf16", arch="gfx942"), "quant.arch"),
+    (dict(variant="abquant", datatype="bf8", pipeline="eightwaves", ck_api="ck-2026.06"), "quant.pipeline"),
+    (dict(variant="bquant", datatype="fp8", pipeline="microscale"), "quant.pipeline"),
+    (dict(variant="bquant", warp_tile_k=128), "quant.warp_tile"),
+    (dict(variant="bquant", bquant_group_k=512), "quant.group_divides"),
+    (dict(variant="bquant", bquant_group_n=128), "quant.group_divides"),
+    (dict(variant="bquant", preshuffle_b=True), "quant.preshuffle_b"),
+    (dict(variant="bquant", split_k=True), "split_k.unsupported"),
+    (dict(variant="bquant", datatype="mx_bf16fp4", arch="gfx950", ck_api="ck-2025.11"), "profile.pipeline"),
+])
+def test_refusals_name_their_rule(extra, rule):
+    with pytest.raises(ConfigError) as err:
+        load_data(dict({"kind": "gemm"}, **extra))
+    assert f"[rule {rule}]" in str(err.value)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (dict(variant="bquant", datatype="fp4"), 'datatype: "fp4" is not allowed; allowed: fp8, bf8, fp8i4, bf8i4, mx_'),
+    (dict(variant="bquant", pipeline="eightwaves"), 'pipeline: "eightwaves" is not allowed; allowed: compv3, '
+                                                    "preshuffleb, microscale"),
+    (dict(variant="abquant", pipeline="microscale"), 'pipeline: "microscale" is not allowed; allowed: compv3, '
+                                                     "preshuffleb, eightwaves"),
+])
+def test_family_choices(extra, message):
+    """Each family's data types (CK's variant keys) and pipelines are the knobs' choices."""
+    with pytest.raises(ConfigError, match=message):
+        load_data(dict({"kind": "gemm"}, **extra))
+
+
+def test_bquant_kernel_per_profile():
+    """ck-2025.11 has one scale-preshuffle flag and no B cast policy; ck-2026.06 splits the flag and casts B before
+    the LDS write when A and B share a type (CK's generator), after the read for int4 weights."""
+    old = squash(header_of(config("bquant_fp8i4_preshuffleb", "ck-2025.11")))
+    new = squash(header_of(config("bquant_fp8i4_preshuffleb", "ck-2026.06")))
+    assert "TileGemmQuantTraits<kPadM,kPadN,kPadK,BPreshuffleQuant,PreshuffleB," in old and "CastPolicy" not in old
+    assert "APreshuffleQuant,BPreshuffleQuant,PreshuffleB," in new and "CastPolicy::AfterLDSRead>" in new
+    assert "WPQuantBPipelineAgBgCrV2<Problem<HasHotLoop,TailNum>>" in new
+    fp8 = squash(header_of(config("bquant", "ck-2026.06")))
+    assert "CastPolicy::BeforeLDSWrite>" in fp8 and "GemmTile1DPartitioner<TileShape>" in fp8
+    assert ("QuantGemmKernel<TilePartitioner,Pipeline<HasHotLoop,TailNum>,Epilogue<HasHotLoop,TailNum>,"
+            "ck_tile::QuantType::BQuantGrouped>") in fp8
+    assert "usingAComputeDataType=Problem<HasHotLoop,TailNum>::AComputeDataType;" in fp8
+    assert "PermuteNEpilogue<EpilogueProblem<HasHotLoop,TailNum>>" in new and "PermuteNEpilogue" not in old
+
+
+def test_abquant_kernel():
+    src = squash(header_of(config("abquant_eightwaves", "ck-2026.06")))
+    assert "ABQuantGemmPipelineAgBgCrEightWaves<Problem<HasHotLoop,TailNum>>" in src
+    assert "usingAQuantGroupSize=ck_tile::QuantGroupShape<ck_tile::sequence<1,1,128>>;" in src
+    assert "GemmSpatiallyLocalTilePartitioner<TileShape,8,4>" in src and "ck_tile::QuantType::ABQuantGrouped" in src
+    assert "staticconstexprboolTransposeC=true;" in src and "staticconstexprboolPreshuffleB=true;" in src
+
+
+# --- CK's codegen configs (ck_quant_configs) ---------------------------------------------------------------
+
+TILE = {"tile_m": 128, "tile_n": 128, "tile_k": 128, "warp_m": 1, "warp_n": 4, "warp_k": 1, "warp_tile_m": 16,
+        "warp_tile_n": 16, "warp_tile_k": 64}
+BQUANT_CONFIG = {  # CK's gemm_bquant_utils.default_fp8_preshuffleb_bquant_config on gfx942, as the manifest holds it
+    "double_smem_buffer": True, "epilogue": "cshuffle", "k_block_per_cu": 2, "layouts": ["rcr"],
+    "pipeline": "preshuffleb", "preshuffle_b": True, "preshuffle_bquant": True,
+    "quant_groups": [{"quant_group_k": 128, "quant_group_m": 1, "quant_group_n": 1}], "scheduler": "intrawave",
+    "tile_configs": [TILE], "variant_keys": ["fp8", "bf8i4"]}
+ABQUANT_CONFIG = {  # CK's gemm_abquant_utils.default_fp4_config
+    "aquant_group_k": 128, "bquant_groups": [{"bquant_group_k": 128, "bquant_group_n": 128}],
+    "double_smem_buffer": False, "eight_waves": False, "epilogue": "cshuffle", "k_block_per_cu": 1,
+    "layouts": ["rcr"], "pad_k": False, "pipeline": "compv3", "preshuffle_b": False, "preshuffle_bquant": False,
+    "scheduler": "intrawave", "tile_configs": [dict(TILE, warp_tile_k=32)], "transpose_c": False,
+    "variant_keys": ["fp4"]}
+
+
+def test_ck_bquant_config_expands_as_ck_does():
+    kernels = [k.config for k in load_data(BQUANT_CONFIG)]
+    assert [k.datatype for k in kernels] == ["fp8", "bf8i4"]
+    k = kernels[0]
+    assert (k.variant, k.pipeline, k.preshuffle_b, k.preshuffle_bquant, k.k_block_per_cu, k.double_smem_buffer,
+            k.bquant_group_n, k.bquant_group_k, k.pad_k, k.arch) == (
+        "bquant", "preshuffleb", True, True, 2, True, 1, 128, True, "gfx942")
+
+
+def test_ck_abquant_config_and_manifest():
+    [k] = [k.config for k in load_data(dict(ABQUANT_CONFIG, arch="gfx950"), {"ck_api": "ck-2026.06"})]
+    assert (k.variant, k.datatype, k.aquant_group_k, k.bquant_group_n, k.transpose_c, k.arch) == (
+        "abquant", "fp4", 128, 128, False, "gfx950")
+    manifest = {"cases": {"gemm_abquant_utils::default_fp4_config::gfx942": {
+        "arch": "gfx942", "module": "gemm_abquant_utils", "config": ABQUANT_CONFIG, "config_name": "x"}}}
+    [m] = load_data(manifest, {"ck_api": "ck-2026.06"})
+    assert m.config == attrs.evolve(k, arch="gfx942")
+    assert m.path.startswith('cases["gemm_abquant_utils::default_fp4_config::gfx942"].config (fp4 rcr ')
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (dict(quant_groups=[{"quant_group_m": 2, "quant_group_n": 1, "quant_group_k": 128}]),
+     r'quant_groups\[0\]\.quant_group_m: 2: B scales group N and K only'),
+    (dict(preshuffle_b=True, swizzle=True), r"swizzle: unknown key of CK's bquant codegen config"),
+    (dict(tile_configs=[{"tile_m": 16}]), r"tile_configs\[0\]: expected tile_m, tile_n"),
+    (dict(variant_keys=[]), "variant_keys: expected a non-empty list"),
+    (dict(transpose_c=True), "transpose_c: true: CK's bquant kernels never transpose C"),
+])
+def test_ck_bquant_config_refusals(change, message):
+    with pytest.raises(ConfigError, match=message):
+        load_data(dict(BQUANT_CONFIG, **change))
+
+
+def test_ck_config_eight_waves_must_match_the_pipeline():
+    with pytest.raises(ConfigError, match="eight_waves: True with pipeline compv3"):
+        load_data(dict(ABQUANT_CONFIG, eight_waves=True), {"ck_api": "ck-2026.06"})
+
+
+def test_manifest_module_of_another_family_is_named():
+    manifest = {"cases": {"c": {"arch": "gfx942", "module": "gemm_other_utils", "config": {}}}}
+    with pytest.raises(ConfigError, match=r'cases\.c\.module: gemm_other_utils: ckast reads the block-scale'):
+        load_data(manifest)
+
+
+# --- CK's golden kernels, compared as trees --------------------------------------------------------------
+
+def test_kernels_equal_cks_goldens():
+    """Every bquant/abquant golden kernel of CK's manifest (rocm-libraries ea607ecd) against ckast's, as trees:
+    equal, with no allowance. The MX cases on gfx942 are refused (rule quant.arch: CK guards them with #error);
+    their kernels are the gfx950 cases' own."""
+    ck_goldens = pytest.importorskip("tests.ck_goldens", reason="CK's golden trees (tests/ck_goldens) not in this tree")
+    from ckast.catalog import load_profile
+    from ckast.config.ck_quant_configs import MODULES
+    from ckast.variants import lower_kernel
+
+    goldens, profile = ck_goldens.load_goldens(), load_profile("ck-2026.06")
+    compared, refused = set(), []
+    for cid, case in sorted(goldens.cases.items()):
+        if case.module not in MODULES:
+            continue
+        data = {"cases": {cid: {"module": case.module, "arch": case.arch, "config": case.config}}}
+        try:
+            [k] = load_data(data, {"ck_api": "ck-2026.06"})
+        except ConfigError as exc:
+            refused.append((cid, str(exc)))
+            continue
+        result = ck_goldens.compare_case(case, lower_kernel(k.config, profile).header, profile=profile)
+        assert result.ok, f"{case.config_name}:\n{result.report()}"
+        compared.add(case.config_name)
+    assert len(compared) == 50
+    assert [cid for cid, _ in refused] == [f"gemm_bquant_utils::default_mx_{t}_config::gfx942"
+                                           for t in ("bf16bf16", "bf16bf8", "bf16fp4")]
+    assert all("[rule quant.arch]" in why for _, why in refused)
+
+
+def test_quant_group_sizes_fit_index_t():
+    with pytest.raises(ConfigError, match=r"bquant_group_k: 4294967296 does not fit CK's index_t .*"
+                                          r"\[rule int.index_t\]"):
+        load_data({"kind": "gemm", "variant": "bquant", "bquant_group_k": 2**32})
+
+
+def test_block_scale_kernels_have_no_dispatcher_wrapper(tmp_path):
+    """CK's registry runs GemmHostArgs: a block-scale launcher (QuantGemmHostArgs) gets no wrapper or registration,
+    and its registry key is its name (two of them never collide there)."""
+    from ckast.emit import render, write_outputs
+    from ckast.variants import registry_key
+
+    configs = load_data([dict(QUANT_CASES["bquant"][0]), dict(QUANT_CASES["bquant"][0], bquant_group_k=64)])
+    assert registry_key(configs[0].config) != registry_key(configs[1].config)
+    kernels = render(configs)
+    write_outputs(kernels, tmp_path)
+    assert not (tmp_path / "dispatcher_wrappers").exists()
+    assert sorted(p.suffix for p in tmp_path.iterdir() if p.suffix in (".hpp", ".cpp")) == [".cpp"] * 2 + [".hpp"] * 2
+
+
+# --- the launcher against the host model (JIT) -------------------------------------------------------------
+
+@pytest.mark.parametrize("profile", ["ck-2025.11", "ck-2026.06"])
+def test_bquant_launch_runs_the_quant_kernel_with_its_scales(profile):
+    """One QuantGemmKernel launch per call: a block per 16x64 tile, the hot loop and tail of the K loop count
+    (512 / 256 = 2: no hot loop, even tail), the scale tensors passed through."""
+    from ckast import testing
+    from .conftest import GOLDEN
+
+    u = testing.jit_header(GOLDEN / "gemm" / f"bquant_{profile}.hpp")
+    timed, launch = u.launch_gemm(64, 128, 512)
+    assert (timed.kind, launch.kind) == ("timed", "launch")
+    assert (launch["kernel"], launch["grid"], launch["block"], launch["quant"]) == (
+        "QuantGemmKernel", (8, 1, 1), (256, 1, 1), "BQuantGrouped")
+    assert (launch["hot_loop"], launch["tail"], launch["bq"]) == (0, "Even", "bq")
+    with pytest.raises(testing.LaunchError, match="k_batch must be 1"):
+        u.launch_gemm(64, 128, 512, 2)
+    with pytest.raises(testing.LaunchError, match="arguments not supported"):
+        u.launch_gemm(60, 128, 512)  # M is not padded: whole 16-row tiles only
+
+
+def test_abquant_eight_waves_launch():
+    from ckast import testing
+    from .conftest import GOLDEN
+
+    u = testing.jit_header(GOLDEN / "gemm" / "abquant_eightwaves_ck-2026.06.hpp")
+    [_, launch] = u.launch_gemm(384, 256, 1024)
+    assert (launch["grid"], launch["block"], launch["quant"], launch["hot_loop"], launch["tail"]) == (
+        (2, 1, 1), (512, 1, 1), "ABQuantGrouped", 1, "Even")
