@@ -541,8 +541,15 @@ def test_batched_kernel_registers_and_the_dispatcher_runs_one_batch(tmp_path):
     batched, = (k for name, k in kernels.items() if "_batched_" in name)
     assert len(kernels) == 2
     assert [bool(batched.supports(problem(*shape))) for shape in ((256, 256, 128), (200, 256, 128))] == [True, False]
+    name, = (k for k in kernels if "_batched_" in k)
+    launch = _dispatcher_launch(tmp_path, name)
+    assert (launch["kernel"], launch["grid"], launch["batches"]) == ("BatchedGemmKernel", (4, 1, 1), "a:b:e")
+
+
+def _dispatcher_launch(tmp_path, name: str) -> dict:
+    """Register the library of `tmp_path` in a cleared registry, run kernel `name` through it on a 256x256x128
+    problem and return its one launch event."""
     u = testing.jit_header(tmp_path / "dispatcher_wrappers" / "register_all_kernels.hpp")
-    name, = (k for k in u.kernels if "_batched_" in k)
     gemm_args = n.Signature("gemm_args", ("ckast_model", "testing", "gemm_args"), "function", [n.Param("L", "type")])
     args = n.Call(n.Id(n.Name((gemm_args(L=u.launcher(name)),))), [n.IntLit(256), n.IntLit(256), n.IntLit(128),
                                                                      n.IntLit(1)])
@@ -554,7 +561,7 @@ def test_batched_kernel_registers_and_the_dispatcher_runs_one_batch(tmp_path):
     testing.clear_log()
     run()
     launch, = events_of(testing.log(), "launch")
-    assert (launch["kernel"], launch["grid"], launch["batches"]) == ("BatchedGemmKernel", (4, 1, 1), "a:b:e")
+    return launch
 
 
 def test_grouped_kernel_registers_beside_its_standard_twin_and_the_dispatcher_runs_one_group(tmp_path):
@@ -572,18 +579,7 @@ def test_grouped_kernel_registers_beside_its_standard_twin_and_the_dispatcher_ru
     assert "signature.grouped=true" in keys[name]
     assert [bool(kernels[name].supports(problem(*shape))) for shape in ((256, 256, 128), (200, 256, 128))] == [
         True, False]
-    u = testing.jit_header(tmp_path / "dispatcher_wrappers" / "register_all_kernels.hpp")
-    gemm_args = n.Signature("gemm_args", ("ckast_model", "testing", "gemm_args"), "function", [n.Param("L", "type")])
-    args = n.Call(n.Id(n.Name((gemm_args(L=u.launcher(name)),))), [n.IntLit(256), n.IntLit(256), n.IntLit(128),
-                                                                     n.IntLit(1)])
-    stream = n.BraceInit(load_profile(NEW).type("stream_config"))
-    run = u.function(n.Builtin("float"), [], [
-        n.ExprStmt(n.call(n.Member(n.Call(dispatcher("Registry", "instance"), []), "clear"))),
-        n.ExprStmt(n.call("ckast::register_all_tile_gemm_kernels", n.StrLit("gfx942"))),
-        n.Return(n.call(n.Member(registered("Registry", name), "run", arrow=True), args, stream))])
-    testing.clear_log()
-    run()
-    launch, = events_of(testing.log(), "launch")
+    launch = _dispatcher_launch(tmp_path, name)
     assert (launch["kernel"], launch["grid"], launch["groups"]) == (
         "GroupedGemmKernel", (4, 1, 1), "a:b:e:256x256x128:128,128,256:k1:0-4")
 
