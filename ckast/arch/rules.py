@@ -20,6 +20,7 @@ import attrs
 
 from ckast import catalog
 
+from .quant import QUANT_VARIANTS
 from .specs import (
     BACKWARD_EXCLUDED_PIPELINES,
     DEPTHWISE_BLOCK_SIZE,
@@ -42,17 +43,17 @@ Check = Callable[[Any, ArchSpec], Iterator[Finding]]
 
 STREAM_K = "stream_k"
 """The Stream-K GEMM variant (CK's dispatcher `GemmVariant.STREAM_K`)."""
-GEMM_VARIANTS = ("standard", "preshuffle", "multi_d", "batched", STREAM_K)
+GEMM_VARIANTS = ("standard", "preshuffle", "multi_d", "batched", STREAM_K, *QUANT_VARIANTS)
 CONV_VARIANTS = ("forward", "bwd_data", "bwd_weight")
 """Implicit-GEMM conv variants (depthwise has no GEMM tile)."""
 DEPTHWISE = "forward_depthwise"
 """The direct depthwise forward conv variant."""
 TILED = GEMM_VARIANTS + CONV_VARIANTS
 BOTH = ("gemm", "grouped_conv")
-GEMM_VARIANTS_WITHOUT_SPLIT_K = ("preshuffle", "multi_d", STREAM_K)
+GEMM_VARIANTS_WITHOUT_SPLIT_K = ("preshuffle", "multi_d", STREAM_K, *QUANT_VARIANTS)
 """CK refuses k_batch > 1 for multi-D (IsSupportedArgument) and does not support it for the weight
 preshuffle pipeline (its flattened B view has no K split); Stream-K splits K itself (its host
-arguments fix k_batch = 1)."""
+arguments fix k_batch = 1); the quantized GEMM kernel of ck-2025.11 refuses k_batch != 1."""
 UNARY_ELEMENTWISE_OPS = ("Relu", "Gelu", "FastGelu")
 """CK element-wise ops with the unary signature op(y, x): the multi-D epilogue calls its op as
 op(e, c, d0[, d1]), so they cannot fuse D tensors (CK's generator says so; its preselected multi-D
@@ -828,3 +829,6 @@ def _dw_lds(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     used = DepthwiseTile.of(c).lds_bytes(c)
     if used > arch.lds_bytes:
         yield "tile_h", f"{used} B of LDS exceeds the {arch.lds_bytes} B of {arch.name}"
+
+
+from . import quant_rules  # noqa: E402,F401  (registers the quantized GEMM rules, after the shared ones)

@@ -19,6 +19,8 @@ class DtypeSpec:
     size: int
     acc: str
     output: str
+    compute: str | None = None
+    """The type the warp GEMM computes in when it is not this one (a packed-int4 quant type's fp8/bf8)."""
 
 
 @attrs.frozen
@@ -104,5 +106,6 @@ def arch_spec(name: str) -> ArchSpec:
 
 
 def dtype_key(a: str, b: str) -> str:
-    """The warp-tile table key of an (A, B) type pair: `A_B_Acc`."""
-    return f"{a}_{b}_{DTYPES[a].acc}"
+    """The warp-tile table key of an (A, B) type pair: `A_B_Acc` (of the types the warp GEMM computes in)."""
+    a_spec, b_spec = DTYPES[a], DTYPES[b]
+    return f"{a_spec.compute or a}_{b_spec.compute or b}_{a_spec.acc}"

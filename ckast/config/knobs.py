@@ -15,6 +15,8 @@ from typing import Any
 import attrs
 
 from ckast.arch import ARCH_NAMES, PIPELINES as PIPELINE_SPECS
+from ckast.arch.quant import (AQUANT, DEFAULT_QUANT_GROUP, GROUP_QUANT_VARIANTS, QUANT_DATATYPES, QUANT_VARIANTS,
+                              quant_default)
 from ckast.arch.rules import (CONV_VARIANTS, DEPTHWISE, GEMM_VARIANTS, STREAM_K, TILED, UNARY_ELEMENTWISE_OPS,
                                split_k_default)
 from ckast import catalog
@@ -126,13 +128,29 @@ def _default_lds_policy(c: Config) -> str:
 def _default_pipeline(c: Config) -> str:
     if c["kind"] == CONV:
         return "compv3" if c["variant"] == "bwd_data" else "compv4"
+    if c["variant"] == AQUANT:  # CK's generator: CompV3 with preshuffled scales, Mem without
+        return "compv3" if c["preshuffle_aquant"] else "mem"
     return "preshufflev2" if c["variant"] == "preshuffle" else "compv3"
+
+
+def _default_scheduler(c: Config) -> str:
+    """Intrawave, except AQuant's Mem pipeline, which implements the interwave schedule only."""
+    return "interwave" if c["variant"] == AQUANT and c["pipeline"] == "mem" else "intrawave"
+
+
+def _datatypes(c: Config) -> tuple[str, ...]:
+    return QUANT_DATATYPES[c["variant"]] if c["variant"] in QUANT_VARIANTS else DATATYPES[c["kind"]]
+
+
+def _tile_default(kind: str, axis: str, default: int) -> Callable[[Config], int]:
+    """`default`, or for a quant kernel the tile of CK's default quant configs on the config's arch."""
+    return lambda c: quant_default(kind, axis, c["arch"]) if c["variant"] in QUANT_VARIANTS else default
 
 
 KNOBS: tuple[Knob, ...] = (
     Knob("kind", str, choices=KINDS),
     Knob("variant", str, default=_by_kind(DEFAULT_VARIANT), choices=_by_kind(VARIANTS)),
-    Knob("datatype", str, default="fp16", choices=_by_kind(DATATYPES)),
+    Knob("datatype", str, default=lambda c: "fp8" if c["variant"] in QUANT_VARIANTS else "fp16", choices=_datatypes),
     Knob("ndim_spatial", int, default=2, kinds=(CONV,),
          choices=lambda c: (2,) if c["variant"] == DEPTHWISE else tuple(CONV_LAYOUTS)),
     Knob("layout", str, default=_default_layout,
@@ -140,11 +158,16 @@ KNOBS: tuple[Knob, ...] = (
     Knob("arch", str, default="gfx942", choices=ARCH_NAMES),
     Knob("ck_api", str, default=DEFAULT_PROFILE, choices=lambda c: profile_names()),
     # Tile geometry is checked by the arch rules (ckast.arch.rules: tile.positive, tile.divisible, ...).
-    *(Knob(f"tile_{d}", int, default=128 if d != "k" else 64, variants=TILED) for d in "mnk"),
-    *(Knob(f"warp_{d}", int, default=2 if d != "k" else 1, variants=TILED) for d in "mnk"),
-    *(Knob(f"warp_tile_{d}", int, default=32 if d != "k" else 16, variants=TILED) for d in "mnk"),
+    *(Knob(f"tile_{d}", int, default=_tile_default("tile", d, 128 if d != "k" else 64), variants=TILED) for d in "mnk"),
+    *(Knob(f"warp_{d}", int, default=_tile_default("warp", d, 2 if d != "k" else 1), variants=TILED) for d in "mnk"),
+    *(Knob(f"warp_tile_{d}", int, default=_tile_default("warp_tile", d, 32 if d != "k" else 16), variants=TILED)
+      for d in "mnk"),
+    # CK's spellings: AQuant's scales preshuffled (`preshuffle_aquant`), the quant group (`quant_group_m/n/k`).
+    Knob("preshuffle_aquant", bool, default=False, variants=(AQUANT,)),
+    *(Knob(f"quant_group_{d}", int, default=DEFAULT_QUANT_GROUP[d], minimum=1, variants=GROUP_QUANT_VARIANTS)
+      for d in "mnk"),
     Knob("pipeline", str, default=_default_pipeline, choices=_by_kind(PIPELINES), variants=TILED),
-    Knob("scheduler", str, default="intrawave", choices=SCHEDULERS, variants=TILED),
+    Knob("scheduler", str, default=_default_scheduler, choices=SCHEDULERS, variants=TILED),
     # CK's conv kernels are built around the CShuffle epilogue (CK's generator names "default" but emits CShuffle);
     # so are multi-D kernels, which CK's GEMM generator lists with either epilogue (rule multi_d.epilogue).
     Knob("epilogue", str, default="cshuffle", variants=TILED,

@@ -1,0 +1,79 @@
+"""The rules CK's quantized GEMM families add (variants aquant, rowcolquant, tensor_quant).
+
+From CK Tile's `ops/gemm_quant` (both profiles; read in the amd-aiter 0.1.7.post2.dev18 wheel and at
+ROCm/rocm-libraries 925db9931b00fd9c47a717f1ff67b50cc90a6969 / 05fca22dddabd764da1caf054b0ffcc19c6f7162):
+the AQuant pipelines implement one schedule each and assert 1 x 1 x K groups; the pipeline problem asserts
+that the block tile is whole groups; the scale-tensor loads assume row-major A. And from CK's generators at
+ea607ecdb59e970dc748d4848363b800334ba5c6 (`dispatcher/codegen/unified_gemm_{aquant,rowcolquant,
+tensor_quant}_codegen.py` as its goldens show them): preshuffled A scales run the CompV3 pipeline, plain ones
+the Mem pipeline; row-col and tensor quant run CompV3 with the CShuffle epilogue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from .quant import AQUANT, AQUANT_SCHEDULES, GROUP_QUANT_VARIANTS, QUANT_PIPELINES, QUANT_VARIANTS
+from .rules import ArchSpec, Finding, rule
+
+QUANT_LAYOUTS = ("rcr",)
+"""The layouts ckast builds quant kernels in: CK's goldens use rcr only, and the scale loads of CK's quant
+pipeline problem assert a row-major A (its `VectorSizeAQ`)."""
+
+
+@rule("quant.pipeline", "the pipeline is one CK builds for the quantized GEMM family", variants=QUANT_VARIANTS,
+      reads=("variant", "pipeline"))
+def _pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    allowed = QUANT_PIPELINES[c.variant]
+    if c.pipeline not in allowed:
+        yield "pipeline", f"{c.pipeline}: CK's {c.variant} GEMM runs {' or '.join(allowed)}"
+
+
+@rule("quant.layout", "quantized GEMM kernels read A row-major and B column-major (CK's rcr)", variants=QUANT_VARIANTS,
+      reads=("layout",))
+def _layout(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.layout not in QUANT_LAYOUTS:
+        yield "layout", f"{c.layout}: CK's quantized GEMM is built for {', '.join(QUANT_LAYOUTS)} (its scale loads assert a row-major A)"
+
+
+@rule("quant.epilogue", "quantized GEMM kernels apply their scales through the CShuffle epilogue", variants=QUANT_VARIANTS,
+      reads=("epilogue",))
+def _epilogue(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.epilogue != "cshuffle":
+        yield "epilogue", f"{c.epilogue}: CK's quantized GEMM generators emit the CShuffle epilogue only"
+
+
+@rule("aquant.schedule", "each AQuant pipeline implements one schedule (Mem: interwave, CompV3: intrawave)",
+      variants=(AQUANT,), needs=("quant.pipeline",), reads=("pipeline", "scheduler"))
+def _aquant_schedule(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    want = AQUANT_SCHEDULES[c.pipeline]
+    if c.scheduler != want:
+        yield "scheduler", f"{c.scheduler}: CK's AQuant {c.pipeline} pipeline implements the {want} schedule only"
+
+
+@rule("aquant.preshuffle_pipeline", "preshuffled A scales run the CompV3 pipeline, plain ones the Mem pipeline (CK's generator)",
+      variants=(AQUANT,), needs=("quant.pipeline",), reads=("pipeline", "preshuffle_aquant"))
+def _aquant_preshuffle(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    want = "compv3" if c.preshuffle_aquant else "mem"
+    if c.pipeline != want:
+        what = "preshuffled" if c.preshuffle_aquant else "plain"
+        yield "pipeline", f"{c.pipeline}: CK builds AQuant with {what} scales on the {want} pipeline"
+
+
+@rule("quant.group_shape", "AQuant scales cover 1 x 1 x quant_group_k elements (CK's AQuant pipelines assert it)",
+      variants=GROUP_QUANT_VARIANTS, reads=("quant_group_m", "quant_group_n"))
+def _group_shape(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    for axis in "mn":
+        if getattr(c, f"quant_group_{axis}") != 1:
+            yield f"quant_group_{axis}", f"{getattr(c, f'quant_group_{axis}')}: CK's AQuant groups are 1 x 1 x K"
+
+
+@rule("quant.group_divides_tile", "the block tile holds whole quant groups (CK's quant pipeline problem asserts it)",
+      variants=GROUP_QUANT_VARIANTS, needs=("tile.positive",),
+      reads=("tile_m", "tile_n", "tile_k", "quant_group_m", "quant_group_n", "quant_group_k"))
+def _group_tile(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    for axis in "mnk":
+        tile, group = getattr(c, f"tile_{axis}"), getattr(c, f"quant_group_{axis}")
+        if tile % group:
+            yield f"quant_group_{axis}", f"{group} does not divide tile_{axis} = {tile}"
