@@ -20,6 +20,7 @@ from ckast import nodes as n
 from ckast.catalog import DEFAULT_PROFILE, load_profile
 from ckast.config import ConfigError, ConfigIssue, LoadedKernel, as_dict
 from ckast.lower import conv_registration
+from ckast.arch.quant import QUANT_VARIANTS
 from ckast.lower.identity import WRAPPER_DIR, EntryPoint, wrapper_path
 from ckast.lower.registration import Registered, registration_header
 from ckast.nodes.format import clang_format
@@ -126,7 +127,8 @@ def run_files(kernels: Sequence[EmittedKernel], chunk_size: int = CHUNK_SIZE,
 def print_run_files(items: Sequence[Registrable], chunk_size: int) -> list[tuple[str, str]]:
     """`run_files` of the kernels `items` (sorted by name)."""
     profile = load_profile(DEFAULT_PROFILE)  # registration names only dispatcher entities, shared by all profiles
-    gemms = [Registered(k.name, k.arch, wrapper_path(k.name)) for k in items if k.kind == "gemm"]
+    gemms = [Registered(k.name, k.arch, wrapper_path(k.name)) for k in items
+             if k.kind == "gemm" and k.variant not in QUANT_VARIANTS]  # quant GEMMs have no wrapper
     convs = [conv_registration.ConvRegistered(k.name, conv.direction(k.variant).short, k.arch,
                                               file_names(k.name)[0], wrapper_path(k.name))
              for k in items if k.kind == "grouped_conv"]

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .quant import AQUANT, AQUANT_SCHEDULES, GROUP_QUANT_VARIANTS, QUANT_PIPELINES, QUANT_VARIANTS
-from .rules import ArchSpec, Finding, rule
+from .rules import ArchSpec, Finding, catalog, rule
 
 QUANT_LAYOUTS = ("rcr",)
 """The layouts ckast builds quant kernels in: CK's goldens use rcr only, and the scale loads of CK's quant
@@ -52,13 +52,11 @@ def _aquant_schedule(c: Any, arch: ArchSpec) -> Iterator[Finding]:
         yield "scheduler", f"{c.scheduler}: CK's AQuant {c.pipeline} pipeline implements the {want} schedule only"
 
 
-@rule("aquant.preshuffle_pipeline", "preshuffled A scales run the CompV3 pipeline, plain ones the Mem pipeline (CK's generator)",
+@rule("aquant.preshuffle_pipeline", "preshuffled A scales run the CompV3 pipeline (CK's generator pairs them)",
       variants=(AQUANT,), needs=("quant.pipeline",), reads=("pipeline", "preshuffle_aquant"))
 def _aquant_preshuffle(c: Any, arch: ArchSpec) -> Iterator[Finding]:
-    want = "compv3" if c.preshuffle_aquant else "mem"
-    if c.pipeline != want:
-        what = "preshuffled" if c.preshuffle_aquant else "plain"
-        yield "pipeline", f"{c.pipeline}: CK builds AQuant with {what} scales on the {want} pipeline"
+    if c.preshuffle_aquant and c.pipeline != "compv3":
+        yield "pipeline", f"{c.pipeline}: CK builds AQuant with preshuffled scales on the compv3 pipeline"
 
 
 @rule("quant.group_shape", "AQuant scales cover 1 x 1 x quant_group_k elements (CK's AQuant pipelines assert it)",
@@ -77,3 +75,17 @@ def _group_tile(c: Any, arch: ArchSpec) -> Iterator[Finding]:
         tile, group = getattr(c, f"tile_{axis}"), getattr(c, f"quant_group_{axis}")
         if tile % group:
             yield f"quant_group_{axis}", f"{group} does not divide tile_{axis} = {tile}"
+
+
+@rule("profile.aquant", "the CK API profile's AQuant GEMM compiles", variants=(AQUANT,), reads=("ck_api",))
+def _profile_aquant(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if not catalog.load_profile(c.ck_api).feature("aquant_gemm"):
+        yield "variant", (f"aquant: CK API profile {c.ck_api}'s AQuant block GEMM does not compile (its scale "
+                          "exchange initializes decltype(threadIdx.x) from 0); use a newer profile (ck_api)")
+
+
+@rule("quant.persistent", "CK's quantized GEMM kernel maps one block to one tile (no persistent path)",
+      variants=QUANT_VARIANTS, reads=("persistent",))
+def _persistent(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.persistent:
+        yield "persistent", "true: CK's QuantGemmKernel has no persistent kernel"

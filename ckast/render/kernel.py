@@ -7,7 +7,7 @@ import attrs
 from ckast import nodes as n
 from ckast.catalog import Profile
 from ckast.lower.identity import EntryPoint, wrapper_path
-from ckast.variants import lower_kernel, unit_source, wrapper_header
+from ckast.variants import has_wrapper, lower_kernel, unit_source, wrapper_header
 
 
 @attrs.frozen
@@ -29,12 +29,14 @@ def file_names(name: str) -> tuple[str, str, str]:
 
 
 def render_kernel(config, profile: Profile) -> KernelText:
-    """Lower and print the kernel's header, TU and wrapper (raises ValueError or PrintError)."""
+    """Lower and print the kernel's header, TU and wrapper (raises ValueError or PrintError); a kernel CK's
+    dispatcher cannot register (`variants.has_wrapper`) has no wrapper."""
     unit = lower_kernel(config, profile)
     header, unit_cpp, wrapper = file_names(unit.name)
     files = (
         (header, n.to_source(unit.header)),
         (unit_cpp, n.to_source(unit_source(header))),
-        (wrapper, n.to_source(wrapper_header(config, profile, header))),
     )
+    if has_wrapper(config):
+        files += ((wrapper, n.to_source(wrapper_header(config, profile, header))),)
     return KernelText(unit.name, files, unit.entry_points)

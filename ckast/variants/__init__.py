@@ -10,10 +10,11 @@ from ckast import nodes as n
 from ckast.catalog import Profile
 from ckast.lower.cxx import LICENSE
 from ckast.lower.graph import KernelGraph
-from ckast.lower.identity import LAUNCHER, NAMESPACE, EntryPoint, launcher
+from ckast.arch.quant import QUANT_VARIANTS
+from ckast.lower.identity import LAUNCHER, NAMESPACE, EntryPoint, kernel_name, launcher
 
-from . import (conv, conv_depthwise, conv_streamk, conv_two_stage, conv_wrapper, gemm, gemm_batched, gemm_multi_d,
-               gemm_preshuffle, gemm_streamk, gemm_wrapper)
+from . import (conv, conv_depthwise, conv_streamk, conv_two_stage, conv_wrapper, gemm, gemm_aquant, gemm_batched,
+               gemm_multi_d, gemm_preshuffle, gemm_quant_common, gemm_scalar_quant, gemm_streamk, gemm_wrapper)
 
 Patch = Callable[[gemm.Gemm, KernelGraph], None]
 GEMM_PATCHES: dict[str, tuple[Patch, ...]] = {
@@ -22,8 +23,14 @@ GEMM_PATCHES: dict[str, tuple[Patch, ...]] = {
     "multi_d": (gemm_multi_d.patch,),
     "batched": (gemm_batched.patch,),
     "stream_k": (gemm_streamk.patch,),
+    "aquant": (gemm_aquant.patch,),
+    "rowcolquant": (gemm_scalar_quant.patch,),
+    "tensor_quant": (gemm_scalar_quant.patch,),
 }
-GEMM_CONTEXTS: dict[str, type[gemm.Gemm]] = {"stream_k": gemm_streamk.StreamK}
+GEMM_CONTEXTS: dict[str, type[gemm.Gemm]] = {
+    "stream_k": gemm_streamk.StreamK,
+    **dict.fromkeys(("aquant", "rowcolquant", "tensor_quant"), gemm_quant_common.QuantGemm),
+}
 """Variants whose kernel context differs from the shared graph's (others: `gemm.Gemm`)."""
 
 
@@ -79,6 +86,12 @@ def lower_kernel(config, profile: Profile) -> KernelUnit:
     return KernelUnit(name, header, tuple(entries))
 
 
+def has_wrapper(config) -> bool:
+    """Whether the kernel gets a dispatcher wrapper: CK's dispatcher registry holds no quantized GEMM (its
+    `KernelKey` has no scale fields; CK runs those through per-family libraries), so they get none."""
+    return config.variant not in QUANT_VARIANTS
+
+
 def wrapper_header(config, profile: Profile, kernel_header: str) -> n.File:
     """The kernel's dispatcher wrapper (registry key and instance factory)."""
     module = gemm_wrapper if config.kind == "gemm" else conv_wrapper
@@ -93,7 +106,10 @@ KEY_GAPS = {"gemm": ("KernelKey", "split_k or batched"),
 
 
 def registry_key(config) -> tuple:
-    """The kernel's CK registry key (`KernelKey` or `GroupedConvKernelKey`) as a hashable value."""
+    """The kernel's CK registry key (`KernelKey` or `GroupedConvKernelKey`) as a hashable value; a kernel
+    without a wrapper is in no registry, so its key is its own name."""
+    if not has_wrapper(config):
+        return ("unregistered", kernel_name(config))
     module = gemm_wrapper if config.kind == "gemm" else conv_wrapper
     return module.key_of(config)
 
