@@ -13,8 +13,6 @@ from __future__ import annotations
 AQUANT, ROWCOL_QUANT, TENSOR_QUANT = "aquant", "rowcolquant", "tensor_quant"
 QUANT_VARIANTS = (AQUANT, ROWCOL_QUANT, TENSOR_QUANT)
 """Quantized GEMM variants (CK's family names)."""
-GROUP_QUANT_VARIANTS = (AQUANT,)
-"""Variants whose scales cover groups of quant_group_m x quant_group_n x quant_group_k elements."""
 
 QUANT_DATATYPES = {
     AQUANT: ("fp8", "bf8", "fp8i4", "bf8i4"),
@@ -33,8 +31,8 @@ DEFAULT_TILE = {"tile": (16, 64, 256), "warp": (1, 4, 1), "warp_tile": (16, 16, 
 """The tile of CK's default quant configs (`default_fp8_config`: 16x64x256, 1x4x1, 16x16x32) ..."""
 DEFAULT_WARP_TILE_K = {"gfx950": 128}
 """... whose warp tile K is 128 on gfx950 (CK's `get_k_warp_tile<fp8_t, 16>()`)."""
-DEFAULT_QUANT_GROUP = {"m": 1, "n": 1, "k": 128}
-"""CK's default quant group 1x1x128 (`qg1x1x128`)."""
+DEFAULT_AQUANT_GROUP_K = 128
+"""CK's default A-scale group: 1 x 1 x 128 (`qg1x1x128`); CK's AQuant pipelines assert groups of 1 x 1 x K."""
 
 
 def quant_default(kind: str, axis: str, arch: str) -> int:

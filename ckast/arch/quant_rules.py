@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .quant import AQUANT, AQUANT_SCHEDULES, GROUP_QUANT_VARIANTS, QUANT_PIPELINES, QUANT_VARIANTS
+from .quant import AQUANT, AQUANT_SCHEDULES, QUANT_PIPELINES, QUANT_VARIANTS
 from .rules import ArchSpec, Finding, catalog, rule
 
 QUANT_LAYOUTS = ("rcr",)
@@ -22,7 +22,7 @@ QUANT_LAYOUTS = ("rcr",)
 pipeline problem assert a row-major A (its `VectorSizeAQ`)."""
 
 
-@rule("quant.pipeline", "the pipeline is one CK builds for the quantized GEMM family", variants=QUANT_VARIANTS,
+@rule("quant.family_pipeline", "the pipeline is one CK builds for the quantized GEMM family", variants=QUANT_VARIANTS,
       reads=("variant", "pipeline"))
 def _pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     allowed = QUANT_PIPELINES[c.variant]
@@ -30,7 +30,7 @@ def _pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
         yield "pipeline", f"{c.pipeline}: CK's {c.variant} GEMM runs {' or '.join(allowed)}"
 
 
-@rule("quant.layout", "quantized GEMM kernels read A row-major and B column-major (CK's rcr)", variants=QUANT_VARIANTS,
+@rule("quant.rcr", "quantized GEMM kernels read A row-major and B column-major (CK's rcr)", variants=QUANT_VARIANTS,
       reads=("layout",))
 def _layout(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.layout not in QUANT_LAYOUTS:
@@ -45,7 +45,7 @@ def _epilogue(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @rule("aquant.schedule", "each AQuant pipeline implements one schedule (Mem: interwave, CompV3: intrawave)",
-      variants=(AQUANT,), needs=("quant.pipeline",), reads=("pipeline", "scheduler"))
+      variants=(AQUANT,), needs=("quant.family_pipeline",), reads=("pipeline", "scheduler"))
 def _aquant_schedule(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     want = AQUANT_SCHEDULES[c.pipeline]
     if c.scheduler != want:
@@ -53,28 +53,17 @@ def _aquant_schedule(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @rule("aquant.preshuffle_pipeline", "preshuffled A scales run the CompV3 pipeline (CK's generator pairs them)",
-      variants=(AQUANT,), needs=("quant.pipeline",), reads=("pipeline", "preshuffle_aquant"))
+      variants=(AQUANT,), needs=("quant.family_pipeline",), reads=("pipeline", "preshuffle_aquant"))
 def _aquant_preshuffle(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.preshuffle_aquant and c.pipeline != "compv3":
         yield "pipeline", f"{c.pipeline}: CK builds AQuant with preshuffled scales on the compv3 pipeline"
 
 
-@rule("quant.group_shape", "AQuant scales cover 1 x 1 x quant_group_k elements (CK's AQuant pipelines assert it)",
-      variants=GROUP_QUANT_VARIANTS, reads=("quant_group_m", "quant_group_n"))
-def _group_shape(c: Any, arch: ArchSpec) -> Iterator[Finding]:
-    for axis in "mn":
-        if getattr(c, f"quant_group_{axis}") != 1:
-            yield f"quant_group_{axis}", f"{getattr(c, f'quant_group_{axis}')}: CK's AQuant groups are 1 x 1 x K"
-
-
-@rule("quant.group_divides_tile", "the block tile holds whole quant groups (CK's quant pipeline problem asserts it)",
-      variants=GROUP_QUANT_VARIANTS, needs=("tile.positive",),
-      reads=("tile_m", "tile_n", "tile_k", "quant_group_m", "quant_group_n", "quant_group_k"))
+@rule("aquant.group_divides", "the block tile holds whole A-scale groups (CK's quant pipeline problem asserts it)",
+      variants=(AQUANT,), needs=("tile.positive",), reads=("tile_k", "aquant_group_k"))
 def _group_tile(c: Any, arch: ArchSpec) -> Iterator[Finding]:
-    for axis in "mnk":
-        tile, group = getattr(c, f"tile_{axis}"), getattr(c, f"quant_group_{axis}")
-        if tile % group:
-            yield f"quant_group_{axis}", f"{group} does not divide tile_{axis} = {tile}"
+    if c.tile_k % c.aquant_group_k:
+        yield "aquant_group_k", f"{c.aquant_group_k} does not divide tile_k = {c.tile_k}"
 
 
 @rule("profile.aquant", "the CK API profile's AQuant GEMM compiles", variants=(AQUANT,), reads=("ck_api",))

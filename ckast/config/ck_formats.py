@@ -57,6 +57,7 @@ import attrs
 
 from ckast.arch.rules import CONV_VARIANTS
 
+from . import ck_quant
 from .ck_spellings import KEYS, MULTI_D_LAYOUTS, CKFormatWarning, datatype_object
 from .errors import ConfigError, ConfigIssue, key_path, plain, shown
 
@@ -116,7 +117,11 @@ def expand(data: Any) -> list[tuple[str, dict[str, Any]]] | None:
     """(JSON path, kernel object) of every kernel of a CK config; None if `data` is not one.
 
     Raises ConfigError for a structural problem (naming its JSON path) or a product over MAX_KERNELS.
+    CK's quantized-GEMM configs (and its golden manifest of them) are read by `ck_quant`.
     """
+    quant = ck_quant.expand(data)
+    if quant is not None:
+        return quant
     fmt = _detect(data)
     if fmt is None:
         return None

@@ -15,8 +15,7 @@ from typing import Any
 import attrs
 
 from ckast.arch import ARCH_NAMES, PIPELINES as PIPELINE_SPECS
-from ckast.arch.quant import (AQUANT, DEFAULT_QUANT_GROUP, GROUP_QUANT_VARIANTS, QUANT_DATATYPES, QUANT_VARIANTS,
-                              quant_default)
+from ckast.arch.quant import AQUANT, DEFAULT_AQUANT_GROUP_K, QUANT_DATATYPES, QUANT_VARIANTS, quant_default
 from ckast.arch.rules import (CONV_VARIANTS, DEPTHWISE, GEMM_VARIANTS, STREAM_K, TILED, UNARY_ELEMENTWISE_OPS,
                                split_k_default)
 from ckast import catalog
@@ -162,10 +161,10 @@ KNOBS: tuple[Knob, ...] = (
     *(Knob(f"warp_{d}", int, default=_tile_default("warp", d, 2 if d != "k" else 1), variants=TILED) for d in "mnk"),
     *(Knob(f"warp_tile_{d}", int, default=_tile_default("warp_tile", d, 32 if d != "k" else 16), variants=TILED)
       for d in "mnk"),
-    # CK's spellings: AQuant's scales preshuffled (`preshuffle_aquant`), the quant group (`quant_group_m/n/k`).
+    # CK's spellings: AQuant's scales preshuffled (`preshuffle_aquant`); the A-scale group, 1 x 1 x
+    # `aquant_group_k` (CK's abquant key; its aquant configs give it as quant_groups[].quant_group_k).
     Knob("preshuffle_aquant", bool, default=False, variants=(AQUANT,)),
-    *(Knob(f"quant_group_{d}", int, default=DEFAULT_QUANT_GROUP[d], minimum=1, variants=GROUP_QUANT_VARIANTS)
-      for d in "mnk"),
+    Knob("aquant_group_k", int, default=DEFAULT_AQUANT_GROUP_K, minimum=1, variants=(AQUANT,)),
     Knob("pipeline", str, default=_default_pipeline, choices=_by_kind(PIPELINES), variants=TILED),
     Knob("scheduler", str, default=_default_scheduler, choices=SCHEDULERS, variants=TILED),
     # CK's conv kernels are built around the CShuffle epilogue (CK's generator names "default" but emits CShuffle);

@@ -1,11 +1,11 @@
-"""GEMM `aquant`: A scaled per group of `quant_group_k` elements along K (CK's AQuantGrouped), a patch on the
+"""GEMM `aquant`: A scaled per group of `aquant_group_k` elements along K (CK's AQuantGrouped), a patch on the
 shared graph through `gemm_quant_common`.
 
 Data types as CK's `unified_gemm_aquant_codegen.py` emits them (its goldens at ROCm/rocm-libraries
 ea607ecdb59e970dc748d4848363b800334ba5c6, `dispatcher/tests/golden/codegen/hpp/gemm_aquant_*.hpp.golden`):
 fp8 and bf8 with float scales; `fp8i4`/`bf8i4` with a packed-int4 A, an fp8/bf8 B and fp8/bf8 scales. The
 scales are row-major (`AQLayout`), B's scale layout is a column-major placeholder (no B scales). The
-group is `QuantGroupShape<sequence<m, n, k>>`; preshuffled scales (`preshuffle_aquant`) run
+group is `QuantGroupShape<sequence<1, 1, aquant_group_k>>`; preshuffled scales (`preshuffle_aquant`) run
 `AQuantGemmPipelineAgBgCrCompV3` (intrawave), plain ones `AQuantGemmPipelineAgBgCrMem` (interwave), each
 over the universal base pipeline of the same name for the launcher's tail dispatch. The pipeline
 problem's compute type is A's, as CK passes it.
@@ -37,8 +37,7 @@ def patch(g: q.QuantGemm, graph: KernelGraph) -> None:
     q.quant_data_types(g, graph, scale_type(g), aq_layout="r", bq_layout="c")
     seq = p.template("sequence")
     graph.add(alias("QuantGroupSize", "tile_shape", lambda s: g.t(
-        "QuantGroupShape", GroupSizes=n.type_of(seq(Is=[n.IntLit(c.quant_group_m), n.IntLit(c.quant_group_n),
-                                                         n.IntLit(c.quant_group_k)])))))
+        "QuantGroupShape", GroupSizes=n.type_of(seq(Is=[n.IntLit(1), n.IntLit(1), n.IntLit(c.aquant_group_k)])))))
     q.quant_traits(g, graph, QUANT_TYPE)
     q.base_pipeline(g, graph, PIPELINES[c.pipeline].base)
     operands = ("ADataType", "QDataType", "BDataType", "AccDataType", "TileShape", "Traits", "QuantGroupSize")
