@@ -21,9 +21,21 @@ GEMM_CASES: dict[str, dict] = {
 }
 """Golden kernel headers: every variant, plus persistent, no-split-K and a multi-D with two D tensors; Stream-K
 with the reduction both profiles have through a workspace (linear), persistent."""
+QUANT = {"kind": "gemm", "layout": "rcr"}
+QUANT_CASES: dict[str, tuple[dict, tuple[str, ...]]] = {
+    "aquant": (dict(QUANT, variant="aquant", datatype="fp8"), ("ck-2026.06",)),
+    "aquant_bf8i4_preshufflequant": (dict(QUANT, variant="aquant", datatype="bf8i4", preshuffle_aquant=True,
+                                          warp_tile_k=64), ("ck-2026.06",)),
+    "rowcolquant": (dict(QUANT, variant="rowcolquant", datatype="fp8"), ("ck-2025.11", "ck-2026.06")),
+    "tensor_quant": (dict(QUANT, variant="tensor_quant", datatype="bf8", pad_k=True), ("ck-2025.11", "ck-2026.06")),
+}
+"""Golden quantized headers: AQuant plain (Mem) and with preshuffled scales and a packed-int4 A (CompV3; AQuant is
+ck-2026.06 only), row-col and tensor quant in both profiles (CK's default factories' kernels on gfx942)."""
 
 GEMM_HEADERS = {(case, profile): GOLDEN / "gemm" / f"{case}_{profile}.hpp"
                 for case in GEMM_CASES for profile in profile_names()}
+QUANT_HEADERS = {(case, profile): GOLDEN / "gemm" / f"{case}_{profile}.hpp"
+                 for case, (_, profiles) in QUANT_CASES.items() for profile in profiles}
 GEMM_RUN = {
     "wrapper": GOLDEN / "gemm" / "run" / "dispatcher_wrapper_multi_d.hpp",
     "unit": GOLDEN / "gemm" / "run" / "unit_standard.cpp",
@@ -74,4 +86,4 @@ CONV_RUN_FILES = (
 """Goldens of a run's conv wrapper and registration files (chunk size 1 so chunking shows)."""
 CONV_RUN = {name: CONV_RUN_DIR / name for name in CONV_RUN_FILES}
 
-ALL = {*GEMM_HEADERS.values(), *GEMM_RUN.values(), *CONV_HEADERS.values(), *CONV_RUN.values()}
+ALL = {*GEMM_HEADERS.values(), *QUANT_HEADERS.values(), *GEMM_RUN.values(), *CONV_HEADERS.values(), *CONV_RUN.values()}

@@ -1,0 +1,203 @@
+"""Quantized GEMM variants aquant, rowcolquant and tensor_quant: goldens, CK's configs, rules, structure, compiles."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from ckast.check import Toolchain, check_headers
+from ckast.cli import main
+from ckast.config import ConfigError, load_data
+from ckast.config.ck_quant import expand
+from ckast.emit import REGISTRATION, render, run_files, write_outputs
+from ckast.output import entry_points_for
+
+from .conftest import ROOT
+from .cpp_tools import reformat
+from .goldens import QUANT_CASES, QUANT_HEADERS
+from .kernels import config_of, header_of, squash
+
+MANIFEST = ROOT / "tests" / "data" / "ck_quant_manifest_aquant_rowcol_tensor.json"
+"""CK's golden manifest cases of the three families (unchanged), with CK's header names and hashes."""
+CASES = json.loads(MANIFEST.read_text())["cases"]
+
+
+def config(case: str, profile: str, **extra):
+    return config_of({k: v for k, (v, _) in QUANT_CASES.items()}, case, profile, **extra)
+
+
+def refusal(**data) -> str:
+    with pytest.raises(ConfigError) as caught:
+        load_data(dict(kind="gemm", ck_api="ck-2026.06", **data))
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(("case", "profile"), sorted(QUANT_HEADERS))
+def test_golden_header(case, profile, file_regression):
+    source = header_of(config(case, profile))
+    file_regression.check(source, fullpath=QUANT_HEADERS[case, profile])
+    assert reformat(source) == source
+
+
+# --- CK's configs, read as they are --------------------------------------------------------------
+
+def test_every_manifest_case_of_the_families_emits_for_ck_2026_06():
+    kernels = load_data(json.loads(MANIFEST.read_text()), {"ck_api": "ck-2026.06"})
+    assert len(kernels) == len(CASES) == 24
+    emitted = render(kernels)
+    assert len({k.name for k in emitted}) == 24  # every case is its own kernel (CK: 24 headers)
+
+
+@pytest.mark.parametrize("case_id", sorted(CASES))
+def test_each_case_is_the_kernel_ck_names(case_id):
+    """CK's header name spells family, type, layout, pipeline, schedule, tile and group: ckast's config agrees."""
+    case = CASES[case_id]
+    [kernel] = load_data(case, {"ck_api": "ck-2026.06"})
+    c = kernel.config
+    tile = f"{c.tile_m}x{c.tile_n}x{c.tile_k}_{c.warp_m}x{c.warp_n}x{c.warp_k}_{c.warp_tile_m}x{c.warp_tile_n}x{c.warp_tile_k}"
+    group = f"_qg1x1x{c.aquant_group_k}" if c.variant == "aquant" else ""
+    suffix = "_preshufflequant" if c.preshuffle_aquant else ""
+    assert case["config_name"] == (f"gemm_{c.variant}_{c.datatype}_{c.layout}_{c.pipeline}_{c.epilogue}_{c.scheduler}_"
+                                   f"{tile}{group}{suffix}")
+    assert c.arch == case["arch"] and c.pad_k == (c.variant == "tensor_quant")
+
+
+def test_a_bare_config_names_its_family_and_targets():
+    rowcol = copy.deepcopy(CASES["gemm_rowcolquant_utils::default_fp8_config::gfx942"]["config"])
+    kernels = expand(dict(rowcol, variant="tensor_quant", gpu_targets=["gfx942", "gfx950"],
+                          tile_configs=rowcol["tile_configs"] * 2))
+    assert [(k["variant"], k["arch"], k["pad_k"]) for _, k in kernels] == [("tensor_quant", a, True) for a in
+                                                                             ("gfx942",) * 2 + ("gfx950",) * 2]
+    aquant = CASES["gemm_aquant_utils::default_fp8i4_config::gfx942"]["config"]
+    [(_, kernel)] = expand(aquant)  # preshuffle_aquant says it is AQuant's
+    assert kernel["variant"] == "aquant" and kernel["aquant_group_k"] == 128 and kernel["datatype"] == "fp8i4"
+
+
+@pytest.mark.parametrize(("change", "path", "message"), [
+    (lambda c: c["config"].update(k_block_per_cu=2), "config.k_block_per_cu", "one block per CU"),
+    (lambda c: c["config"]["quant_groups"][0].update(quant_group_m=2), "config.quant_groups[0].quant_group_m",
+     "groups of 1 x 1 x K"),
+    (lambda c: c["config"].update(pipelines=["mem"]), "config.pipelines", "unknown key of CK's aquant config"),
+    (lambda c: c["config"].pop("scheduler"), "config", "missing scheduler"),
+    (lambda c: c["config"]["tile_configs"][0].pop("warp_k"), "config.tile_configs[0]", "missing warp_k"),
+    (lambda c: c.update(module="gemm_fmha_utils"), "module", "not a quant family ckast builds"),
+])
+def test_bad_ck_configs_name_the_field(change, path, message):
+    case = copy.deepcopy(CASES["gemm_aquant_utils::default_fp8_config::gfx942"])
+    change(case)
+    with pytest.raises(ConfigError) as caught:
+        load_data(case)
+    [issue] = caught.value.issues
+    assert issue.path == path and message in issue.message
+
+
+def test_rowcol_or_tensor_without_its_family_is_refused_on_the_command_line(tmp_path):
+    cfg = tmp_path / "ck.json"
+    cfg.write_text(json.dumps(CASES["gemm_tensor_quant_utils::default_fp8_config::gfx950"]["config"]))
+    run = CliRunner().invoke(main, ["emit", "--config", str(cfg), "-o", str(tmp_path / "out")])
+    assert run.exit_code == 2 and not (tmp_path / "out").exists()
+    assert run.output.strip() == (f"{cfg}: variant: missing: CK's row-col and tensor quant configs are alike, so "
+                                  "name the family; allowed: aquant, rowcolquant, tensor_quant")
+
+
+# --- rules ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("data", "rule"), [
+    (dict(variant="aquant", pipeline="compv4"), "quant.family_pipeline"),
+    (dict(variant="rowcolquant", pipeline="mem", scheduler="interwave"), "quant.family_pipeline"),
+    (dict(variant="aquant", scheduler="intrawave"), "aquant.schedule"),
+    (dict(variant="aquant", preshuffle_aquant=True, pipeline="mem"), "aquant.preshuffle_pipeline"),
+    (dict(variant="aquant", aquant_group_k=96), "aquant.group_divides"),
+    (dict(variant="tensor_quant", layout="rrr"), "quant.rcr"),
+    (dict(variant="rowcolquant", epilogue="default"), "quant.epilogue"),
+    (dict(variant="tensor_quant", persistent=True), "quant.persistent"),
+    (dict(variant="aquant", split_k=True), "split_k.unsupported"),
+    (dict(variant="aquant", ck_api="ck-2025.11"), "profile.aquant"),
+    (dict(variant="aquant", arch="gfx950", warp_tile_k=64, datatype="bf8i4"), None),
+])
+def test_rules_of_the_families(data, rule):
+    data = {"ck_api": "ck-2026.06", **data}
+    if rule is None:
+        [kernel] = load_data(dict(kind="gemm", **data))
+        assert kernel.config.warp_tile_k == 64  # bf8i4 takes bf8's warp tiles (it computes in bf8)
+        return
+    with pytest.raises(ConfigError) as caught:
+        load_data(dict(kind="gemm", **data))
+    assert [i.rule for i in caught.value.issues] == [rule]
+
+
+def test_data_types_per_family():
+    assert "allowed: fp8, bf8" in refusal(variant="rowcolquant", datatype="fp8i4")
+    assert "allowed: fp8, bf8, fp8i4, bf8i4" in refusal(variant="aquant", datatype="fp16")
+    assert "allowed: fp16" in refusal(variant="standard", datatype="fp8i4")
+
+
+def test_defaults_are_cks_default_factory_per_arch():
+    for arch, warp_tile_k in (("gfx942", 32), ("gfx950", 128)):
+        [k] = load_data(dict(kind="gemm", variant="aquant", arch=arch, ck_api="ck-2026.06"))
+        c = k.config
+        assert (c.datatype, c.pipeline, c.scheduler, c.tile_m, c.tile_n, c.tile_k, c.warp_n, c.warp_tile_k,
+                c.aquant_group_k) == ("fp8", "mem", "interwave", 16, 64, 256, 4, warp_tile_k, 128)
+
+
+# --- structure of the kernel ---------------------------------------------------------------------
+
+def test_kernel_types_follow_cks_headers():
+    aquant = squash(header_of(config("aquant_bf8i4_preshufflequant", "ck-2026.06")))
+    for text in ("usingADataType=ck_tile::pk_int4_t;", "usingBDataType=ck_tile::bf8_t;", "usingQDataType=ck_tile::bf8_t;",
+                 "ck_tile::QuantGroupShape<ck_tile::sequence<1,1,128>>", "ck_tile::AQuantGemmPipelineAgBgCrCompV3<",
+                 "ck_tile::BaseGemmPipelineAgBgCrCompV3<BaseProblem>", "ck_tile::QuantType::AQuantGrouped>",
+                 "GemmSpatiallyLocalTilePartitioner<TileShape,8,4>", "staticconstexprboolAPreshuffleQuant=true;"):
+        assert text in aquant, text
+    tensor = squash(header_of(config("tensor_quant", "ck-2026.06")))
+    for text in ("ck_tile::GemmRowColTensorQuantPipelineProblem<ADataType,BDataType,AccDataType,AccDataType,TileShape,"
+                 "Traits,TransposeC,void,", "usingAQLayout=ck_tile::tensor_layout::gemm::ColumnMajor;",
+                 "ck_tile::GemmTile1DPartitioner<TileShape>", "ck_tile::BaseWeightPreshufflePipelineAGmemBGmemCRegV2<",
+                 "staticconstexprboolkPadK=true;", "usingHostArgs=ck_tile::QuantGemmHostArgs;"):
+        assert text in tensor, text
+    # ck-2025.11: one scale-preshuffle switch, and the compute type spelled out (no void)
+    old = squash(header_of(config("tensor_quant", "ck-2025.11")))
+    assert "Traits,TransposeC,ADataType," in old and "APreshuffleQuant,PreshuffleB,ALayout" in old
+
+
+def test_quant_kernels_have_no_dispatcher_wrapper_or_registration():
+    kernels = render(load_data([dict(QUANT_CASES["rowcolquant"][0], ck_api="ck-2025.11"),
+                                dict(kind="gemm", variant="standard", ck_api="ck-2025.11")]))
+    quant = next(k for k in kernels if k.config["variant"] == "rowcolquant")
+    assert [p for p, _ in quant.files] == [f"{quant.name}.hpp", f"{quant.name}.cpp"]
+    [(path, registration)] = run_files(kernels)
+    assert path == REGISTRATION and quant.name not in registration
+
+
+def test_structure_equals_cks_goldens_but_the_named_difference():
+    """With CK's kernel trees (tests/ck_trees.py and its data): every case equal but the epilogue's compute types."""
+    ck_trees = pytest.importorskip("tests.ck_trees")
+    from ckast.catalog import load_profile
+    from ckast.variants import lower_kernel
+    profile = load_profile("ck-2026.06")
+    for case_id, case in CASES.items():
+        [kernel] = load_data(case, {"ck_api": "ck-2026.06"})
+        compute = kernel.config.datatype.removesuffix("i4")
+        allowed = [ck_trees.ProfileDifference(
+            f"epilogue_{x}_compute_type", "CK names the pipeline problem's compute type (typename Problem::"
+            f"{x}ComputeDataType); ckast spells the type it is: the operand type, B's fp8/bf8 for a packed-int4 A",
+            f"ck_tile::QuantGemmKernel/2/ck_tile::CShuffleEpilogue/0/ck_tile::CShuffleEpilogueProblem/{i}",
+            ckast=f"ck_tile::{compute}_t") for i, x in enumerate("AB")]
+        result = ck_trees.compare_case(case_id, lower_kernel(kernel.config, profile).header, allowed, profile)
+        assert result.ok, f"{case_id}\n{result.report()}"
+
+
+# --- real CK Tile --------------------------------------------------------------------------------
+
+@pytest.mark.ck_compile
+def test_rowcol_and_tensor_quant_compile_against_the_wheel(tmp_path):
+    """Row-col quant (gfx942, gfx950) and tensor quant against the wheel's CK Tile, device-only (~25 s)."""
+    configs = [dict(QUANT_CASES[c][0], ck_api="ck-2025.11", **extra) for c, extra in
+               (("rowcolquant", {}), ("rowcolquant", {"arch": "gfx950", "warp_tile_k": 128}), ("tensor_quant", {}))]
+    kernels = render(load_data(configs))
+    write_outputs(kernels, tmp_path)
+    results = check_headers([tmp_path / k.header for k in kernels], Toolchain.discover(), entry_points_for, parallel=2)
+    assert len(results) == 3 and all(r.passed for r in results), "\n".join(r.log for r in results if not r.passed)
