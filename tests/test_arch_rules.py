@@ -38,6 +38,15 @@ INVALID = {
     "stream_k.pipeline": {"variant": "stream_k", "pipeline": "compv5"},
     "stream_k.arch": {"variant": "stream_k", "arch": "gfx908"},
     "profile.streamk_reduction": {"variant": "stream_k", "streamk_reduction": "tree", "ck_api": "ck-2025.11"},
+    "quant.family_pipeline": {"variant": "aquant", "datatype": "fp8", "pipeline": "compv4", "ck_api": "ck-2026.06"},
+    "quant.rcr": {"variant": "rowcolquant", "datatype": "fp8", "layout": "rrr"},
+    "quant.epilogue": {"variant": "tensor_quant", "datatype": "fp8", "epilogue": "default"},
+    "quant.persistent": {"variant": "rowcolquant", "datatype": "fp8", "persistent": True},
+    "aquant.schedule": {"variant": "aquant", "datatype": "fp8", "scheduler": "intrawave", "ck_api": "ck-2026.06"},
+    "aquant.preshuffle_pipeline": {"variant": "aquant", "datatype": "fp8", "preshuffle_aquant": True,
+                                   "pipeline": "mem", "scheduler": "interwave", "ck_api": "ck-2026.06"},
+    "aquant.group_divides": {"variant": "aquant", "datatype": "fp8", "aquant_group_k": 96, "ck_api": "ck-2026.06"},
+    "profile.aquant": {"variant": "aquant", "datatype": "fp8", "ck_api": "ck-2025.11"},
 }
 """GEMM cases: changes to BASE."""
 
