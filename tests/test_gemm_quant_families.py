@@ -8,6 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from ckast import testing
 from ckast.check import Toolchain, check_headers
 from ckast.cli import main
 from ckast.config import ConfigError, load_data
@@ -129,6 +130,10 @@ def test_rules_of_the_families(data, rule):
     assert [i.rule for i in caught.value.issues] == [rule]
 
 
+def test_a_group_beyond_index_t_is_refused_before_it_prints():
+    assert "[rule int.index_t]" in refusal(variant="aquant", aquant_group_k=2**31)
+
+
 def test_data_types_per_family():
     assert "allowed: fp8, bf8" in refusal(variant="rowcolquant", datatype="fp8i4")
     assert "allowed: fp8, bf8, fp8i4, bf8i4" in refusal(variant="aquant", datatype="fp16")
@@ -188,6 +193,28 @@ def test_structure_equals_cks_goldens_but_the_named_difference():
             ckast=f"ck_tile::{compute}_t") for i, x in enumerate("AB")]
         result = ck_trees.compare_case(case_id, lower_kernel(kernel.config, profile).header, allowed, profile)
         assert result.ok, f"{case_id}\n{result.report()}"
+
+
+# --- the host model ------------------------------------------------------------------------------
+
+def test_aquant_launch_passes_its_a_scales_and_checks_whole_groups():
+    """The launcher builds QuantGemmKernel's arguments from QuantGemmHostArgs: A scales (K / 128 groups per row),
+    no B scales, one launch over the output tiles; K not whole groups and split K are refused."""
+    u = testing.jit_header(QUANT_HEADERS["aquant", "ck-2026.06"])
+    launch, = [e for e in u.launch_gemm(64, 128, 512) if e.kind == "launch"]
+    assert (launch["kernel"], launch["quant"], launch["aq"], launch["bq"], launch["qk_a"], launch["grid"]) == (
+        "QuantGemmKernel", "AQuantGrouped", "aq", "null", 4, (4 * 2, 1, 1))
+    with pytest.raises(testing.LaunchError, match="arguments not supported"):
+        u.launch_gemm(64, 128, 500)
+    with pytest.raises(testing.LaunchError, match="k_batch must be 1"):
+        u.launch_gemm(64, 128, 512, 2)
+
+
+@pytest.mark.parametrize("profile", ["ck-2025.11", "ck-2026.06"])
+def test_tensor_quant_launch_takes_both_scales_and_pads_k(profile):
+    u = testing.jit_header(QUANT_HEADERS["tensor_quant", profile])
+    launch, = [e for e in u.launch_gemm(64, 128, 500) if e.kind == "launch"]  # K padded: any K
+    assert (launch["quant"], launch["aq"], launch["bq"], launch["tail"]) == ("TensorQuant", "aq", "bq", "Even")
 
 
 # --- real CK Tile --------------------------------------------------------------------------------

@@ -29,11 +29,11 @@ from ckast.config import load_data
 from ckast.emit import render, write_outputs
 from ckast.hostmodel import conformance
 from ckast.hostmodel.handwritten import HANDWRITTEN, is_standard, path_of
-from ckast.variants import conv, gemm, gemm_wrapper, kernel_graph
+from ckast.variants import conv, gemm, gemm_aquant, gemm_wrapper, kernel_graph
 from ckast.variants.conv_wrapper import conv_key
 
 from .conftest import GOLDEN, ROOT
-from .goldens import CONV, CONV_CASES, GEMM_CASES, SMALL_TILE
+from .goldens import CONV, CONV_CASES, GEMM_CASES, QUANT_CASES, SMALL_TILE
 from .kernels import config_of
 
 OLD, NEW = "ck-2025.11", "ck-2026.06"
@@ -52,7 +52,8 @@ def golden(kind: str, case: str, profile: str) -> Path:
 
 def config_for(path: Path):
     case, profile = path.stem.rsplit("_", 1)
-    cases = GEMM_CASES if path.parent.name == "gemm" else CONV_CONFIGS
+    quant = {name: data for name, (data, _) in QUANT_CASES.items()}
+    cases = {**GEMM_CASES, **quant} if path.parent.name == "gemm" else CONV_CONFIGS
     assert case in cases, f"{path}: no config in tests/goldens.py"
     return config_of(cases, case, profile)
 
@@ -120,7 +121,8 @@ def expected_constants(u: testing.Unit, config) -> list[n.Expr]:
                 getattr(config, f"warp_tile_{d}")) for i, d in enumerate("mnk")),
         equal(member(K, "kBlockSize"), block),
         equal(n.Member(n.call(member(K, "BlockSize")), "x"), block),
-        instance_of(K, "GemmPipeline", PIPELINES[config.pipeline].cls),
+        instance_of(K, "GemmPipeline", gemm_aquant.PIPELINE_CLASSES[config.pipeline] if config.variant == "aquant"
+                    else PIPELINES[config.pipeline].cls),
     ]
     if config.kind == "gemm":
         epilogue = "CShuffleEpilogue" if config.epilogue == "cshuffle" else "DefaultGemm2DEpilogue"

@@ -230,7 +230,7 @@ def waves_per_block(config: Any) -> int:
 INDEX_MAX = 2**31 - 1
 """The largest value of CK's `index_t` (int32), the type of every integer knob in the emitted C++."""
 INT_KNOBS = (*GEOMETRY, "num_wave_groups", *VECTORS, "num_groups_to_merge", "tile_h", "tile_w", "filt", "str_h",
-             "str_w", "pad_h", "pad_w", "nbatch", "sub_h", "sub_w", "in_vec", "out_vec")
+             "str_w", "pad_h", "pad_w", "nbatch", "sub_h", "sub_w", "in_vec", "out_vec", "aquant_group_k")
 """The integer knobs whose values no choice list bounds (None where a knob does not apply)."""
 
 

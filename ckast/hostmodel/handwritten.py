@@ -22,6 +22,7 @@ CORE = "behaviour/core.hpp"
 BEHAVIOUR = (
     "behaviour/host.hpp",
     "behaviour/gemm.hpp",
+    "behaviour/quant.hpp",
     "behaviour/conv.hpp",
     "behaviour/elementwise.hpp",
     "behaviour/dispatcher.hpp",
@@ -35,6 +36,7 @@ _FILES = {
     "behaviour/host.hpp": "stream_config hip_check_error cast_pointer_to_constant_address_space DeviceMem ConvParam "
                           "launch_kernel launch_kernel_time_mask make_tuple",
     "behaviour/gemm.hpp": "GemmHostArgs BatchedGemmHostArgs StreamKHostArgs",
+    "behaviour/quant.hpp": "QuantGemmHostArgs",
     "behaviour/conv.hpp": "GroupedConvBwdDataHostArgs GroupedConvBwdWeightHostArgs",
     "behaviour/dispatcher.hpp": "KernelKey KernelInstancePtr Registry GroupedConvKernelKey GroupedConvKernelInstance "
                                 "GroupedConvKernelInstancePtr GroupedConvRegistry GroupedConvProblem HeuristicFunction "

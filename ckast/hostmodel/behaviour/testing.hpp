@@ -54,12 +54,25 @@ ck_tile::GemmHostArgs gemm_args(index_t m, index_t n, index_t k, int k_batch) {
                                  leading_stride<typename L::CLayout>(m, n));
 }
 
-/// `L::launch` with `L::HostArgs` (multi-D: D buffers `d0`, `d1`, ...).
+/// `QuantGemmHostArgs` of a quantized launcher: A scales `aq` (AQuant: M x K/group K, row-major; row-col and
+/// tensor quant: one per row, or one), B scales `bq` (row-col and tensor quant: one per column, or one).
+template <class L>
+ck_tile::QuantGemmHostArgs quant_gemm_args(const ck_tile::GemmHostArgs& plain, int k_batch) {
+    constexpr bool aquant = L::Traits::QuantType_ == ck_tile::QuantType::AQuantGrouped;
+    const index_t qk_a = aquant ? plain.K / L::QuantGroupSize::kK : 1;
+    return ck_tile::QuantGemmHostArgs(plain.a_ptr, plain.b_ptr, plain.e_ptr, buffer("aq"), aquant ? nullptr : buffer("bq"),
+                                      k_batch, plain.M, plain.N, plain.K, qk_a, 1, plain.stride_A, plain.stride_B,
+                                      plain.stride_E, qk_a, 1);
+}
+
+/// `L::launch` with `L::HostArgs` (multi-D: D buffers `d0`, `d1`, ...; quantized: scale buffers `aq`, `bq`).
 template <class L>
 float launch_gemm(index_t m, index_t n, index_t k, int k_batch, bool time_kernel) {
     const auto plain = gemm_args<L>(m, n, k, k_batch);
     const ck_tile::stream_config stream{nullptr, time_kernel};
-    if constexpr (requires { L::NumDTensor; }) {
+    if constexpr (std::is_same_v<typename L::HostArgs, ck_tile::QuantGemmHostArgs>) {
+        return L::launch(quant_gemm_args<L>(plain, k_batch), stream);
+    } else if constexpr (requires { L::NumDTensor; }) {
         std::array<const void*, L::NumDTensor> ds{};
         std::array<index_t, L::NumDTensor> ds_strides{};
         for (index_t i = 0; i < L::NumDTensor; ++i) {
