@@ -46,7 +46,7 @@ INVALID = {
     "aquant.preshuffle_pipeline": {"variant": "aquant", "datatype": "fp8", "preshuffle_aquant": True,
                                    "pipeline": "mem", "scheduler": "interwave", "ck_api": "ck-2026.06"},
     "aquant.group_divides": {"variant": "aquant", "datatype": "fp8", "aquant_group_k": 96, "ck_api": "ck-2026.06"},
-    "profile.aquant": {"variant": "aquant", "datatype": "fp8", "ck_api": "ck-2025.11"},
+    "profile.aquant_mem": {"variant": "aquant", "datatype": "fp8", "ck_api": "ck-2025.11"},
 }
 """GEMM cases: changes to BASE."""
 

@@ -116,7 +116,7 @@ def test_rowcol_or_tensor_without_its_family_is_refused_on_the_command_line(tmp_
     (dict(variant="rowcolquant", epilogue="default"), "quant.epilogue"),
     (dict(variant="tensor_quant", persistent=True), "quant.persistent"),
     (dict(variant="aquant", split_k=True), "split_k.unsupported"),
-    (dict(variant="aquant", ck_api="ck-2025.11"), "profile.aquant"),
+    (dict(variant="aquant", ck_api="ck-2025.11"), "profile.aquant_mem"),
     (dict(variant="aquant", arch="gfx950", warp_tile_k=64, datatype="bf8i4"), None),
 ])
 def test_rules_of_the_families(data, rule):

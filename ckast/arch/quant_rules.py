@@ -66,11 +66,12 @@ def _group_tile(c: Any, arch: ArchSpec) -> Iterator[Finding]:
         yield "aquant_group_k", f"{c.aquant_group_k} does not divide tile_k = {c.tile_k}"
 
 
-@rule("profile.aquant", "the CK API profile's AQuant GEMM compiles", variants=(AQUANT,), reads=("ck_api",))
-def _profile_aquant(c: Any, arch: ArchSpec) -> Iterator[Finding]:
-    if not catalog.load_profile(c.ck_api).feature("aquant_gemm"):
-        yield "variant", (f"aquant: CK API profile {c.ck_api}'s AQuant block GEMM does not compile (its scale "
-                          "exchange initializes decltype(threadIdx.x) from 0); use a newer profile (ck_api)")
+@rule("profile.aquant_mem", "the CK API profile's AQuant block GEMM has the Mem pipeline's interwave schedule",
+      variants=(AQUANT,), reads=("ck_api", "pipeline"))
+def _profile_aquant_mem(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.pipeline == "mem" and not catalog.load_profile(c.ck_api).feature("aquant_interwave"):
+        yield "pipeline", (f"mem: CK API profile {c.ck_api}'s AQuant block GEMM implements the intrawave schedule "
+                           "only, which the Mem pipeline does not run; use compv3 (intrawave), or a newer profile (ck_api)")
 
 
 @rule("quant.persistent", "CK's quantized GEMM kernel maps one block to one tile (no persistent path)",
