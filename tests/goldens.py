@@ -25,12 +25,14 @@ QUANT = {"kind": "gemm", "layout": "rcr"}
 QUANT_CASES: dict[str, tuple[dict, tuple[str, ...]]] = {
     "aquant": (dict(QUANT, variant="aquant", datatype="fp8"), ("ck-2026.06",)),
     "aquant_bf8i4_preshufflequant": (dict(QUANT, variant="aquant", datatype="bf8i4", preshuffle_aquant=True,
-                                          warp_tile_k=64), ("ck-2025.11", "ck-2026.06")),
+                                          warp_tile_k=64), ("ck-2026.06",)),
+    "aquant_compv3": (dict(QUANT, variant="aquant", datatype="fp8", pipeline="compv3", scheduler="intrawave"),
+                      ("ck-2025.11", "ck-2026.06")),
     "rowcolquant": (dict(QUANT, variant="rowcolquant", datatype="fp8"), ("ck-2025.11", "ck-2026.06")),
     "tensor_quant": (dict(QUANT, variant="tensor_quant", datatype="bf8", pad_k=True), ("ck-2025.11", "ck-2026.06")),
 }
-"""Golden quantized headers: AQuant plain (Mem; ck-2025.11 has no Mem AQuant) and with preshuffled scales and a
-packed-int4 A (CompV3), row-col and tensor quant, in both profiles (CK's default factories' kernels on gfx942)."""
+"""Golden quantized headers: AQuant plain on Mem and on CompV3 and with preshuffled scales and a packed-int4 A (ck-2025.11
+has neither Mem AQuant nor a packed-int4 A), row-col and tensor quant in both profiles (CK's factories' tiles, gfx942)."""
 
 GEMM_HEADERS = {(case, profile): GOLDEN / "gemm" / f"{case}_{profile}.hpp"
                 for case in GEMM_CASES for profile in profile_names()}

@@ -47,6 +47,8 @@ INVALID = {
                                    "pipeline": "mem", "scheduler": "interwave", "ck_api": "ck-2026.06"},
     "aquant.group_divides": {"variant": "aquant", "datatype": "fp8", "aquant_group_k": 96, "ck_api": "ck-2026.06"},
     "profile.aquant_mem": {"variant": "aquant", "datatype": "fp8", "ck_api": "ck-2025.11"},
+    "profile.aquant_int4": {"variant": "aquant", "datatype": "fp8i4", "pipeline": "compv3", "scheduler": "intrawave",
+                            "ck_api": "ck-2025.11"},
 }
 """GEMM cases: changes to BASE."""
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 
 import pytest
 from click.testing import CliRunner
 
 from ckast import testing
-from ckast.check import Toolchain, check_headers
+from ckast.check import Toolchain, check_headers, find_ck_include
 from ckast.cli import main
 from ckast.config import ConfigError, load_data
 from ckast.config.ck_quant import expand
@@ -117,6 +118,7 @@ def test_rowcol_or_tensor_without_its_family_is_refused_on_the_command_line(tmp_
     (dict(variant="tensor_quant", persistent=True), "quant.persistent"),
     (dict(variant="aquant", split_k=True), "split_k.unsupported"),
     (dict(variant="aquant", ck_api="ck-2025.11"), "profile.aquant_mem"),
+    (dict(variant="aquant", datatype="bf8i4", preshuffle_aquant=True, ck_api="ck-2025.11"), "profile.aquant_int4"),
     (dict(variant="aquant", arch="gfx950", warp_tile_k=64, datatype="bf8i4"), None),
 ])
 def test_rules_of_the_families(data, rule):
@@ -228,3 +230,28 @@ def test_rowcol_and_tensor_quant_compile_against_the_wheel(tmp_path):
     write_outputs(kernels, tmp_path)
     results = check_headers([tmp_path / k.header for k in kernels], Toolchain.discover(), entry_points_for, parallel=2)
     assert len(results) == 3 and all(r.passed for r in results), "\n".join(r.log for r in results if not r.passed)
+
+
+HIP5_LINE = "decltype(threadIdx.x) pull_from_lane     = 0;"
+"""The one line of the wheel's AQuant block GEMM that HIP 5.x headers reject (their threadIdx.x is a struct; ROCm 6's
+is an unsigned property), replaced by the type it names under ROCm 6 for this compile."""
+
+
+@pytest.mark.ck_compile
+def test_aquant_compiles_against_the_wheel_with_rocm6s_thread_index(tmp_path):
+    """AQuant on CompV3 (plain and preshuffled scales) against a copy of the wheel's CK Tile whose one HIP-5-only line
+    reads as under ROCm 6 (~40 s)."""
+    ck = tmp_path / "ck"
+    shutil.copytree(find_ck_include(None), ck)
+    block = ck / "ck_tile" / "ops" / "gemm_quant" / "block" / "block_universal_gemm_as_aquant_bs_cr.hpp"
+    text = block.read_text()
+    assert text.count(HIP5_LINE) == 1
+    block.write_text(text.replace(HIP5_LINE, "std::uint32_t pull_from_lane = 0;"))
+    configs = [dict(QUANT_CASES["aquant_compv3"][0], ck_api="ck-2025.11"),
+               dict(kind="gemm", variant="aquant", datatype="bf8", preshuffle_aquant=True, warp_tile_k=64,
+                    ck_api="ck-2025.11")]
+    kernels = render(load_data(configs))
+    write_outputs(kernels, tmp_path / "out")
+    results = check_headers([tmp_path / "out" / k.header for k in kernels], Toolchain.discover(ck_include=ck),
+                            entry_points_for, parallel=2)
+    assert len(results) == 2 and all(r.passed for r in results), "\n".join(r.log for r in results if not r.passed)

@@ -74,6 +74,14 @@ def _profile_aquant_mem(c: Any, arch: ArchSpec) -> Iterator[Finding]:
                            "only, which the Mem pipeline does not run; use compv3 (intrawave), or a newer profile (ck_api)")
 
 
+@rule("profile.aquant_int4", "the CK API profile's AQuant pipeline takes a packed-int4 A (fp8i4, bf8i4)",
+      variants=(AQUANT,), reads=("ck_api", "datatype"))
+def _profile_aquant_int4(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.datatype.endswith("i4") and not catalog.load_profile(c.ck_api).feature("aquant_packed_int4"):
+        yield "datatype", (f"{c.datatype}: CK API profile {c.ck_api}'s AQuant pipeline takes an fp8 or bf8 A only; "
+                           "use fp8 or bf8, or a newer profile (ck_api)")
+
+
 @rule("quant.persistent", "CK's quantized GEMM kernel maps one block to one tile (no persistent path)",
       variants=QUANT_VARIANTS, reads=("persistent",))
 def _persistent(c: Any, arch: ArchSpec) -> Iterator[Finding]:

@@ -19,9 +19,9 @@
 #include "ck_tile/ops/gemm_quant/pipeline/tile_gemm_quant_traits.hpp"
 
 namespace ckast {
-namespace gemm_bf8i4_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x64_qg1x1x128_preshufflequant_3309e86c0f {
+namespace gemm_fp8_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_qg1x1x128_adb065868a {
 struct Launcher {
-    static constexpr const char* kName = "gemm_bf8i4_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x64_qg1x1x128_preshufflequant_3309e86c0f";
+    static constexpr const char* kName = "gemm_fp8_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_qg1x1x128_adb065868a";
     static constexpr ck_tile::index_t TileM = 16;
     static constexpr ck_tile::index_t TileN = 64;
     static constexpr ck_tile::index_t TileK = 256;
@@ -30,7 +30,7 @@ struct Launcher {
     static constexpr ck_tile::index_t WarpK = 1;
     static constexpr ck_tile::index_t WarpTileM = 16;
     static constexpr ck_tile::index_t WarpTileN = 16;
-    static constexpr ck_tile::index_t WarpTileK = 64;
+    static constexpr ck_tile::index_t WarpTileK = 32;
     static constexpr ck_tile::index_t BlockSize = 256;
     static constexpr int kBlockPerCu = 1;
     static constexpr ck_tile::index_t NumWaveGroups = 1;
@@ -41,12 +41,12 @@ struct Launcher {
     static constexpr bool UsePersistentKernel = false;
     static constexpr bool Preshuffle = false;
     static constexpr bool TransposeC = false;
-    static constexpr bool APreshuffleQuant = true;
+    static constexpr bool APreshuffleQuant = false;
     static constexpr bool BPreshuffleQuant = false;
     static constexpr bool PreshuffleB = false;
 
-    using ADataType = ck_tile::pk_int4_t;
-    using BDataType = ck_tile::bf8_t;
+    using ADataType = ck_tile::fp8_t;
+    using BDataType = ck_tile::fp8_t;
     using AccDataType = float;
     using CDataType = ck_tile::half_t;
     using ALayout = ck_tile::tensor_layout::gemm::RowMajor;
@@ -59,7 +59,7 @@ struct Launcher {
         ck_tile::sequence<WarpTileM, WarpTileN, WarpTileK>>;
     using TilePartitioner = ck_tile::GemmSpatiallyLocalTilePartitioner<TileShape, 8, 4>;
     using EpilogueProblem = ck_tile::CShuffleEpilogueProblem<
-        BDataType,
+        ADataType,
         BDataType,
         ck_tile::tuple<>,
         AccDataType,
@@ -78,7 +78,7 @@ struct Launcher {
         ck_tile::memory_operation_enum::set,
         NumWaveGroups>;
     using Epilogue = ck_tile::CShuffleEpilogue<EpilogueProblem>;
-    using QDataType = ck_tile::bf8_t;
+    using QDataType = float;
     using AQLayout = ck_tile::tensor_layout::gemm::RowMajor;
     using BQLayout = ck_tile::tensor_layout::gemm::ColumnMajor;
     using Traits = ck_tile::TileGemmQuantTraits<
@@ -135,7 +135,7 @@ struct Launcher {
         const auto kargs = K::MakeKernelArgs(args);
         if (!K::IsSupportedArgument(kargs)) {
             throw std::runtime_error(
-                "gemm_bf8i4_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x64_qg1x1x128_preshufflequant_3309e86c0f: arguments not supported");
+                "gemm_fp8_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_qg1x1x128_adb065868a: arguments not supported");
         }
         const dim3 grids = K::GridSize(args.M, args.N, args.k_batch);
         const dim3 blocks = K::BlockSize();
@@ -147,7 +147,7 @@ struct Launcher {
     static float launch(const HostArgs& args, const ck_tile::stream_config& stream) {
         if (args.k_batch != 1) {
             throw std::runtime_error(
-                "gemm_bf8i4_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x64_qg1x1x128_preshufflequant_3309e86c0f: built without split-K; k_batch must be 1");
+                "gemm_fp8_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_qg1x1x128_adb065868a: built without split-K; k_batch must be 1");
         }
         float ave_time{0};
         const ck_tile::index_t k_grain = args.k_batch * TileK;
@@ -162,5 +162,5 @@ struct Launcher {
         return ave_time;
     }
 };
-} // namespace gemm_bf8i4_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x64_qg1x1x128_preshufflequant_3309e86c0f
+} // namespace gemm_fp8_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_qg1x1x128_adb065868a
 } // namespace ckast
