@@ -136,16 +136,16 @@ def shared_graph(g: Gemm) -> KernelGraph:
 
 
 def epilogue_problem(g: Gemm, s: Scope, ds: tuple[n.Type, n.Type] | None = None, op: n.Type | None = None,
-                     ab: tuple[n.Type, n.Type] | None = None) -> n.Type:
-    """The epilogue problem; multi-D passes its Ds types/layouts and element-wise op, a quantized GEMM with a
-    packed-int4 operand the A and B types its warp GEMM computes in (`ab`)."""
+                     compute: tuple[n.Type, n.Type] | None = None) -> n.Type:
+    """The epilogue problem; multi-D passes its Ds types/layouts and element-wise op, the quant families
+    their A and B compute types."""
     p, c = g.p, g.c
     empty = n.type_of(p.template("tuple")(T=()))
     ds_types, ds_layouts = ds or (empty, empty)
-    a_type, b_type = ab or (s.ref("ADataType"), s.ref("BDataType"))
     memop = g.memop()
     common = dict(
-        AsDataType_=a_type, BsDataType_=b_type, DsDataType_=ds_types,
+        AsDataType_=compute[0] if compute else s.ref("ADataType"),
+        BsDataType_=compute[1] if compute else s.ref("BDataType"), DsDataType_=ds_types,
         AccDataType_=s.ref("AccDataType"), ODataType_=s.ref("CDataType"), DsLayout_=ds_layouts,
         CDElementwise_=op or p.type("PassThrough"), kM_=ids("TileM"), kN_=ids("TileN"),
     )

@@ -30,6 +30,8 @@ from ckast.lower.graph import Construct, KernelGraph
 from .common import alias, ids
 from .gemm import LAYOUTS, Gemm, constants, epilogue_problem
 
+COMPUTE_TYPES = ("AComputeDataType", "BComputeDataType")
+"""The pipeline problem's compute types the epilogue takes (profiles with split compute types)."""
 PK_INT4 = "pk_int4_t"
 """The catalog type of a packed-int4 operand (data types `fp8i4`/`bf8i4`)."""
 
@@ -110,9 +112,17 @@ def pipeline(g: QuantGemm, graph: KernelGraph, key: str) -> None:
 
 
 def epilogue(g: QuantGemm, graph: KernelGraph) -> None:
-    """With a packed-int4 A the epilogue takes the types the warp GEMM computes in (B's, for both operands)."""
-    if DTYPES[g.c.datatype].compute is None:
-        return
+    """The epilogue takes the pipeline problem's A and B compute types, as CK's generators pass them
+    (`Problem<HasHotLoop, TailNum>::AComputeDataType`; an alias declaration needs no `typename`). A profile
+    with one compute type (ck-2025.11) takes the operand types, B's for a packed-int4 A."""
     old = graph.construct("EpilogueProblem")
-    graph.replace(Construct("EpilogueProblem", "epilogue_problem", lambda s: epilogue_problem(
-        g, s, ab=(s.ref("BDataType"), s.ref("BDataType"))), uses=old.uses, params=old.params))
+    if g.p.feature("split_compute_type"):
+        for name in COMPUTE_TYPES:
+            graph.add(alias(name, "data_type", lambda s, name=name: n.TypeName(n.Name((
+                s.graph.template_id("Problem", {}), name))), "Problem"))
+        uses = (*old.uses, *COMPUTE_TYPES)
+        graph.replace(Construct("EpilogueProblem", "epilogue_problem", lambda s: epilogue_problem(
+            g, s, compute=(s.ref(COMPUTE_TYPES[0]), s.ref(COMPUTE_TYPES[1]))), uses=uses, params=old.params))
+    elif DTYPES[g.c.datatype].compute is not None:
+        graph.replace(Construct("EpilogueProblem", "epilogue_problem", lambda s: epilogue_problem(
+            g, s, compute=(s.ref("BDataType"), s.ref("BDataType"))), uses=old.uses, params=old.params))

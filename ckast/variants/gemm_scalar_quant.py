@@ -54,4 +54,5 @@ def patch(g: q.QuantGemm, graph: KernelGraph) -> None:
         HasHotLoop_=ids("HasHotLoop"), TailNum_=ids("TailNum"),
     ), *operands, params=g.tail_params()))
     q.pipeline(g, graph, PIPELINES[c.pipeline].cls)
+    q.epilogue(g, graph)
     q.quant_kernel(g, graph, quant_type)

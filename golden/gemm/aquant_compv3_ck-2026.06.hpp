@@ -57,25 +57,6 @@ struct Launcher {
         ck_tile::sequence<WarpM, WarpN, WarpK>,
         ck_tile::sequence<WarpTileM, WarpTileN, WarpTileK>>;
     using TilePartitioner = ck_tile::GemmSpatiallyLocalTilePartitioner<TileShape, 8, 4>;
-    using EpilogueProblem = ck_tile::CShuffleEpilogueProblem<
-        ADataType,
-        BDataType,
-        ck_tile::tuple<>,
-        AccDataType,
-        CDataType,
-        ck_tile::tuple<>,
-        CLayout,
-        ck_tile::element_wise::PassThrough,
-        TileM,
-        TileN,
-        WarpM,
-        WarpN,
-        WarpTileM,
-        WarpTileN,
-        WarpTileK,
-        TransposeC,
-        NumWaveGroups>;
-    using Epilogue = ck_tile::CShuffleEpilogue<EpilogueProblem>;
     using QDataType = float;
     using AQLayout = ck_tile::tensor_layout::gemm::RowMajor;
     using BQLayout = ck_tile::tensor_layout::gemm::ColumnMajor;
@@ -122,10 +103,39 @@ struct Launcher {
     using Pipeline = ck_tile::AQuantGemmPipelineAgBgCrCompV3<Problem<HasHotLoop, TailNum>>;
 
     template <bool HasHotLoop, ck_tile::TailNumber TailNum>
+    using AComputeDataType = Problem<HasHotLoop, TailNum>::AComputeDataType;
+
+    template <bool HasHotLoop, ck_tile::TailNumber TailNum>
+    using BComputeDataType = Problem<HasHotLoop, TailNum>::BComputeDataType;
+
+    template <bool HasHotLoop, ck_tile::TailNumber TailNum>
+    using EpilogueProblem = ck_tile::CShuffleEpilogueProblem<
+        AComputeDataType<HasHotLoop, TailNum>,
+        BComputeDataType<HasHotLoop, TailNum>,
+        ck_tile::tuple<>,
+        AccDataType,
+        CDataType,
+        ck_tile::tuple<>,
+        CLayout,
+        ck_tile::element_wise::PassThrough,
+        TileM,
+        TileN,
+        WarpM,
+        WarpN,
+        WarpTileM,
+        WarpTileN,
+        WarpTileK,
+        TransposeC,
+        NumWaveGroups>;
+
+    template <bool HasHotLoop, ck_tile::TailNumber TailNum>
+    using Epilogue = ck_tile::CShuffleEpilogue<EpilogueProblem<HasHotLoop, TailNum>>;
+
+    template <bool HasHotLoop, ck_tile::TailNumber TailNum>
     using Kernel = ck_tile::QuantGemmKernel<
         TilePartitioner,
         Pipeline<HasHotLoop, TailNum>,
-        Epilogue,
+        Epilogue<HasHotLoop, TailNum>,
         ck_tile::QuantType::AQuantGrouped>;
 
     template <bool HasHotLoop, ck_tile::TailNumber TailNum>

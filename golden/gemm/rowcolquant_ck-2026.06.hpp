@@ -57,25 +57,6 @@ struct Launcher {
         ck_tile::sequence<WarpM, WarpN, WarpK>,
         ck_tile::sequence<WarpTileM, WarpTileN, WarpTileK>>;
     using TilePartitioner = ck_tile::GemmTile1DPartitioner<TileShape>;
-    using EpilogueProblem = ck_tile::CShuffleEpilogueProblem<
-        ADataType,
-        BDataType,
-        ck_tile::tuple<>,
-        AccDataType,
-        CDataType,
-        ck_tile::tuple<>,
-        CLayout,
-        ck_tile::element_wise::PassThrough,
-        TileM,
-        TileN,
-        WarpM,
-        WarpN,
-        WarpTileM,
-        WarpTileN,
-        WarpTileK,
-        TransposeC,
-        NumWaveGroups>;
-    using Epilogue = ck_tile::CShuffleEpilogue<EpilogueProblem>;
     using QDataType = float;
     using AQLayout = ck_tile::tensor_layout::gemm::RowMajor;
     using BQLayout = ck_tile::tensor_layout::gemm::ColumnMajor;
@@ -119,11 +100,42 @@ struct Launcher {
     template <bool HasHotLoop, ck_tile::TailNumber TailNum>
     using Pipeline = ck_tile::GemmPipelineAgBgCrCompV3<Problem<HasHotLoop, TailNum>>;
 
+    using QuantGroupSize = ck_tile::QuantGroupShape<ck_tile::sequence<1, 1, 1>>;
+
+    template <bool HasHotLoop, ck_tile::TailNumber TailNum>
+    using AComputeDataType = Problem<HasHotLoop, TailNum>::AComputeDataType;
+
+    template <bool HasHotLoop, ck_tile::TailNumber TailNum>
+    using BComputeDataType = Problem<HasHotLoop, TailNum>::BComputeDataType;
+
+    template <bool HasHotLoop, ck_tile::TailNumber TailNum>
+    using EpilogueProblem = ck_tile::CShuffleEpilogueProblem<
+        AComputeDataType<HasHotLoop, TailNum>,
+        BComputeDataType<HasHotLoop, TailNum>,
+        ck_tile::tuple<>,
+        AccDataType,
+        CDataType,
+        ck_tile::tuple<>,
+        CLayout,
+        ck_tile::element_wise::PassThrough,
+        TileM,
+        TileN,
+        WarpM,
+        WarpN,
+        WarpTileM,
+        WarpTileN,
+        WarpTileK,
+        TransposeC,
+        NumWaveGroups>;
+
+    template <bool HasHotLoop, ck_tile::TailNumber TailNum>
+    using Epilogue = ck_tile::CShuffleEpilogue<EpilogueProblem<HasHotLoop, TailNum>>;
+
     template <bool HasHotLoop, ck_tile::TailNumber TailNum>
     using Kernel = ck_tile::QuantGemmKernel<
         TilePartitioner,
         Pipeline<HasHotLoop, TailNum>,
-        Epilogue,
+        Epilogue<HasHotLoop, TailNum>,
         ck_tile::QuantType::RowColQuant>;
 
     template <bool HasHotLoop, ck_tile::TailNumber TailNum>
@@ -158,8 +170,6 @@ struct Launcher {
         BaseGemmPipeline::TailHandler(dispatch, has_hot_loop, tail_num);
         return ave_time;
     }
-
-    using QuantGroupSize = ck_tile::QuantGroupShape<ck_tile::sequence<1, 1, 1>>;
 };
 } // namespace gemm_fp8_rcr_rowcolquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_b6c780f71a
 } // namespace ckast

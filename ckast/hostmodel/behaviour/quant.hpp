@@ -49,8 +49,13 @@ struct behaviour<tag::GemmTile1DPartitioner, P> : P, tile_partition<typename P::
 
 /// The quant pipeline problems are aliases of CK's quant problem base; their model target names the
 /// arguments as the alias does (the kernel reads the shape, the traits, the group and the hot loop and tail).
+/// Its compute types are the base's: A's is the given compute type (void: A's type), B's is B's type.
 template <class P>
-struct quant_pipeline_problem : P {};
+struct quant_pipeline_problem : P {
+    using AComputeDataType =
+        std::conditional_t<std::is_void_v<typename P::ComputeDataType_>, typename P::ADataType_, typename P::ComputeDataType_>;
+    using BComputeDataType = typename P::BDataType_;
+};
 template <class P>
 struct alias<tag::GemmAQuantPipelineProblem, P> {
     using type = quant_pipeline_problem<P>;
