@@ -59,7 +59,7 @@ def test_each_case_is_the_kernel_ck_names(case_id):
     case = CASES[case_id]
     [kernel] = load_data(case, {"ck_api": "ck-2026.06"})
     c = kernel.config
-    tile = f"{c.tile_m}x{c.tile_n}x{c.tile_k}_{c.warp_m}x{c.warp_n}x{c.warp_k}_{c.warp_tile_m}x{c.warp_tile_n}x{c.warp_tile_k}"
+    tile = "_".join("x".join(str(getattr(c, f"{p}_{d}")) for d in "mnk") for p in ("tile", "warp", "warp_tile"))
     group = f"_qg1x1x{c.aquant_group_k}" if c.variant == "aquant" else ""
     suffix = "_preshufflequant" if c.preshuffle_aquant else ""
     assert case["config_name"] == (f"gemm_{c.variant}_{c.datatype}_{c.layout}_{c.pipeline}_{c.epilogue}_{c.scheduler}_"
@@ -154,7 +154,8 @@ def test_defaults_are_cks_default_factory_per_arch():
 
 def test_kernel_types_follow_cks_headers():
     aquant = squash(header_of(config("aquant_bf8i4_preshufflequant", "ck-2026.06")))
-    for text in ("usingADataType=ck_tile::pk_int4_t;", "usingBDataType=ck_tile::bf8_t;", "usingQDataType=ck_tile::bf8_t;",
+    for text in ("usingADataType=ck_tile::pk_int4_t;", "usingBDataType=ck_tile::bf8_t;",
+                 "usingQDataType=ck_tile::bf8_t;",
                  "ck_tile::QuantGroupShape<ck_tile::sequence<1,1,128>>", "ck_tile::AQuantGemmPipelineAgBgCrCompV3<",
                  "ck_tile::BaseGemmPipelineAgBgCrCompV3<BaseProblem>", "ck_tile::QuantType::AQuantGrouped>",
                  "GemmSpatiallyLocalTilePartitioner<TileShape,8,4>", "staticconstexprboolAPreshuffleQuant=true;"):

@@ -34,11 +34,12 @@ def _pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
       reads=("layout",))
 def _layout(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.layout not in QUANT_LAYOUTS:
-        yield "layout", f"{c.layout}: CK's quantized GEMM is built for {', '.join(QUANT_LAYOUTS)} (its scale loads assert a row-major A)"
+        yield "layout", (f"{c.layout}: CK's quantized GEMM is built for {', '.join(QUANT_LAYOUTS)} (its scale loads "
+                         "assert a row-major A)")
 
 
-@rule("quant.epilogue", "quantized GEMM kernels apply their scales through the CShuffle epilogue", variants=QUANT_VARIANTS,
-      reads=("epilogue",))
+@rule("quant.epilogue", "quantized GEMM kernels apply their scales through the CShuffle epilogue",
+      variants=QUANT_VARIANTS, reads=("epilogue",))
 def _epilogue(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.epilogue != "cshuffle":
         yield "epilogue", f"{c.epilogue}: CK's quantized GEMM generators emit the CShuffle epilogue only"
@@ -71,7 +72,8 @@ def _group_tile(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 def _profile_aquant_mem(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.pipeline == "mem" and not catalog.load_profile(c.ck_api).feature("aquant_interwave"):
         yield "pipeline", (f"mem: CK API profile {c.ck_api}'s AQuant block GEMM implements the intrawave schedule "
-                           "only, which the Mem pipeline does not run; use compv3 (intrawave), or a newer profile (ck_api)")
+                           "only, which the Mem pipeline does not run; use compv3 (intrawave), or a newer profile "
+                           "(ck_api)")
 
 
 @rule("profile.aquant_int4", "the CK API profile's AQuant pipeline takes a packed-int4 A (fp8i4, bf8i4)",

@@ -84,8 +84,9 @@ def _case(case: Any, path: str, issues: list[ConfigIssue]) -> list[tuple[str, di
     if not isinstance(case, dict):
         issues.append(ConfigIssue(path, "must be an object with module, arch and config"))
         return []
-    issues += [ConfigIssue(key_path(path, k), f"unknown key of a manifest case; allowed: {', '.join(_CASE + _CASE_EXTRA)}")
-               for k in case if k not in _CASE + _CASE_EXTRA and not _comment(k)]
+    known = _CASE + _CASE_EXTRA
+    issues += [ConfigIssue(key_path(path, k), f"unknown key of a manifest case; allowed: {', '.join(known)}")
+               for k in case if k not in known and not _comment(k)]
     missing = [k for k in _CASE if k not in case]
     if missing:
         issues.append(ConfigIssue(path, f"missing {', '.join(missing)}"))
@@ -168,7 +169,8 @@ def _entry(value: Any, path: str, keys: tuple[str, ...], issues: list[ConfigIssu
     if not isinstance(value, dict):
         issues.append(ConfigIssue(path, f"must be an object with {', '.join(keys)}"))
         return {}
-    issues += [ConfigIssue(key_path(path, k), f"unknown key; allowed: {', '.join(keys)}") for k in value if k not in keys]
+    issues += [ConfigIssue(key_path(path, k), f"unknown key; allowed: {', '.join(keys)}")
+               for k in value if k not in keys]
     issues += [ConfigIssue(path, f"missing {k}") for k in keys if k not in value]
     return {k: value[k] for k in keys if k in value}
 

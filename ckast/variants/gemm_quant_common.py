@@ -81,7 +81,8 @@ def quant_traits(g: QuantGemm, graph: KernelGraph, quant_type: str) -> None:
                   if sig.has_param("APreshuffleQuant_") else {"PreshuffleQuant_": ids("APreshuffleQuant")})
     graph.replace(alias("Traits", "traits", lambda s: g.t(
         "TileGemmQuantTraits", kPadM_=ids("kPadM"), kPadN_=ids("kPadN"), kPadK_=ids("kPadK"), **preshuffle,
-        PreshuffleB_=ids("PreshuffleB"), ALayout_=s.ref("ALayout"), BLayout_=s.ref("BLayout"), CLayout_=s.ref("CLayout"),
+        PreshuffleB_=ids("PreshuffleB"), ALayout_=s.ref("ALayout"), BLayout_=s.ref("BLayout"),
+        CLayout_=s.ref("CLayout"),
         QuantType_=g.p.enum_value("QuantType", quant_type), AQLayout_=s.ref("AQLayout"), BQLayout_=s.ref("BQLayout"),
         TransposeC_=ids("TransposeC"), DoubleSmemBuffer_=ids("DoubleSmemBuffer"),
     ), "ALayout", "BLayout", "CLayout", "AQLayout", "BQLayout"))

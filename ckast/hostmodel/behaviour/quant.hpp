@@ -52,8 +52,8 @@ struct behaviour<tag::GemmTile1DPartitioner, P> : P, tile_partition<typename P::
 /// Its compute types are the base's: A's is the given compute type (void: A's type), B's is B's type.
 template <class P>
 struct quant_pipeline_problem : P {
-    using AComputeDataType =
-        std::conditional_t<std::is_void_v<typename P::ComputeDataType_>, typename P::ADataType_, typename P::ComputeDataType_>;
+    using AComputeDataType = std::conditional_t<std::is_void_v<typename P::ComputeDataType_>, typename P::ADataType_,
+                                                typename P::ComputeDataType_>;
     using BComputeDataType = typename P::BDataType_;
 };
 template <class P>
@@ -109,7 +109,8 @@ struct quant_gemm_kernel : P {
         if (k.k_batch != 1 || k.M <= 0 || k.N <= 0 || k.K <= 0) {
             return false;
         }
-        if ((!Traits::kPadM_ && k.M % TilePartitioner::MPerBlock) || (!Traits::kPadN_ && k.N % TilePartitioner::NPerBlock) ||
+        if ((!Traits::kPadM_ && k.M % TilePartitioner::MPerBlock) ||
+            (!Traits::kPadN_ && k.N % TilePartitioner::NPerBlock) ||
             (!Traits::kPadK_ && k.K % TilePartitioner::KPerBlock)) {
             return false;
         }
