@@ -43,7 +43,7 @@ def test_detect_and_emit_pick_ck_2025_11(ck, tmp_path):
     run = CliRunner().invoke(main, ["api", "detect", "--ck-include", str(ck)])
     assert (run.exit_code, run.stdout) == (0, f"{ck}: ck-2025.11\n")
     reports = a.detect(ck)
-    assert [r.profile for r in reports] == ["ck-2025.11", "ck-2026.06"] and len(reports[1].rows) == 55
+    assert [r.profile for r in reports] == ["ck-2025.11", "ck-2026.06"] and len(reports[1].rows) == 64
     config = str(ROOT / "examples" / "gemm_standard.json")
     for out, extra in (("plain", []), ("tree", ["--ck-include", str(ck)])):
         run = CliRunner().invoke(main, ["emit", "--config", config, "-o", str(tmp_path / out), *extra])
