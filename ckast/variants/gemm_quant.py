@@ -58,7 +58,7 @@ SPATIAL_PARTITIONER = ("abquant", AQUANT)
 
 @attrs.frozen
 class Quant(Gemm):
-    """The block-scale GEMM context: the quant problems always take hot loop and tail at compile time."""
+    """The quantized GEMM context: the quant problems always take hot loop and tail at compile time."""
 
     @property
     def compile_time_tail(self) -> bool:
