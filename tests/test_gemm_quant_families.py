@@ -93,6 +93,26 @@ def test_bad_ck_configs_name_the_field(change, path, message):
     assert issue.path == path and message in issue.message
 
 
+@pytest.mark.parametrize(("change", "path", "message"), [
+    (dict(gpu_targets=[]), "gpu_targets", "expected a non-empty list of arch names"),
+    (dict(gpu_targets="gfx942"), "gpu_targets", "expected a non-empty list of arch names"),
+])
+def test_bad_targets_of_a_bare_config_are_named(change, path, message):
+    bare = dict(CASES["gemm_rowcolquant_utils::default_fp8_config::gfx942"]["config"], variant="rowcolquant", **change)
+    with pytest.raises(ConfigError) as caught:
+        load_data(bare)
+    [issue] = caught.value.issues
+    assert issue.path == path and message in issue.message
+
+
+def test_an_unknown_key_of_a_manifest_case_is_named():
+    case = dict(CASES["gemm_tensor_quant_utils::default_fp8_config::gfx942"], extra=1)
+    with pytest.raises(ConfigError) as caught:
+        load_data(case)
+    [issue] = caught.value.issues
+    assert issue.path == "extra" and "unknown key of a manifest case" in issue.message
+
+
 def test_rowcol_or_tensor_without_its_family_is_refused_on_the_command_line(tmp_path):
     cfg = tmp_path / "ck.json"
     cfg.write_text(json.dumps(CASES["gemm_tensor_quant_utils::default_fp8_config::gfx950"]["config"]))
