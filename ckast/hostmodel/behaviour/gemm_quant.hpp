@@ -1,6 +1,6 @@
 // ckast host model, per API profile: CK Tile's quantized GEMM (ops/gemm_quant): its host arguments, the
-// pipeline problems of every quant type, the 1-D partitioner and the kernel. The scales' shapes are not modelled: a launch
-// logs the scale tensors it was given.
+// pipeline problems of every quant type, the 1-D partitioner and the kernel. The scales' shapes are not
+// modelled: a launch logs the scale tensors it was given.
 
 namespace ck_tile {
 
