@@ -128,7 +128,7 @@ def print_run_files(items: Sequence[Registrable], chunk_size: int) -> list[tuple
     """`run_files` of the kernels `items` (sorted by name)."""
     profile = load_profile(DEFAULT_PROFILE)  # registration names only dispatcher entities, shared by all profiles
     gemms = [Registered(k.name, k.arch, wrapper_path(k.name)) for k in items
-             if k.kind == "gemm" and k.variant not in QUANT_VARIANTS]  # block-scale GEMMs have no wrapper
+             if k.kind == "gemm" and k.variant not in QUANT_VARIANTS]  # quant GEMMs have no wrapper
     convs = [conv_registration.ConvRegistered(k.name, conv.direction(k.variant).short, k.arch,
                                               file_names(k.name)[0], wrapper_path(k.name))
              for k in items if k.kind == "grouped_conv"]

@@ -32,9 +32,17 @@ QUANT_CASES: dict[str, tuple[dict, tuple[str, ...]]] = {
     "abquant": (dict(QUANT, variant="abquant", datatype="fp4", bquant_group_n=128), ("ck-2026.06",)),
     "abquant_eightwaves": (dict(QUANT, variant="abquant", datatype="fp8", arch="gfx950", pipeline="eightwaves",
                                 tile_m=192, tile_n=256, warp_m=4, warp_n=2, k_block_per_cu=1), ("ck-2026.06",)),
+    "aquant": (dict(QUANT, variant="aquant", datatype="fp8"), ("ck-2026.06",)),
+    "aquant_bf8i4_preshufflequant": (dict(QUANT, variant="aquant", datatype="bf8i4", preshuffle_aquant=True,
+                                          warp_tile_k=64), ("ck-2026.06",)),
+    "aquant_compv3": (dict(QUANT, variant="aquant", datatype="fp8", pipeline="compv3"), ("ck-2025.11", "ck-2026.06")),
+    "rowcolquant": (dict(QUANT, variant="rowcolquant", datatype="fp8"), ("ck-2025.11", "ck-2026.06")),
+    "tensor_quant": (dict(QUANT, variant="tensor_quant", datatype="bf8"), ("ck-2025.11", "ck-2026.06")),
 }
-"""Golden block-scale headers (CK's goldens' families): bquant plain, int4 weights with preshuffled B and B scales,
-the MX microscale mix; abquant fp4 with 1x128x128 B groups, and gfx950's eight-wave preshuffled-B path."""
+"""Golden quant headers (CK's goldens' families): bquant plain, int4 weights with preshuffled B and B scales,
+the MX microscale mix; abquant fp4 with 1x128x128 B groups, and gfx950's eight-wave preshuffled-B path; aquant
+plain on Mem and on CompV3 and with preshuffled scales and a packed-int4 A (ck-2025.11 has neither Mem AQuant nor a
+packed-int4 A), row-col and tensor quant in both profiles (CK's factories' tiles, gfx942)."""
 """Golden kernel headers: every variant, plus persistent, no-split-K and a multi-D with two D tensors; Stream-K
 with the reduction both profiles have through a workspace (linear), persistent; grouped, also persistent (its
 kernel then picks hot loop and tail per group on the device)."""

@@ -45,6 +45,14 @@ INVALID = {
     "quant.group_divides": {"variant": "bquant", "datatype": "fp8", "bquant_group_n": 128},
     "quant.preshuffle_b": {"variant": "bquant", "datatype": "fp8", "preshuffle_b": True},
     "profile.abquant": {"variant": "abquant", "datatype": "fp8", "ck_api": "ck-2025.11"},
+    "quant.epilogue": {"variant": "tensor_quant", "datatype": "fp8", "epilogue": "default"},
+    "quant.persistent": {"variant": "rowcolquant", "datatype": "fp8", "persistent": True},
+    "aquant.schedule": {"variant": "aquant", "datatype": "fp8", "scheduler": "intrawave", "ck_api": "ck-2026.06"},
+    "aquant.preshuffle_pipeline": {"variant": "aquant", "datatype": "fp8", "preshuffle_aquant": True,
+                                   "pipeline": "mem", "scheduler": "interwave", "ck_api": "ck-2026.06"},
+    "profile.aquant_mem": {"variant": "aquant", "datatype": "fp8", "ck_api": "ck-2025.11"},
+    "profile.aquant_int4": {"variant": "aquant", "datatype": "fp8i4", "pipeline": "compv3", "scheduler": "intrawave",
+                            "ck_api": "ck-2025.11"},
 }
 """GEMM cases: changes to BASE."""
 

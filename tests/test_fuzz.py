@@ -101,10 +101,12 @@ def spread(kernels: dict[str, EmittedKernel], count: int) -> list[EmittedKernel]
 
 
 def jit(kernel: EmittedKernel, out: Path) -> None:
-    """Emit `kernel` as a run of its own into `out` and JIT its registration (so its wrapper and header) against
+    """Emit `kernel` as a run of its own into `out` and JIT its registration (so its wrapper and header; its header
+    alone when it has no wrapper) against
     its profile's host model; its launcher derives the config's constants and its launch instantiates."""
     write_outputs([kernel], out)
-    unit = testing.jit_files(sorted((out / WRAPPER_DIR).glob("register_*")), kernel.config["ck_api"], out)
+    registration = sorted((out / WRAPPER_DIR).glob("register_*"))  # none for a kernel without a wrapper
+    unit = testing.jit_files(registration or [out / kernel.header], kernel.config["ck_api"], out)
     config = load_data(kernel.config)[0].config
     unit.static_assert(*expected_constants(unit, config))
     try:

@@ -132,7 +132,7 @@ def test_ck_abquant_config_and_manifest():
 
 @pytest.mark.parametrize(("change", "message"), [
     (dict(quant_groups=[{"quant_group_m": 2, "quant_group_n": 1, "quant_group_k": 128}]),
-     r'quant_groups\[0\]\.quant_group_m: 2: B scales group N and K only'),
+     r"quant_groups\[0\]\.quant_group_m: 2: CK's bquant pipelines take groups of 1 x N x K"),
     (dict(preshuffle_b=True, swizzle=True), r"swizzle: unknown key of CK's bquant codegen config"),
     (dict(tile_configs=[{"tile_m": 16}]), r"tile_configs\[0\]: expected tile_m, tile_n"),
     (dict(variant_keys=[]), "variant_keys: expected a non-empty list"),
@@ -150,14 +150,15 @@ def test_ck_config_eight_waves_must_match_the_pipeline():
 
 def test_manifest_module_of_another_family_is_named():
     manifest = {"cases": {"c": {"arch": "gfx942", "module": "gemm_other_utils", "config": {}}}}
-    with pytest.raises(ConfigError, match=r'cases\.c\.module: gemm_other_utils: ckast reads the block-scale'):
+    with pytest.raises(ConfigError, match=r'cases\.c\.module: gemm_other_utils: ckast reads the quant'):
         load_data(manifest)
 
 
 # --- CK's golden kernels, compared as trees --------------------------------------------------------------
 
 def test_kernels_equal_cks_goldens():
-    """Every bquant/abquant golden kernel of CK's manifest (rocm-libraries ea607ecd) against ckast's, as trees:
+    """Every golden kernel of CK's manifest (rocm-libraries ea607ecd) of the five quant families (bquant, abquant,
+    aquant, rowcolquant, tensor_quant; the grouped modules' are the same families') against ckast's, as trees:
     equal, with no allowance. The MX cases on gfx942 are refused (rule quant.arch: CK guards them with #error);
     their kernels are the gfx950 cases' own."""
     ck_goldens = pytest.importorskip("tests.ck_goldens", reason="CK's golden trees (tests/ck_goldens) not in this tree")
@@ -179,7 +180,7 @@ def test_kernels_equal_cks_goldens():
         result = ck_goldens.compare_case(case, lower_kernel(k.config, profile).header, profile=profile)
         assert result.ok, f"{case.config_name}:\n{result.report()}"
         compared.add(case.config_name)
-    assert len(compared) == 50
+    assert len(compared) == 74
     assert [cid for cid, _ in refused] == [f"gemm_bquant_utils::default_mx_{t}_config::gfx942"
                                            for t in ("bf16bf16", "bf16bf8", "bf16fp4")]
     assert all("[rule quant.arch]" in why for _, why in refused)

@@ -38,18 +38,18 @@ SELECTIONS = {
     "builder tests": Selection("tests", "gfx942", "ck-2025.11", builder_conf=CONFIGS),
 }
 PINNED = {
-    "full fp16 2d": (3207, "50e14eb2cafdba49304e4387a1cf62a53ed985b3acd99307186c6b004fed435c"),
-    "full bf16 3d wmma": (2116, "e4d69ecb7c3dca93010289799417c2082e048e948fe6e62ab2bfc3d78c724900"),
-    "default": (456, "c7bd999b647d5e7f9e3cca8e04074e39e72081808d458e68fb48657146345da6"),
-    "gemm-default fp16": (14364, "aaa72ea159fad8b1a2d68d512531967ba08bad2d268adc6dd7acf732c1ead7a3"),
-    "gemm-default wmma": (5072, "76cff0733a4e29ae12fc4a199db81095b5dd81a19a07f3b7d4ec938d0f7ae774"),
-    "fp16_rcr_all": (27, "8a09f2bb2a91bf198259c7d4ef7f247e66c81d20f762a2b79975cf78d6bb6291"),
-    "mixed_precision": (2, "4abe6ed536090beaa223963e0fe6bee8cfc494e5bccac4ebd2f03e20a70249d5"),
-    "builder tests": (30, "9131b4120c64b5864385fbfc84e19e4f65c691188eb53bad6e26e891b42f0684"),
+    "full fp16 2d": (3207, "47b824820cff35ff7233699626b7e7efd649fc5b64377a562188444d3400ab9a"),
+    "full bf16 3d wmma": (2116, "6353a00347470d318d403755faa9d7b8aac4b02ddda77cdfab5b236887174aab"),
+    "default": (456, "8afd00db569e7ce151f9dd8de8690c0701aec312585fbea627094ed9a877d749"),
+    "gemm-default fp16": (14364, "2168a08409ae935b302638e9b97fabb358951c3e6533b1181c4f2b7394157377"),
+    "gemm-default wmma": (5072, "203e904c404ca97ca125314c5b6dcc6d8a128b9d54e1f22c83d75bd515eeeaa3"),
+    "fp16_rcr_all": (27, "25587e02d9d52db579bf045c3d1309f7af749ae9d49af3ae87fb0f0612d01827"),
+    "mixed_precision": (2, "53171cd37b9cd7ac7808c8062003b00aa6ab22a74d1c4b424838054ac9c99b7c"),
+    "builder tests": (30, "90c7cc58cd36b0e0977c67d3dbbfeea052b36e7d12b315e14561cf5b145af66a"),
 }
 """Selection -> (entries, digest of every entry), from the validation before it was memoized (re-pinned for the
-block-scale knobs: see PINNED_MUTATIONS)."""
-PINNED_MUTATIONS = (6000, "10900a60740614ddf9c69a299bcfcea204d02391ec2124150043cccac5f5a20b")
+block-scale knobs and for `preshuffle_aquant`: see PINNED_MUTATIONS)."""
+PINNED_MUTATIONS = (6000, "ada70d3a7adc17bd089fdbab5031c09bf910452854985443a8bd76ecaa359e01")
 """(kernel objects, digest of every `resolve_kernel` result and its rules' outcomes). Changed twice on
 purpose: inert knobs (`Knob.inert`, stream-K's reduction and persistence without stream-K) resolve to
 their defaults (with `inert` cleared the digest is the earlier 4cd11d37...6fc); CK's spellings are read
@@ -61,7 +61,10 @@ variant knob's choices (which the mutations draw from) and streamk_reduction's s
 are new; the library digests did not change (earlier: 5e1023b0...7922). Re-pinned with every library digest
 when GEMM gained the block-scale variants bquant and abquant: each config holds their seven knobs (None
 outside them); with those fields left out every library digest is the earlier one (checked), and the
-mutations draw the new variants (earlier: 78731a1b...e5e3)."""
+mutations draw the new variants (earlier: 78731a1b...e5e3). Re-pinned with every library digest when the
+quant variants aquant, rowcolquant and tensor_quant joined them: each config holds `preshuffle_aquant` (None
+outside aquant); with that field left out every library digest is the earlier one (checked), and the mutations
+draw the new variants and knobs (earlier: 10900a60...a20b)."""
 
 
 def _config(config: Any) -> str | None:

@@ -30,6 +30,7 @@ from .specs import (
     QUANT_ARCHS,
     QUANT_EIGHT_WAVES,
     QUANT_MX_ARCHS,
+    QUANT_SCHEDULES,
     QUANT_WARP_TILE_K,
     QUANT_WARP_TILE_MN,
     STREAMK_CONV_ARCHS,
@@ -47,8 +48,11 @@ Check = Callable[[Any, ArchSpec], Iterator[Finding]]
 
 STREAM_K = "stream_k"
 """The Stream-K GEMM variant (CK's dispatcher `GemmVariant.STREAM_K`)."""
-QUANT_VARIANTS = ("bquant", "abquant")
-"""Block-scale quantized GEMM families as CK's dispatcher spells them (B scales; A and B scales)."""
+AQUANT, ROWCOL_QUANT, TENSOR_QUANT = "aquant", "rowcolquant", "tensor_quant"
+BLOCK_SCALE_VARIANTS = ("bquant", "abquant")
+"""Quant families with B scale groups and preshuffled B: B scales; A and B scales."""
+QUANT_VARIANTS = (*BLOCK_SCALE_VARIANTS, AQUANT, ROWCOL_QUANT, TENSOR_QUANT)
+"""Quantized GEMM families as CK's dispatcher spells them (its `gemm_<family>` generators)."""
 GEMM_VARIANTS = ("standard", "preshuffle", "multi_d", "batched", STREAM_K, "grouped", *QUANT_VARIANTS)
 CONV_VARIANTS = ("forward", "bwd_data", "bwd_weight")
 """Implicit-GEMM conv variants (depthwise has no GEMM tile)."""
@@ -59,7 +63,8 @@ BOTH = ("gemm", "grouped_conv")
 GEMM_VARIANTS_WITHOUT_SPLIT_K = ("preshuffle", "multi_d", STREAM_K, *QUANT_VARIANTS)
 """CK refuses k_batch > 1 for multi-D (IsSupportedArgument) and does not support it for the weight
 preshuffle pipeline (its flattened B view has no K split); Stream-K splits K itself (its host
-arguments fix k_batch = 1); CK's block-scale generators build k_batch 1 kernels."""
+arguments fix k_batch = 1); CK's quant generators build k_batch 1 kernels (ck-2025.11's quant kernel refuses
+any other)."""
 UNQUANTIZED = tuple(v for v in GEMM_VARIANTS + CONV_VARIANTS if v not in QUANT_VARIANTS)
 """Tiled variants whose warp tile comes from the arch's (A, B) tables; the quant families have their own rule."""
 UNARY_ELEMENTWISE_OPS = ("Relu", "Gelu", "FastGelu")
@@ -496,21 +501,39 @@ def _streamk_reduction(c: Any, arch: ArchSpec) -> Iterator[Finding]:
                                     "newer profile (ck_api)")
 
 
-# --- block-scale quantized GEMM (bquant, abquant) ---------------------------------------------------
+# --- quantized GEMM (bquant, abquant, aquant, rowcolquant, tensor_quant) -----------------------------
+# From CK's generators at ea607ecdb59e970dc748d4848363b800334ba5c6 as its goldens show them, and CK Tile's
+# ops/gemm_quant (both profiles): the AQuant pipelines implement one schedule each; the pipeline problem
+# asserts whole quant groups per block tile; the scale loads assume row-major A.
 
-@rule("quant.arch", "CK builds its block-scale GEMMs for gfx942 and gfx950, the MX (e8m0-scale) ones for gfx950",
+@rule("quant.arch", "CK builds its quant GEMMs for gfx942 and gfx950, the MX (e8m0-scale) ones for gfx950",
       variants=QUANT_VARIANTS, reads=("datatype", "arch"))
 def _quant_arch(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     archs = QUANT_MX_ARCHS if c.datatype.startswith("mx_") else QUANT_ARCHS
     if arch.name not in archs:
-        yield "arch", f"{c.datatype} block-scale GEMM is not built for {arch.name}; CK builds it for {', '.join(archs)}"
+        yield "arch", f"{c.datatype} {c.variant} GEMM is not built for {arch.name}; CK builds it for {', '.join(archs)}"
 
 
-@rule("quant.layout", "the block-scale kernels read row-major A, column-major B and write row-major C (rcr)",
+@rule("quant.layout", "the quant kernels read row-major A, column-major B and write row-major C (rcr)",
       variants=QUANT_VARIANTS, reads=("layout",))
 def _quant_layout(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.layout != "rcr":
-        yield "layout", f"{c.layout}: CK's block-scale GEMMs are rcr only (the scale tensors' layouts follow A and B)"
+        yield "layout", (f"{c.layout}: CK's quant GEMMs are rcr only (the scale tensors' layouts follow A and B; "
+                         "its scale loads assert a row-major A)")
+
+
+@rule("quant.epilogue", "quant kernels store through the CShuffle epilogue (CK's quant generators emit no other)",
+      variants=QUANT_VARIANTS, reads=("epilogue",))
+def _quant_epilogue(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.epilogue != "cshuffle":
+        yield "epilogue", f"{c.epilogue}: CK's quant GEMM generators emit the CShuffle epilogue only"
+
+
+@rule("quant.persistent", "CK's quant GEMM kernel maps one block to one tile (no persistent path)",
+      variants=QUANT_VARIANTS, reads=("persistent",))
+def _quant_persistent(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.persistent:
+        yield "persistent", "true: CK's QuantGemmKernel has no persistent kernel"
 
 
 @rule("quant.pipeline", "microscale is the pipeline of the MX (e8m0-scale) types and only theirs; eightwaves is "
@@ -524,12 +547,12 @@ def _quant_pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
         yield "pipeline", "eightwaves: CK's eight-wave ABQuant path is gfx950 fp8/bf8 block scale only"
 
 
-@rule("quant.warp_tile", "the block-scale warp tile is 16x16 with the K the arch's MFMA gives",
+@rule("quant.warp_tile", "the quant warp tile is 16x16 with the K the arch's MFMA gives",
       needs=("tile.positive",), variants=QUANT_VARIANTS, reads=(*WARP_TILE, "arch"))
 def _quant_warp_tile(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     ks = QUANT_WARP_TILE_K.get(arch.name, ())
     if (c.warp_tile_m, c.warp_tile_n) != QUANT_WARP_TILE_MN or c.warp_tile_k not in ks:
-        yield "warp_tile_m", (f"warp tile {_x(_triple(c, 'warp_tile'))} is not a block-scale warp tile on {arch.name}; "
+        yield "warp_tile_m", (f"warp tile {_x(_triple(c, 'warp_tile'))} is not a quant warp tile on {arch.name}; "
                               f"supported: 16x16x{{{', '.join(map(str, ks)) or 'none'}}}")
 
 
@@ -537,9 +560,9 @@ def _quant_warp_tile(c: Any, arch: ArchSpec) -> Iterator[Finding]:
       needs=("tile.positive",), variants=QUANT_VARIANTS,
       reads=("tile_n", "tile_k", "bquant_group_n", "bquant_group_k", "aquant_group_k"))
 def _quant_groups(c: Any, arch: ArchSpec) -> Iterator[Finding]:
-    if c.tile_k % c.bquant_group_k:
+    if c.bquant_group_k is not None and c.tile_k % c.bquant_group_k:
         yield "bquant_group_k", f"{c.bquant_group_k} does not divide tile_k {c.tile_k}"
-    if c.tile_n % c.bquant_group_n:
+    if c.bquant_group_n is not None and c.tile_n % c.bquant_group_n:
         yield "bquant_group_n", f"{c.bquant_group_n} does not divide tile_n {c.tile_n}"
     if c.aquant_group_k is not None and c.tile_k % c.aquant_group_k:
         yield "aquant_group_k", f"{c.aquant_group_k} does not divide tile_k {c.tile_k}"
@@ -547,7 +570,7 @@ def _quant_groups(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 @rule("quant.preshuffle_b",
       "preshuffle_b is what the pipeline reads: preshuffled B for preshuffleb and eightwaves only",
-      variants=QUANT_VARIANTS, reads=("pipeline", "preshuffle_b"))
+      variants=BLOCK_SCALE_VARIANTS, reads=("pipeline", "preshuffle_b"))
 def _quant_preshuffle_b(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.preshuffle_b != (c.pipeline in ("preshuffleb", "eightwaves")):
         yield "preshuffle_b", (f"{str(c.preshuffle_b).lower()} with pipeline {c.pipeline}: only preshuffleb and "
@@ -559,6 +582,38 @@ def _quant_preshuffle_b(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 def _profile_abquant(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if not catalog.load_profile(c.ck_api).feature("abquant"):
         yield "ck_api", f"abquant: CK API profile {c.ck_api} has no QuantType::ABQuantGrouped; use ck-2026.06"
+
+
+@rule("aquant.schedule", "each AQuant pipeline implements one schedule (Mem: interwave, CompV3: intrawave)",
+      variants=(AQUANT,), reads=("pipeline", "scheduler"))
+def _aquant_schedule(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    want = QUANT_SCHEDULES[AQUANT][c.pipeline]
+    if c.scheduler != want:
+        yield "scheduler", f"{c.scheduler}: CK's AQuant {c.pipeline} pipeline implements the {want} schedule only"
+
+
+@rule("aquant.preshuffle_pipeline", "preshuffled A scales run the CompV3 pipeline (CK's generator pairs them)",
+      variants=(AQUANT,), reads=("pipeline", "preshuffle_aquant"))
+def _aquant_preshuffle(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.preshuffle_aquant and c.pipeline != "compv3":
+        yield "pipeline", f"{c.pipeline}: CK builds AQuant with preshuffled scales on the compv3 pipeline"
+
+
+@rule("profile.aquant_mem", "the CK API profile's AQuant block GEMM has the Mem pipeline's interwave schedule",
+      variants=(AQUANT,), reads=("ck_api", "pipeline"))
+def _profile_aquant_mem(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.pipeline == "mem" and not catalog.load_profile(c.ck_api).feature("aquant_interwave"):
+        yield "pipeline", (f"mem: CK API profile {c.ck_api}'s AQuant block GEMM implements the intrawave schedule "
+                           "only, which the Mem pipeline does not run; use compv3 (intrawave), or a newer profile "
+                           "(ck_api)")
+
+
+@rule("profile.aquant_int4", "the CK API profile's AQuant pipeline takes a packed-int4 A (fp8i4, bf8i4)",
+      variants=(AQUANT,), reads=("ck_api", "datatype"))
+def _profile_aquant_int4(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.datatype.endswith("i4") and not catalog.load_profile(c.ck_api).feature("aquant_packed_int4"):
+        yield "datatype", (f"{c.datatype}: CK API profile {c.ck_api}'s AQuant pipeline takes an fp8 or bf8 A only; "
+                           "use fp8 or bf8, or a newer profile (ck_api)")
 
 
 @rule("split_k.unsupported", "split-K (k_batch > 1) only where CK's kernel accumulates partial results",
@@ -905,3 +960,4 @@ def _dw_lds(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     used = DepthwiseTile.of(c).lds_bytes(c)
     if used > arch.lds_bytes:
         yield "tile_h", f"{used} B of LDS exceeds the {arch.lds_bytes} B of {arch.name}"
+

@@ -85,12 +85,21 @@ QUANT_EIGHT_WAVES: tuple[Triple, ...] = _triples(_RAW["quant"]["eight_waves"])
 QUANT_WARP_TILE_MN: tuple[int, int] = (_RAW["quant"]["warp_tile_mn"][0], _RAW["quant"]["warp_tile_mn"][1])
 QUANT_WARP_TILE_K: Mapping[str, tuple[int, ...]] = MappingProxyType(
     {arch: tuple(ks) for arch, ks in _RAW["quant"]["warp_tile_k"].items()})
+_QUANT_FAMILIES = {family: spec for family, spec in _RAW["quant"].items() if isinstance(spec, dict)
+                   and "datatypes" in spec}
 QUANT_DATATYPES: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {family: tuple(_RAW["quant"][family]["datatypes"]) for family in ("bquant", "abquant")})
-"""Per block-scale family (variant): CK's variant keys, ckast's `datatype` values."""
+    {family: tuple(spec["datatypes"]) for family, spec in _QUANT_FAMILIES.items()})
+"""Per quant family (variant): CK's variant keys, ckast's `datatype` values."""
 QUANT_PIPELINES: Mapping[str, Mapping[str, str]] = MappingProxyType(
-    {family: MappingProxyType(dict(_RAW["quant"][family]["pipelines"])) for family in ("bquant", "abquant")})
-"""Per block-scale family: pipeline name -> CK's pipeline class (catalog key)."""
+    {family: MappingProxyType(dict(spec["pipelines"])) for family, spec in _QUANT_FAMILIES.items()})
+"""Per quant family: pipeline name -> CK's pipeline class (catalog key)."""
+QUANT_SCHEDULES: Mapping[str, Mapping[str, str]] = MappingProxyType(
+    {family: MappingProxyType(dict(spec["schedules"])) for family, spec in _QUANT_FAMILIES.items()
+     if "schedules" in spec})
+"""Per quant family whose pipelines implement one schedule each: pipeline name -> that schedule."""
+QUANT_BASE_PIPELINES: Mapping[str, str] = MappingProxyType(
+    {family: spec["base"] for family, spec in _QUANT_FAMILIES.items() if "base" in spec})
+"""Per quant family whose launcher dispatches hot loop and tail on another base pipeline than its pipeline's."""
 DEPTHWISE_BLOCK_SIZE: int = _RAW["depthwise"]["block_size"]
 DEPTHWISE_DILATION: int = _RAW["depthwise"]["dilation"]
 UNSUPPORTED_TRAITS: frozenset[tuple[str, str, str]] = frozenset(tuple(t) for t in _RAW["traits"]["unsupported"])

@@ -117,7 +117,7 @@ def expand(data: Any) -> list[tuple[str, dict[str, Any]]] | None:
     """(JSON path, kernel object) of every kernel of a CK config; None if `data` is not one.
 
     Raises ConfigError for a structural problem (naming its JSON path) or a product over MAX_KERNELS.
-    CK's block-scale codegen configs and manifest are read by `ck_quant_configs`.
+    CK's quant codegen configs, manifest cases and manifest are read by `ck_quant_configs`.
     """
     quant = ck_quant_configs.expand(data)
     if quant is not None:

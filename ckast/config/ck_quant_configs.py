@@ -1,22 +1,28 @@
-"""CK's block-scale GEMM codegen configs (bquant, abquant), read as they are and expanded into kernel objects.
+"""CK's quantized-GEMM codegen configs, read as they are and expanded into kernel objects.
 
-Two forms, as CK's dispatcher holds them (rocm-libraries ea607ecdb59e970dc748d4848363b800334ba5c6:
-`dispatcher/codegen/unified_gemm_{bquant,abquant}_codegen.py`, the factories of `dispatcher/python/
-gemm_{bquant,abquant}_utils.py`, and the goldens' `dispatcher/tests/golden/codegen/manifest.json`):
+CK's dispatcher builds each quant family with its own generator (rocm-libraries
+ea607ecdb59e970dc748d4848363b800334ba5c6: `dispatcher/codegen/unified_gemm_<family>_codegen.py`) from a config
+dict that the factories of `dispatcher/python/gemm_<family>_utils.py` make; CK's byte goldens record every
+default factory's dict (`dispatcher/tests/golden/codegen/manifest.json`). Three forms are read:
 
-- one codegen config: `variant_keys`, `layouts`, `tile_configs` (lists), `pipeline`, `epilogue`,
-  `scheduler`, the pads, `k_block_per_cu`, `double_smem_buffer`, `preshuffle_b`, `preshuffle_bquant`, and
-  the quant groups: bquant's `quant_groups` ({quant_group_m, quant_group_n, quant_group_k}; M must be 1),
-  abquant's `aquant_group_k` and `bquant_groups` ({bquant_group_n, bquant_group_k}) with `eight_waves`
-  and `transpose_c`. CK feeds a config to one family's generator; here the family is the top-level
-  `variant` key, or told by the keys (`bquant_groups`/`aquant_group_k`: abquant; `preshuffle_bquant` or
-  `preshuffle_b` with `quant_groups`: bquant). The target is `arch` (or `gpu_target`), default gfx942.
-- the manifest: `{"cases": {id: {"module", "arch", "config", ...}}}`, each case's family named by its
-  config-factory module (`gemm_bquant_utils`, `gemm_abquant_utils`).
+- the manifest: `{"cases": {id: {"module", "arch", "config", ...}}, ...}`, each case's family named by its
+  config-factory module (`gemm_bquant_utils`, `gemm_abquant_utils`, `gemm_aquant_utils`,
+  `gemm_rowcolquant_utils`, `gemm_tensor_quant_utils`);
+- one manifest case (`{"module", "arch", "config", ...}`);
+- one bare codegen config (`variant_keys`, `tile_configs`, ...). CK feeds a config to one family's
+  generator; here the family is the top-level `variant` key, or told by the keys (`bquant_groups`,
+  `aquant_group_k` or `eight_waves`: abquant; `preshuffle_b` or `preshuffle_bquant`: bquant;
+  `preshuffle_aquant`: aquant; row-col and tensor quant configs are alike and must name it). The target is
+  `arch` or `gpu_target` (default gfx942), or each of a `gpu_targets` list.
 
-A config expands as CK's `_build_specs` does: variant_keys x layouts x tile_configs x quant groups.
-`eight_waves` must agree with the pipeline (eightwaves); `block_size` is CK's constant and not used (ckast
-derives the block from the waves). A key this reader does not know is refused, naming its path.
+A config's keys per family: the lists `variant_keys` (data types), `layouts`, `tile_configs` (the nine tile
+knobs each), the scalars that are knobs of the same name and value, and the quant groups: bquant's
+`quant_groups` ({quant_group_m, quant_group_n, quant_group_k}; M must be 1), abquant's `aquant_group_k` and
+`bquant_groups` ({bquant_group_n, bquant_group_k}) with `eight_waves` and `transpose_c`, aquant's
+`quant_groups` (1 x 1 x K: the knob `aquant_group_k`) and `epilogues`. A config expands as CK's generators
+form it: variant_keys x layouts x tile_configs x quant groups (x epilogues). `eight_waves` must agree with
+the pipeline (eightwaves); `block_size` is CK's constant and not used (ckast derives the block from the
+waves). A key this reader does not know is refused, naming its path.
 """
 
 from __future__ import annotations
@@ -25,24 +31,33 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import ConfigError, ConfigIssue, key_path
+from .errors import ConfigError, ConfigIssue, key_path, shown
 
-MODULES = {"gemm_bquant_utils": "bquant", "gemm_abquant_utils": "abquant"}
+MODULES = {"gemm_bquant_utils": "bquant", "gemm_abquant_utils": "abquant", "gemm_aquant_utils": "aquant",
+           "gemm_rowcolquant_utils": "rowcolquant", "gemm_tensor_quant_utils": "tensor_quant"}
 """CK's config-factory module -> ckast variant."""
-_SCALARS = ("pipeline", "epilogue", "scheduler", "pad_m", "pad_n", "pad_k", "k_block_per_cu", "double_smem_buffer",
-            "preshuffle_b", "preshuffle_bquant")
-"""Keys that are knobs of the same name and value."""
+_COMMON = ("scheduler", "double_smem_buffer", "k_block_per_cu")
+_BLOCK_SCALE = (*_COMMON, "pipeline", "epilogue", "pad_m", "pad_n", "pad_k", "preshuffle_b", "preshuffle_bquant")
+SCALARS = {"bquant": _BLOCK_SCALE, "abquant": (*_BLOCK_SCALE, "transpose_c"), "aquant": (*_COMMON, "preshuffle_aquant"),
+           "rowcolquant": (*_COMMON, "pipeline", "epilogue"), "tensor_quant": (*_COMMON, "pipeline", "epilogue")}
+"""Per family: the config keys that are knobs of the same name and value."""
 _KEYS = {
-    "bquant": {"variant_keys", "layouts", "tile_configs", "quant_groups", "block_size", "transpose_c", *_SCALARS},
+    "bquant": {"variant_keys", "layouts", "tile_configs", "quant_groups", "block_size", "transpose_c",
+               *SCALARS["bquant"]},
     "abquant": {"variant_keys", "layouts", "tile_configs", "aquant_group_k", "bquant_groups", "eight_waves",
-                "transpose_c", "block_size", *_SCALARS},
+                "block_size", *SCALARS["abquant"]},
+    "aquant": {"variant_keys", "layouts", "tile_configs", "quant_groups", "epilogues", *SCALARS["aquant"]},
+    "rowcolquant": {"variant_keys", "layouts", "tile_configs", *SCALARS["rowcolquant"]},
+    "tensor_quant": {"variant_keys", "layouts", "tile_configs", *SCALARS["tensor_quant"]},
 }
 _TILE_KEYS = tuple(f"{p}_{d}" for p in ("tile", "warp", "warp_tile") for d in "mnk")
-_TOP = ("variant", "arch", "gpu_target")
+_GROUP_KEYS = ("quant_group_m", "quant_group_n", "quant_group_k")
+_TOP = ("variant", "arch", "gpu_target", "gpu_targets")
+_CASE = ("module", "arch", "config", "config_name", "factory", "sha256")
 
 
 def family(data: Any) -> str | None:
-    """The block-scale family of one CK codegen config, or None if `data` is not one."""
+    """The quant family of one CK codegen config, or None if `data` is not one (or does not tell)."""
     if not isinstance(data, dict) or not {"variant_keys", "tile_configs"} <= data.keys():
         return None
     if data.get("variant") in _KEYS:
@@ -51,39 +66,55 @@ def family(data: Any) -> str | None:
         return "abquant"
     if {"preshuffle_b", "preshuffle_bquant"} & data.keys():
         return "bquant"
+    if "preshuffle_aquant" in data:
+        return "aquant"
     return None
 
 
 def expand(data: Any) -> list[tuple[str, dict[str, Any]]] | None:
-    """(JSON path, kernel object) of every kernel of a CK block-scale config or manifest; None if neither."""
-    if isinstance(data, dict) and isinstance(data.get("cases"), dict) and all(
-            isinstance(c, dict) and "module" in c and "config" in c for c in data["cases"].values()):
-        return _manifest(data["cases"])
-    fam = family(data)
-    if fam is None:
+    """(JSON path, kernel object) of every kernel of a CK quant config, manifest case or manifest; None if
+    `data` is none of them. Raises ConfigError naming the JSON path of every problem."""
+    if not isinstance(data, dict):
         return None
     issues: list[ConfigIssue] = []
-    arch = data.get("arch", data.get("gpu_target", "gfx942"))
-    kernels = _config(fam, {k: v for k, v in data.items() if k not in _TOP}, arch, "", issues)
-    if issues:
-        raise ConfigError(issues)
-    return kernels
-
-
-def _manifest(cases: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    issues: list[ConfigIssue] = []
-    out: list[tuple[str, dict[str, Any]]] = []
-    for name, case in cases.items():
-        path = key_path("cases", name)
-        fam = MODULES.get(case["module"])
+    if isinstance(data.get("cases"), dict) and "tile_configs" not in data:
+        out = [k for name, case in data["cases"].items() for k in _case(case, key_path("cases", name), issues)]
+    elif {"module", "config"} <= data.keys():
+        out = _case(data, "", issues)
+    elif {"variant_keys", "tile_configs"} <= data.keys():
+        fam = family(data)
         if fam is None:
-            issues.append(ConfigIssue(key_path(path, "module"), f"{case['module']}: ckast reads the block-scale "
-                                      f"families of {', '.join(MODULES)}"))
-            continue
-        out += _config(fam, case["config"], case.get("arch", "gfx942"), key_path(path, "config"), issues)
+            given = data.get("variant")
+            issues.append(ConfigIssue("variant", (f"{shown(given)} is not a quant family; " if "variant" in data else
+                                                  "missing: CK's row-col and tensor quant configs are alike, so name "
+                                                  "the family; ") + f"allowed: {', '.join(_KEYS)}"))
+            raise ConfigError(issues)
+        targets = data.get("gpu_targets", [data.get("arch", data.get("gpu_target", "gfx942"))])
+        if not isinstance(targets, list) or not targets:
+            issues.append(ConfigIssue("gpu_targets", "expected a non-empty list of arch names"))
+            raise ConfigError(issues)
+        config = {k: v for k, v in data.items() if k not in _TOP}
+        out = [kernel for arch in targets for kernel in _config(fam, config, arch, "", issues)]
+    else:
+        return None
     if issues:
         raise ConfigError(issues)
     return out
+
+
+def _case(case: Any, path: str, issues: list[ConfigIssue]) -> list[tuple[str, dict[str, Any]]]:
+    """One manifest case: its config for the family its module names, on its arch."""
+    if not isinstance(case, dict) or not {"module", "config"} <= case.keys():
+        issues.append(ConfigIssue(path, "expected a manifest case with module, arch and config"))
+        return []
+    issues += [ConfigIssue(key_path(path, k), f"unknown key of a manifest case; allowed: {', '.join(_CASE)}")
+               for k in case if k not in _CASE and not str(k).startswith("_")]
+    fam = MODULES.get(case["module"])
+    if fam is None:
+        issues.append(ConfigIssue(key_path(path, "module"), f"{case['module']}: ckast reads the quant "
+                                                             f"families of {', '.join(MODULES)}"))
+        return []
+    return _config(fam, case["config"], case.get("arch", "gfx942"), key_path(path, "config"), issues)
 
 
 def _list(data: Mapping[str, Any], key: str, path: str, issues: list[ConfigIssue], default: list) -> list:
@@ -94,21 +125,34 @@ def _list(data: Mapping[str, Any], key: str, path: str, issues: list[ConfigIssue
     return value
 
 
-def _groups(fam: str, data: Mapping[str, Any], path: str, issues: list[ConfigIssue]) -> list[dict[str, Any]]:
-    """The quant-group axis as knob values: bquant's quant_groups, abquant's bquant_groups (x aquant_group_k)."""
+def _quant_groups(fam: str, data: Mapping[str, Any], path: str, issues: list[ConfigIssue]) -> list[dict[str, Any]]:
+    """bquant's and aquant's `quant_groups` as knob values: B groups 1 x N x K, A groups 1 x 1 x K."""
     out = []
-    if fam == "bquant":
-        default = [{"quant_group_m": 1, "quant_group_n": 1, "quant_group_k": 128}]
-        for i, g in enumerate(_list(data, "quant_groups", path, issues, default)):
-            where = f"{key_path(path, 'quant_groups')}[{i}]"
-            if not isinstance(g, dict) or set(g) - {"quant_group_m", "quant_group_n", "quant_group_k"}:
-                issues.append(ConfigIssue(where, "expected {quant_group_m, quant_group_n, quant_group_k}"))
-            elif g.get("quant_group_m", 1) != 1:
-                issues.append(ConfigIssue(key_path(where, "quant_group_m"), f"{g['quant_group_m']}: B scales group "
-                                          "N and K only (CK's BQuant pipeline asserts quant_group_m 1)"))
-            else:
-                out.append({"bquant_group_n": g.get("quant_group_n", 1), "bquant_group_k": g.get("quant_group_k", 128)})
-        return out
+    fixed = ("quant_group_m",) if fam == "bquant" else ("quant_group_m", "quant_group_n")
+    default = [{"quant_group_m": 1, "quant_group_n": 1, "quant_group_k": 128}]
+    for i, g in enumerate(_list(data, "quant_groups", path, issues, default)):
+        where = f"{key_path(path, 'quant_groups')}[{i}]"
+        if not isinstance(g, dict) or set(g) - set(_GROUP_KEYS):
+            issues.append(ConfigIssue(where, f"expected {{{', '.join(_GROUP_KEYS)}}}"))
+            continue
+        wrong = [k for k in fixed if g.get(k, 1) != 1]
+        issues += [ConfigIssue(key_path(where, k), f"{shown(g[k])}: CK's {fam} pipelines take groups of "
+                                                    f"{'1 x N x K' if fam == 'bquant' else '1 x 1 x K'}")
+                   for k in wrong]
+        if not wrong and fam == "bquant":
+            out.append({"bquant_group_n": g.get("quant_group_n", 1), "bquant_group_k": g.get("quant_group_k", 128)})
+        elif not wrong:
+            out.append({"aquant_group_k": g.get("quant_group_k", 128)})
+    return out
+
+
+def _groups(fam: str, data: Mapping[str, Any], path: str, issues: list[ConfigIssue]) -> list[dict[str, Any]]:
+    """The quant-group axis as knob values (one empty entry for the families without groups)."""
+    if fam in ("bquant", "aquant"):
+        return _quant_groups(fam, data, path, issues)
+    if fam != "abquant":
+        return [{}]
+    out = []
     default = [{"bquant_group_n": 1, "bquant_group_k": 128}]
     for i, g in enumerate(_list(data, "bquant_groups", path, issues, default)):
         where = f"{key_path(path, 'bquant_groups')}[{i}]"
@@ -129,14 +173,11 @@ def _config(fam: str, data: Any, arch: Any, path: str, issues: list[ConfigIssue]
     issues += [ConfigIssue(key_path(path, k), f"unknown key of CK's {fam} codegen config; allowed: "
                                               f"{', '.join(sorted(_KEYS[fam]))}") for k in unknown]
     base: dict[str, Any] = {"kind": "gemm", "variant": fam, "arch": arch,
-                            **{k: data[k] for k in _SCALARS if k in data}}
-    if fam == "abquant":
-        if "transpose_c" in data:
-            base["transpose_c"] = data["transpose_c"]
-        if "eight_waves" in data and data["eight_waves"] != (data.get("pipeline") == "eightwaves"):
-            issues.append(ConfigIssue(key_path(path, "eight_waves"), f"{data['eight_waves']} with pipeline "
-                                      f"{data.get('pipeline')}: CK's eight-wave path is the eightwaves pipeline"))
-    elif data.get("transpose_c", False):
+                            **{k: data[k] for k in SCALARS[fam] if k in data}}
+    if fam == "abquant" and "eight_waves" in data and data["eight_waves"] != (data.get("pipeline") == "eightwaves"):
+        issues.append(ConfigIssue(key_path(path, "eight_waves"), f"{data['eight_waves']} with pipeline "
+                                  f"{data.get('pipeline')}: CK's eight-wave path is the eightwaves pipeline"))
+    elif fam == "bquant" and data.get("transpose_c", False):
         issues.append(ConfigIssue(key_path(path, "transpose_c"), "true: CK's bquant kernels never transpose C"))
     tiles = []
     for i, t in enumerate(_list(data, "tile_configs", path, issues, [])):
@@ -147,8 +188,11 @@ def _config(fam: str, data: Any, arch: Any, path: str, issues: list[ConfigIssue]
     variant_keys = _list(data, "variant_keys", path, issues, [])
     layouts = _list(data, "layouts", path, issues, ["rcr"])
     groups = _groups(fam, data, path, issues)
+    epilogues = [{"epilogue": e} for e in _list(data, "epilogues", path, issues, ["cshuffle"])] \
+        if fam == "aquant" else [{}]
     out = []
-    for datatype, layout, tile, group in itertools.product(variant_keys, layouts, tiles, groups):
-        shown = f"{datatype} {layout} {'x'.join(str(tile[k]) for k in _TILE_KEYS)}"
-        out.append((f"{path or 'config'} ({shown})", {**base, "datatype": datatype, "layout": layout, **tile, **group}))
+    for datatype, layout, tile, group, epilogue in itertools.product(variant_keys, layouts, tiles, groups, epilogues):
+        shown_ = f"{datatype} {layout} {'x'.join(str(tile[k]) for k in _TILE_KEYS)}"
+        out.append((f"{path or 'config'} ({shown_})", {**base, "datatype": datatype, "layout": layout, **tile,
+                                                       **group, **epilogue}))
     return out

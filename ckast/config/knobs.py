@@ -15,9 +15,9 @@ from typing import Any
 import attrs
 
 from ckast.arch import ARCH_NAMES, PIPELINES as PIPELINE_SPECS
-from ckast.arch.rules import (CONV_VARIANTS, DEPTHWISE, GEMM_VARIANTS, QUANT_VARIANTS, STREAM_K, TILED,
-                               UNARY_ELEMENTWISE_OPS, split_k_default)
-from ckast.arch.specs import QUANT_DATATYPES, QUANT_PIPELINES
+from ckast.arch.rules import (AQUANT, BLOCK_SCALE_VARIANTS, CONV_VARIANTS, DEPTHWISE, GEMM_VARIANTS, QUANT_VARIANTS,
+                               STREAM_K, TENSOR_QUANT, TILED, UNARY_ELEMENTWISE_OPS, split_k_default)
+from ckast.arch.specs import QUANT_DATATYPES, QUANT_PIPELINES, QUANT_SCHEDULES
 from ckast import catalog
 from ckast.catalog import DEFAULT_PROFILE, profile_names
 
@@ -41,9 +41,10 @@ DOUBLE_BUFFER_PIPELINES = tuple(name for name, spec in PIPELINE_SPECS.items() if
 LDS_POLICIES = ("conv", "gemm")
 """LDS layout policy of a conv pipeline: CK's grouped-conv policy, or the pipeline's default GEMM policy."""
 
-QUANT_TILES = {"bquant": (16, 64, 256, 1, 4, 1, 16, 16), "abquant": (128, 128, 128, 1, 4, 1, 16, 16)}
-"""Default tile, waves and warp tile M/N of the block-scale families: CK's default config factories
-(gemm_bquant_utils / gemm_abquant_utils at rocm-libraries ea607ecd); warp tile K is 128 on gfx950, else 32."""
+QUANT_TILES = {"abquant": (128, 128, 128, 1, 4, 1, 16, 16),
+               **dict.fromkeys(("bquant", AQUANT, "rowcolquant", TENSOR_QUANT), (16, 64, 256, 1, 4, 1, 16, 16))}
+"""Default tile, waves and warp tile M/N of the quant families: CK's default config factories
+(gemm_<family>_utils at rocm-libraries ea607ecd); warp tile K is 128 on gfx950, else 32."""
 
 SCHEDULERS = ("intrawave", "interwave", "default")
 EPILOGUES = ("cshuffle", "default")
@@ -156,7 +157,14 @@ def _default_pipeline(c: Config) -> str:
         return "compv3" if c["variant"] == "bwd_data" else "compv4"
     if _quant(c) and c["datatype"].startswith("mx_"):
         return "microscale"
+    if c["variant"] == AQUANT:  # CK's generator: CompV3 with preshuffled scales, Mem without
+        return "compv3" if c["preshuffle_aquant"] else "mem"
     return "preshufflev2" if c["variant"] == "preshuffle" else "compv3"
+
+
+def _default_scheduler(c: Config) -> str:
+    """Intrawave, except where the family's pipeline implements one schedule (AQuant's Mem: interwave)."""
+    return QUANT_SCHEDULES.get(c["variant"], {}).get(c["pipeline"], "intrawave")
 
 
 KNOBS: tuple[Knob, ...] = (
@@ -175,15 +183,17 @@ KNOBS: tuple[Knob, ...] = (
     *(Knob(f"warp_{d}", int, default=_tile_default(f"warp_{d}", 2 if d != "k" else 1), variants=TILED) for d in "mnk"),
     *(Knob(f"warp_tile_{d}", int, default=_tile_default(f"warp_tile_{d}", 32 if d != "k" else 16), variants=TILED)
       for d in "mnk"),
+    # AQuant's scales preshuffled (CK's `preshuffle_aquant`): it chooses the pipeline's default.
+    Knob("preshuffle_aquant", bool, default=False, variants=(AQUANT,)),
     Knob("pipeline", str, default=_default_pipeline, choices=_pipelines, variants=TILED),
-    Knob("scheduler", str, default="intrawave", choices=SCHEDULERS, variants=TILED),
+    Knob("scheduler", str, default=_default_scheduler, choices=SCHEDULERS, variants=TILED),
     # CK's conv kernels are built around the CShuffle epilogue (CK's generator names "default" but emits CShuffle);
     # so are multi-D kernels, which CK's GEMM generator lists with either epilogue (rule multi_d.epilogue).
     Knob("epilogue", str, default="cshuffle", variants=TILED,
          choices=lambda c: ("cshuffle",) if c["variant"] in CONV_VARIANTS else EPILOGUES),
     # Conv kernels always pad (CK's implicit-GEMM traits fix kPadM/N/K = true and the kernels assert it).
-    # CK's bquant generator pads K by default (its other GEMM generators pad nothing by default).
-    *(Knob(f"pad_{d}", bool, default=(lambda c: c["variant"] == "bquant") if d == "k" else False,
+    # CK's bquant and tensor-quant generators pad K by default (its other GEMM generators pad nothing by default).
+    *(Knob(f"pad_{d}", bool, default=(lambda c: c["variant"] in ("bquant", TENSOR_QUANT)) if d == "k" else False,
            variants=GEMM_VARIANTS) for d in "mnk"),
     Knob("persistent", bool, default=False, kinds=(GEMM,)),
     Knob("split_k", bool, default=lambda c: split_k_default(c["kind"], c["variant"], c["epilogue"], c["datatype"]),
@@ -211,15 +221,16 @@ KNOBS: tuple[Knob, ...] = (
          choices=lambda c: GEMM_STREAMK_REDUCTIONS if _streamk_gemm(c) else STREAMK_REDUCTIONS,
          variants=("bwd_weight", STREAM_K), inert=_streamk_off),
     Knob("streamk_persistent", bool, default=False, variants=("bwd_weight",), inert=_streamk_off),
-    # Block-scale quantized GEMM (CK's config keys): the scale group sizes (A scales are 1 x aquant_group_k
-    # per row; B scales bquant_group_n x bquant_group_k), preshuffled B / B scales, C transposed in the
-    # warp GEMM (abquant's preshuffled-B configs), and CK's kBlockPerCu.
-    Knob("bquant_group_n", int, default=1, minimum=1, variants=QUANT_VARIANTS),
-    Knob("bquant_group_k", int, default=128, minimum=1, variants=QUANT_VARIANTS),
-    Knob("aquant_group_k", int, default=128, minimum=1, variants=("abquant",)),
+    # Quantized GEMM (CK's config keys): the scale group sizes (A scales are 1 x aquant_group_k per row,
+    # abquant's `aquant_group_k`, aquant's quant_groups[].quant_group_k; B scales bquant_group_n x
+    # bquant_group_k), preshuffled B / B scales, C transposed in the warp GEMM (abquant's preshuffled-B
+    # configs), and CK's kBlockPerCu.
+    Knob("bquant_group_n", int, default=1, minimum=1, variants=BLOCK_SCALE_VARIANTS),
+    Knob("bquant_group_k", int, default=128, minimum=1, variants=BLOCK_SCALE_VARIANTS),
+    Knob("aquant_group_k", int, default=128, minimum=1, variants=("abquant", AQUANT)),
     Knob("preshuffle_b", bool, default=lambda c: c["pipeline"] in ("preshuffleb", "eightwaves"),
-         variants=QUANT_VARIANTS),
-    Knob("preshuffle_bquant", bool, default=False, variants=QUANT_VARIANTS),
+         variants=BLOCK_SCALE_VARIANTS),
+    Knob("preshuffle_bquant", bool, default=False, variants=BLOCK_SCALE_VARIANTS),
     Knob("transpose_c", bool, default=lambda c: c["preshuffle_b"], variants=("abquant",)),
     Knob("k_block_per_cu", int, default=1, minimum=1, variants=QUANT_VARIANTS),
     *(Knob(name, int, default=default, minimum=minimum, variants=(DEPTHWISE,))

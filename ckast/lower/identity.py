@@ -43,6 +43,10 @@ def _flags(c) -> list[str]:
         out.append("nosplitk")
     if c.elementwise_op is not None:
         out.append(f"{c.elementwise_op}_d{c.num_d_tensors}")
+    if c.variant == "aquant":  # CK's quant group token (`qg1x1x128`) and scale-preshuffle suffix
+        out.append(f"qg1x1x{c.aquant_group_k}")
+    if c.preshuffle_aquant:
+        out.append("preshufflequant")
     return out
 
 

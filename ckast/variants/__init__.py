@@ -24,11 +24,10 @@ GEMM_PATCHES: dict[str, tuple[Patch, ...]] = {
     "batched": (gemm_batched.patch,),
     "grouped": (gemm_grouped.patch,),
     "stream_k": (gemm_streamk.patch,),
-    "bquant": (gemm_quant.patch,),
-    "abquant": (gemm_quant.patch,),
+    **{variant: (gemm_quant.patch,) for variant in QUANT_VARIANTS},
 }
 GEMM_CONTEXTS: dict[str, type[gemm.Gemm]] = {"stream_k": gemm_streamk.StreamK, "grouped": gemm_grouped.Grouped,
-                                             "bquant": gemm_quant.Quant, "abquant": gemm_quant.Quant}
+                                             **dict.fromkeys(QUANT_VARIANTS, gemm_quant.Quant)}
 """Variants whose kernel context differs from the shared graph's (others: `gemm.Gemm`)."""
 
 
@@ -85,7 +84,7 @@ def lower_kernel(config, profile: Profile) -> KernelUnit:
 
 
 def has_wrapper(config) -> bool:
-    """Whether the kernel gets a dispatcher wrapper: CK's dispatcher registry holds no block-scale GEMM (its
+    """Whether the kernel gets a dispatcher wrapper: CK's dispatcher registry holds no quantized GEMM (its
     `KernelKey` has no scale fields and its instances run `GemmHostArgs`; CK runs those through per-family
     libraries), so they get none."""
     return config.variant not in QUANT_VARIANTS

@@ -1,20 +1,23 @@
-"""GEMM `bquant` and `abquant`: CK Tile's block-scale quantized GEMM, as a patch on the shared GEMM graph.
+"""CK Tile's quantized GEMM families as one patch on the shared GEMM graph: `bquant`, `abquant` (block
+scales), `aquant` (A scaled per group of K), `rowcolquant` (a scale per row of A and column of B) and
+`tensor_quant` (one scale per tensor).
 
-B (bquant) or A and B (abquant) carry float / fp8 / e8m0 scales, one per quant group (B groups
-`bquant_group_n` x `bquant_group_k`, A groups 1 x `aquant_group_k`). The patch swaps the data
-types (the scale type `QDataType`, the compute type), the host arguments (`QuantGemmHostArgs`:
-scale pointers and strides beside A, B and C), the partitioner (bquant: CK's 1-D partitioner),
-the traits (`TileGemmQuantTraits`: quant type, scale layouts, preshuffled B and B scales), the
-pipeline problems, the family's pipeline and the kernel (`QuantGemmKernel`). The quant problems
-take hot loop and tail as template arguments in every profile, so the launcher dispatches them at
-compile time (as the ck-2025.11 universal GEMM does). Rules quant.* check the families.
+B (bquant), A and B (abquant) or A (aquant) carry float / fp8 / e8m0 scales, one per quant group (B
+groups `bquant_group_n` x `bquant_group_k`, A groups 1 x `aquant_group_k`); row-col and tensor quant
+scale in the epilogue. The patch swaps the data types (the scale type `QDataType`, the compute type),
+the host arguments (`QuantGemmHostArgs`: scale pointers and strides beside A, B and C), the partitioner
+(CK's 1-D partitioner, except abquant and aquant), the traits (`TileGemmQuantTraits`: quant type, scale
+layouts, preshuffled B and scales), the family's pipeline problem and pipeline, and the kernel
+(`QuantGemmKernel`). The quant problems take hot loop and tail as template arguments in every profile, so
+the launcher dispatches them at compile time (as the ck-2025.11 universal GEMM does). Rules quant.*,
+aquant.* and profile.* check the families.
 
-Read at: CK's generators `dispatcher/codegen/unified_gemm_bquant_codegen.py` (rocm-libraries
-04415a7cf5f1f161a486a11a0e1c049c2249b9e0) and `unified_gemm_abquant_codegen.py`, and the byte goldens they
-froze, `dispatcher/tests/golden/codegen/{manifest.json,hpp/gemm_{bquant,abquant}_*.hpp.golden}` at
-ea607ecdb59e970dc748d4848363b800334ba5c6; CK Tile `include/ck_tile/ops/gemm_quant` of rocm-libraries
-(tile_gemm_quant_traits.hpp @925db993, gemm_quant_pipeline_problem.hpp @09ca95c8) for ck-2026.06 and
-of the amd-aiter wheel for ck-2025.11 (BQuantGrouped only: abquant is refused there, rule profile.abquant).
+Read at: CK's generators `dispatcher/codegen/unified_gemm_{bquant,abquant,aquant,rowcolquant,tensor_quant}
+_codegen.py` and the byte goldens they froze, `dispatcher/tests/golden/codegen/{manifest.json,hpp/*.golden}`
+at ea607ecdb59e970dc748d4848363b800334ba5c6; CK Tile `include/ck_tile/ops/gemm_quant` of rocm-libraries
+(tile_gemm_quant_traits.hpp @925db993, gemm_quant_pipeline_problem.hpp @09ca95c8, kernel/gemm_quant_kernel.hpp
+@05fca22d) for ck-2026.06 and of the amd-aiter wheel for ck-2025.11 (no ABQuant: rule profile.abquant; no Mem
+AQuant or packed-int4 A: rules profile.aquant_mem, profile.aquant_int4).
 """
 
 from __future__ import annotations
@@ -22,14 +25,16 @@ from __future__ import annotations
 import attrs
 
 from ckast import nodes as n
-from ckast.arch.specs import QUANT_PIPELINES
+from ckast.arch.rules import AQUANT, BLOCK_SCALE_VARIANTS, TENSOR_QUANT
+from ckast.arch.specs import QUANT_BASE_PIPELINES, QUANT_PIPELINES
 from ckast.lower.cxx import c_str, constexpr
 from ckast.lower.graph import Construct, KernelGraph, Scope
 
 from .common import alias, ids
 from .gemm import LAYOUTS, SCHEDULERS, Gemm, epilogue_problem
 
-QUANT_TYPES = {"bquant": "BQuantGrouped", "abquant": "ABQuantGrouped"}
+QUANT_TYPES = {"bquant": "BQuantGrouped", "abquant": "ABQuantGrouped", AQUANT: "AQuantGrouped",
+               "rowcolquant": "RowColQuant", TENSOR_QUANT: "TensorQuant"}
 """Variant -> CK's `QuantType` enumerator."""
 BLOCKSCALE = ("fp8", "bf8")
 """abquant's fp8/bf8 block scale, which computes in A's type (CK's IS_FP8BLOCKSCALE)."""
@@ -44,12 +49,16 @@ TYPES: dict[str, tuple[str, str, str, str]] = {
     "fp4": ("pk_fp4_t", "pk_fp4_t", "half_t", "float"),
 }
 """CK's variant key (ckast's `datatype`) -> catalog types of A, B, C and the scales (CK's BQUANT_VARIANTS /
-ABQUANT_VARIANTS tables)."""
+ABQUANT_VARIANTS tables; its aquant, row-col and tensor tables agree but for AQUANT_INT4)."""
+AQUANT_INT4 = {"fp8i4": ("pk_int4_t", "fp8_t", "half_t", "fp8_t"), "bf8i4": ("pk_int4_t", "bf8_t", "half_t", "bf8_t")}
+"""aquant's int4 keys quantize A (packed int4, computing in B's fp8/bf8), the other way round from bquant's."""
+SPATIAL_PARTITIONER = ("abquant", AQUANT)
+"""Families that keep the shared graph's spatially local partitioner (the others take CK's 1-D one)."""
 
 
 @attrs.frozen
 class Quant(Gemm):
-    """The block-scale GEMM context: the quant problems always take hot loop and tail at compile time."""
+    """The quantized GEMM context: the quant problems always take hot loop and tail at compile time."""
 
     @property
     def compile_time_tail(self) -> bool:
@@ -58,6 +67,20 @@ class Quant(Gemm):
     @property
     def ab(self) -> bool:
         return self.c.variant == "abquant"
+
+    @property
+    def types(self) -> tuple[str, str, str, str]:
+        """Catalog keys of A, B, C and the scales."""
+        c = self.c
+        return AQUANT_INT4[c.datatype] if c.variant == AQUANT and c.datatype in AQUANT_INT4 else TYPES[c.datatype]
+
+    @property
+    def void_compute(self) -> bool:
+        """Whether the problem's compute type is void ("from A and B"): abquant's non-block-scale types, and
+        tensor quant where the profile's problem base derives it; else A's type."""
+        if self.ab:
+            return self.c.datatype not in BLOCKSCALE
+        return self.c.variant == TENSOR_QUANT and self.p.feature("mixed_prec_compute_type")
 
     @property
     def permute_n(self) -> bool:
@@ -89,9 +112,9 @@ def constants(g: Quant) -> list[n.Decl]:
         constexpr(b, "kPadN", c.pad_n),
         constexpr(b, "kPadK", c.pad_k),
         constexpr(b, "DoubleSmemBuffer", c.double_smem_buffer),
-        constexpr(b, "APreshuffleQuant", False),
-        constexpr(b, "BPreshuffleQuant", c.preshuffle_bquant),
-        constexpr(b, "PreshuffleB", c.preshuffle_b),
+        constexpr(b, "APreshuffleQuant", bool(c.preshuffle_aquant)),
+        constexpr(b, "BPreshuffleQuant", bool(c.preshuffle_bquant)),
+        constexpr(b, "PreshuffleB", bool(c.preshuffle_b)),
         constexpr(b, "TransposeC", bool(c.transpose_c)),
     ]
 
@@ -104,26 +127,32 @@ def group_shape(g: Quant, m: int, n_: int, k: int) -> n.Type:
 def patch(g: Quant, graph: KernelGraph) -> None:
     """Swap the shared GEMM's types, traits, problems, pipeline, epilogue and kernel for the family's."""
     p, c = g.p, g.c
-    a, b, out, q = TYPES[c.datatype]
+    a, b, out, q = g.types
     graph.replace(Construct("Config", "config", lambda s: constants(g)))
     for name, key in (("ADataType", a), ("BDataType", b), ("CDataType", out)):
         graph.replace(alias(name, "data_type", lambda s, key=key: g.ctype(key)))
     graph.add(alias("QDataType", "data_type", lambda s: g.ctype(q)))
-    if g.ab and c.datatype not in BLOCKSCALE:  # CK: A's type for fp8/bf8 block scale, else void (from A and B)
+    if g.void_compute:
         graph.add(alias("ComputeDataType", "data_type", lambda s: n.Builtin("void")))
     else:
         graph.add(alias("ComputeDataType", "data_type", lambda s: s.ref("ADataType"), "ADataType"))
-    graph.add(alias("AQLayout", "layout", lambda s: p.type(LAYOUTS["r"])))
+    graph.add(alias("AQLayout", "layout", lambda s: p.type(LAYOUTS["c" if c.variant == TENSOR_QUANT else "r"])))
     graph.add(alias("BQLayout", "layout", lambda s: p.type(LAYOUTS["c"])))
     graph.replace(alias("HostArgs", "host_args", lambda s: p.type("QuantGemmHostArgs")))
-    if not g.ab:
+    if c.variant not in SPATIAL_PARTITIONER:
         graph.replace(alias("TilePartitioner", "partitioner", lambda s: g.t(
             "GemmTile1DPartitioner", BlockGemmShape_=s.ref("TileShape")), "TileShape"))
-    groups = ["BQuantGroupSize"]
-    graph.add(alias("BQuantGroupSize", "tile_shape", lambda s: group_shape(g, 1, c.bquant_group_n, c.bquant_group_k)))
-    if g.ab:
+    groups = []
+    if c.bquant_group_k is not None:
+        groups.append("BQuantGroupSize")
+        graph.add(alias("BQuantGroupSize", "tile_shape", lambda s: group_shape(
+            g, 1, c.bquant_group_n, c.bquant_group_k)))
+    if c.aquant_group_k is not None:
         groups.append("AQuantGroupSize")
         graph.add(alias("AQuantGroupSize", "tile_shape", lambda s: group_shape(g, 1, 1, c.aquant_group_k)))
+    if not groups:  # row-col, tensor: CK's placeholder group, named so that its header is included before the
+        # problem's, which uses QuantGroupShape without including it (ck-2025.11)
+        graph.add(alias("QuantGroupSize", "tile_shape", lambda s: group_shape(g, 1, 1, 1)))
     graph.replace(alias("Traits", "traits", lambda s: traits(g, s), "ALayout", "BLayout", "CLayout", "AQLayout",
                         "BQLayout"))
     operands = ("ADataType", "BDataType", "AccDataType", "TileShape", "Traits")
@@ -134,6 +163,9 @@ def patch(g: Quant, graph: KernelGraph) -> None:
                         *operands, "QDataType", "ComputeDataType", *groups, params=g.tail_params()))
     cls = QUANT_PIPELINES[c.variant][c.pipeline]
     graph.replace(alias("Pipeline", "pipeline", lambda s: g.t(cls, Problem=s.ref("Problem")), "Problem"))
+    if c.variant in QUANT_BASE_PIPELINES:
+        graph.replace(alias("BaseGemmPipeline", "base_pipeline", lambda s: g.t(
+            QUANT_BASE_PIPELINES[c.variant], Problem=s.ref("BaseProblem")), "BaseProblem"))
     if p.feature("split_compute_type"):  # the epilogue takes the problem's A/B compute types, as CK's generators
         computes = ("AComputeDataType", "BComputeDataType")
         for name in computes:
@@ -172,12 +204,14 @@ def problem_member(s: Scope, member: str) -> n.Type:
 
 
 def traits(g: Quant, s: Scope) -> n.Type:
-    """`TileGemmQuantTraits`: ck-2026.06 flags A and B scale preshuffle apart, ck-2025.11 has one flag."""
+    """`TileGemmQuantTraits`: ck-2026.06 flags A and B scale preshuffle apart, ck-2025.11 has one flag (the
+    B scales' in the block-scale families, else A's)."""
     sig = g.p.template("TileGemmQuantTraits")
     if sig.has_param("BPreshuffleQuant_"):
         flags = dict(APreshuffleQuant_=ids("APreshuffleQuant"), BPreshuffleQuant_=ids("BPreshuffleQuant"))
     else:
-        flags = dict(PreshuffleQuant_=ids("BPreshuffleQuant"))
+        scaled = "BPreshuffleQuant" if g.c.variant in BLOCK_SCALE_VARIANTS else "APreshuffleQuant"
+        flags = dict(PreshuffleQuant_=ids(scaled))
     return g.t(
         "TileGemmQuantTraits", kPadM_=ids("kPadM"), kPadN_=ids("kPadN"), kPadK_=ids("kPadK"), **flags,
         PreshuffleB_=ids("PreshuffleB"), ALayout_=s.ref("ALayout"), BLayout_=s.ref("BLayout"),
@@ -192,6 +226,16 @@ def problem(g: Quant, s: Scope) -> n.Type:
     c, p = g.c, g.p
     sched = p.enum_value("GemmPipelineScheduler", SCHEDULERS[c.scheduler])
     tail = dict(Scheduler_=sched, HasHotLoop_=ids("HasHotLoop"), TailNum_=ids("TailNum"))
+    if c.variant == AQUANT:
+        return g.t("GemmAQuantPipelineProblem", ADataType_=s.ref("ADataType"), AQDataType_=s.ref("QDataType"),
+                   BDataType_=s.ref("BDataType"), CDataType_=s.ref("AccDataType"), BlockGemmShape_=s.ref("TileShape"),
+                   Traits_=s.ref("Traits"), QuantGroupSize_=s.ref("AQuantGroupSize"), TransposeC_=ids("TransposeC"),
+                   ComputeDataType_=s.ref("ComputeDataType"), **tail)
+    if c.bquant_group_k is None:  # row-col, tensor: C's slot and the accumulator both take the accumulator type
+        return g.t("GemmRowColTensorQuantPipelineProblem", ADataType_=s.ref("ADataType"), BDataType_=s.ref("BDataType"),
+                   CDataType_=s.ref("AccDataType"), AccDataType_=s.ref("AccDataType"),
+                   BlockGemmShape_=s.ref("TileShape"), Traits_=s.ref("Traits"), TransposeC_=ids("TransposeC"),
+                   ComputeDataType_=s.ref("ComputeDataType"), **tail)
     if g.ab:
         return g.t("GemmABQuantPipelineProblem", ADataType_=s.ref("ADataType"), AQDataType_=s.ref("QDataType"),
                    BDataType_=s.ref("BDataType"), BQDataType_=s.ref("QDataType"), CDataType_=s.ref("AccDataType"),
@@ -201,7 +245,7 @@ def problem(g: Quant, s: Scope) -> n.Type:
     sig = p.template("GemmBQuantPipelineProblem")
     group = "BQuantGroupSize_" if sig.has_param("BQuantGroupSize_") else "QuantGroupSize_"
     if sig.has_param("BCastPolicy_"):  # CK's generator: cast B before the LDS write when A and B share a type
-        same = TYPES[c.datatype][0] == TYPES[c.datatype][1]
+        same = g.types[0] == g.types[1]
         tail["BCastPolicy_"] = p.enum_value("CastPolicy", "BeforeLDSWrite" if same else "AfterLDSRead")
     return g.t("GemmBQuantPipelineProblem", ADataType_=s.ref("ADataType"), BDataType_=s.ref("BDataType"),
                BQDataType_=s.ref("QDataType"), CDataType_=s.ref("AccDataType"), BlockGemmShape_=s.ref("TileShape"),

@@ -13,6 +13,8 @@
 #include "ck_tile/ops/epilogue.hpp"
 #include "ck_tile/ops/gemm.hpp"
 #include "ck_tile/ops/gemm_quant.hpp"
+#include "ck_tile/ops/gemm_quant/kernel/gemm_quant_kernel.hpp"
+#include "ck_tile/ops/gemm_quant/pipeline/gemm_group_quant_utils.hpp"
 
 namespace ckast {
 namespace gemm_fp4_rcr_abquant_gfx942_compv3_cshuffle_intrawave_128x128x128_1x4x1_16x16x32_27995dd778 {

@@ -13,6 +13,8 @@
 #include "ck_tile/ops/epilogue.hpp"
 #include "ck_tile/ops/gemm.hpp"
 #include "ck_tile/ops/gemm_quant.hpp"
+#include "ck_tile/ops/gemm_quant/kernel/gemm_quant_kernel.hpp"
+#include "ck_tile/ops/gemm_quant/pipeline/gemm_group_quant_utils.hpp"
 
 namespace ckast {
 namespace gemm_fp8_rcr_abquant_gfx950_eightwaves_cshuffle_intrawave_192x256x128_4x2x1_16x16x128_be435222b0 {

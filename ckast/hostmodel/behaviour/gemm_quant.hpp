@@ -1,6 +1,6 @@
-// ckast host model, per API profile: CK Tile's block-scale quantized GEMM (ops/gemm_quant): its host
-// arguments, pipeline problems, 1-D partitioner and kernel. The scales' shapes are not modelled: a launch
-// logs the scale tensors it was given.
+// ckast host model, per API profile: CK Tile's quantized GEMM (ops/gemm_quant): its host arguments, the
+// pipeline problems of every quant type, the 1-D partitioner and the kernel. The scales' shapes are not
+// modelled: a launch logs the scale tensors it was given.
 
 namespace ck_tile {
 
@@ -57,6 +57,19 @@ template <class P>
 struct alias<tag::GemmABQuantPipelineProblem, P> {
     using type = quant_problem<P>;
 };
+/// AQuant's and row-col/tensor quant's problems: B's compute type is B's type (a packed-int4 A computes in B's).
+template <class P>
+struct quant_b_compute_problem : quant_problem<P> {
+    using BComputeDataType = typename P::BDataType_;
+};
+template <class P>
+struct alias<tag::GemmAQuantPipelineProblem, P> {
+    using type = quant_b_compute_problem<P>;
+};
+template <class P>
+struct alias<tag::GemmRowColTensorQuantPipelineProblem, P> {
+    using type = quant_b_compute_problem<P>;
+};
 
 struct quant_gemm_kargs {
     const void* a_ptr = nullptr;
@@ -73,7 +86,8 @@ struct quant_gemm_kargs {
 /// CK's QuantGemmKernel (model): one block per output tile, no split-K (k_batch 1), each size whole tiles
 /// unless the traits pad it (K: whole K tiles). A launch logs the quant type and the scale tensors.
 template <class P>
-struct behaviour<tag::QuantGemmKernel, P> : P {
+struct quant_gemm_kernel : P {
+    using ckast_tag = tag::QuantGemmKernel;
     using TilePartitioner = typename P::TilePartitioner_;
     using GemmPipeline = typename P::GemmPipeline_;
     using EpiloguePipeline = typename P::EpiloguePipeline_;
@@ -102,6 +116,14 @@ struct behaviour<tag::QuantGemmKernel, P> : P {
                " K=" + std::to_string(k.K) + " aq=" + ckast_hostmodel::pointer_name(k.aq_ptr) +
                " bq=" + ckast_hostmodel::pointer_name(k.bq_ptr);
     }
+};
+
+/// ck-2025.11 declares QuantGemmKernel as a class template, ck-2026.06 as an alias of its multi-D kernel.
+template <class P>
+struct behaviour<tag::QuantGemmKernel, P> : quant_gemm_kernel<P> {};
+template <class P>
+struct alias<tag::QuantGemmKernel, P> {
+    using type = quant_gemm_kernel<P>;
 };
 
 } // namespace ckast_model

@@ -54,7 +54,7 @@ ck_tile::GemmHostArgs gemm_args(index_t m, index_t n, index_t k, int k_batch) {
                                  leading_stride<typename L::CLayout>(m, n));
 }
 
-/// `L::launch` with `L::HostArgs` (multi-D: D buffers `d0`, `d1`, ...).
+/// `L::launch` with `L::HostArgs` (multi-D: D buffers `d0`, `d1`, ...; quantized: scale buffers `aq`, `bq`).
 template <class L>
 float launch_gemm(index_t m, index_t n, index_t k, int k_batch, bool time_kernel) {
     const auto plain = gemm_args<L>(m, n, k, k_batch);
