@@ -148,6 +148,50 @@ def test_ck_config_eight_waves_must_match_the_pipeline():
         load_data(dict(ABQUANT_CONFIG, eight_waves=True), {"ck_api": "ck-2026.06"})
 
 
+GROUPED_ABQUANT = {  # CK's grouped_gemm_abquant_utils.default_fp8_compv3_config, as the manifest holds it
+    "aquant_groups": [{"aquant_group_k": 128, "aquant_group_m": 1, "aquant_group_n": 1}],
+    "bquant_groups": [{"bquant_group_k": 128, "bquant_group_m": 1, "bquant_group_n": 1}],
+    "double_smem_buffer": False, "epilogue": "cshuffle", "k_block_per_cu": 1, "layouts": ["rcr"],
+    "pipeline": "compv3", "preshuffle_aq": False, "preshuffle_b": False, "preshuffle_bq": False,
+    "scheduler": "intrawave", "tile_configs": [dict(TILE, warp_tile_k=32)], "transpose_c": False,
+    "variant_keys": ["fp8"]}
+GROUPED_AQUANT = {  # CK's grouped_gemm_aquant_utils.default_fp8i4_config
+    "double_smem_buffer": False, "epilogue": "cshuffle", "k_block_per_cu": 1, "layouts": ["rcr"],
+    "pipeline": "compv3", "preshuffle_aq": False,
+    "quant_groups": [{"quant_group_k": 128, "quant_group_m": 1, "quant_group_n": 1}], "scheduler": "intrawave",
+    "tile_configs": [dict(TILE, tile_m=16, tile_n=64, tile_k=256, warp_tile_k=32)], "transpose_c": False,
+    "variant_keys": ["fp8i4"]}
+
+
+def test_ck_grouped_configs_read_as_their_family():
+    """A bare grouped config is told by its keys (aquant_groups: abquant; preshuffle_aq: aquant), a grouped bquant
+    one by its manifest module; each takes the grouped generator's form."""
+    [ab] = [k.config for k in load_data(GROUPED_ABQUANT, {"ck_api": "ck-2026.06"})]
+    assert (ab.variant, ab.aquant_group_k, ab.bquant_group_n, ab.tile_partitioner, ab.permute_n, ab.pad_k) == (
+        "abquant", 128, 1, "1d", True, False)
+    [a] = [k.config for k in load_data(GROUPED_AQUANT, {"ck_api": "ck-2026.06"})]
+    assert (a.variant, a.int4_operand, a.pad_k, a.tile_partitioner, a.pipeline) == ("aquant", "b", True, "1d", "compv3")
+    case = {"module": "grouped_gemm_bquant_utils", "arch": "gfx950", "config": BQUANT_CONFIG}
+    [b, _] = [k.config for k in load_data(case, {"ck_api": "ck-2026.06"})]
+    assert (b.bq_layout, b.b_cast_policy, b.permute_n) == ("r", "after_lds_read", True)
+    [plain, _] = [k.config for k in load_data(dict(case, module="gemm_bquant_utils"), {"ck_api": "ck-2026.06"})]
+    assert (plain.bq_layout, plain.b_cast_policy) == ("c", "before_lds_write")
+
+
+@pytest.mark.parametrize(("config", "change", "message"), [
+    (GROUPED_ABQUANT, dict(preshuffle_aq=True), "preshuffle_aq: true: CK's abquant kernels here take A scales"),
+    (GROUPED_ABQUANT, dict(aquant_groups=[{"aquant_group_m": 2, "aquant_group_k": 128}]),
+     r"aquant_groups\[0\]\.aquant_group_m: 2: CK's abquant pipelines take A groups of 1 x 1 x K"),
+    (GROUPED_ABQUANT, dict(aquant_groups=[{"aquant_group_k": 64}]),
+     "aquant_groups: aquant_group_k 64 with bquant_group_k 128: CK's ABQuant takes one K group"),
+    (GROUPED_ABQUANT, dict(eight_waves=True), "eight_waves: unknown key of CK's grouped abquant codegen config"),
+    (GROUPED_AQUANT, dict(transpose_c=True), "transpose_c: true: CK's aquant kernels never transpose C"),
+])
+def test_ck_grouped_config_refusals(config, change, message):
+    with pytest.raises(ConfigError, match=message):
+        load_data(dict(config, **change), {"ck_api": "ck-2026.06"})
+
+
 def test_manifest_module_of_another_family_is_named():
     manifest = {"cases": {"c": {"arch": "gfx942", "module": "gemm_other_utils", "config": {}}}}
     with pytest.raises(ConfigError, match=r'cases\.c\.module: gemm_other_utils: ckast reads the quant'):
