@@ -38,18 +38,18 @@ SELECTIONS = {
     "builder tests": Selection("tests", "gfx942", "ck-2025.11", builder_conf=CONFIGS),
 }
 PINNED = {
-    "full fp16 2d": (3207, "cb6e188fe1788317157df265f8c819c2022b5eb38968dae4e5160ac03ad6d940"),
-    "full bf16 3d wmma": (2116, "b8ebb444090630308208f4aa88e71c353c006319cbae4eed9cb0b2cb9810ca98"),
-    "default": (456, "922f25096fa4003edcb86c037f90a4a264b6dd26732510f94a992373dac074d7"),
-    "gemm-default fp16": (14364, "c122165d5b4f608d5eb9bad8ed1ef27fe0b0f704db8ae8d035c4cec79b379b58"),
-    "gemm-default wmma": (5072, "57cfd922fa35ae2b846b7b2cda4c94593396382a7fba9ad4acefa8cf332d720e"),
-    "fp16_rcr_all": (27, "30bc136be68cc5a2a9ed20dccb8fb2c163b28dc1b3b4f5c6d0c6d41171646001"),
-    "mixed_precision": (2, "7938c4548654bb73aed129af0e80912e07fc3a2d9c2cb2b32449c3b0ea7527d8"),
-    "builder tests": (30, "56fbf3464a6e1433448c548a1d737bd8000c3bd2c806adfc0bb89f1c85b5ff97"),
+    "full fp16 2d": (3207, "150899b208f0b621015f712e42acc79b2809a8455d2786b76c4b90361ce16bd8"),
+    "full bf16 3d wmma": (2116, "8dad11f1cc97713032070006a6dc5566cef01b48f12f968944740385e861aeaf"),
+    "default": (456, "96afeb26470dfefcd2e670e14b60ac1b8ade68bca2416d4be6ec3fe4efb03dd0"),
+    "gemm-default fp16": (14364, "4ecc0786a631876829d0d662c3d5dfa3070f60805e0d6025a287aead09dbbeea"),
+    "gemm-default wmma": (5072, "f29c67c55f208cdc749bd1ad4bb8c8979e63bb7189234565c24cc360857546f2"),
+    "fp16_rcr_all": (27, "9fce4183f64d90a698e1126fcaefbedfaf221ba44a042778763dd630b86f8553"),
+    "mixed_precision": (2, "567ae5485520cb57340d64358bd6e5c9722ebaa46aa462501c6ac9ef91bdcce0"),
+    "builder tests": (30, "576dd16645c2b948e3676cc59b9a046516e5edc91485668d332898eee193c8be"),
 }
 """Selection -> (entries, digest of every entry), from the validation before it was memoized (re-pinned for the
 block-scale knobs and for `preshuffle_aquant`: see PINNED_MUTATIONS)."""
-PINNED_MUTATIONS = (6000, "258837ec537e8704e8eb110a9afd5f183e4b5e4b4aa44326a965748d6f5e81f0")
+PINNED_MUTATIONS = (6000, "23f727c247b3dc478a4f479ba8ee4939646c712a43b3433e5d3cfe3ea43e7ccf")
 """(kernel objects, digest of every `resolve_kernel` result and its rules' outcomes). Changed twice on
 purpose: inert knobs (`Knob.inert`, stream-K's reduction and persistence without stream-K) resolve to
 their defaults (with `inert` cleared the digest is the earlier 4cd11d37...6fc); CK's spellings are read
@@ -66,7 +66,7 @@ quant variants aquant, rowcolquant and tensor_quant joined them: each config hol
 outside aquant); with that field left out every library digest is the earlier one (checked), and the mutations
 draw the new variants and knobs (earlier: 10900a60...a20b). Re-pinned with every library digest when the quant
 families gained the knobs of CK's grouped quant generators' form (bq_layout, b_cast_policy, tile_partitioner,
-permute_n, aquant's int4_operand; None outside their families) and the rules quant.permute_n and profile.cast_policy: the entry counts
+permute_n; None outside their families) and the rules quant.permute_n and profile.cast_policy: the entry counts
 are unchanged, and the mutations draw the new knobs (earlier: ada70d3a...e01)."""
 
 

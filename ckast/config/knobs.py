@@ -200,10 +200,6 @@ KNOBS: tuple[Knob, ...] = (
       for d in "mnk"),
     # AQuant's scales preshuffled (CK's `preshuffle_aquant`): it chooses the pipeline's default.
     Knob("preshuffle_aquant", bool, default=False, variants=(AQUANT,)),
-    # AQuant's packed-int4 operand of fp8i4/bf8i4: A (CK's GEMM generator) or B (its grouped generator), the
-    # other operand fp8/bf8; A is scaled either way.
-    Knob("int4_operand", str, default="a", choices=("a", "b"), variants=(AQUANT,),
-         inert=lambda c: not c["datatype"].endswith("i4")),
     Knob("pipeline", str, default=_default_pipeline, choices=_pipelines, variants=TILED),
     Knob("scheduler", str, default=_default_scheduler, choices=SCHEDULERS, variants=TILED),
     # CK's conv kernels are built around the CShuffle epilogue (CK's generator names "default" but emits CShuffle);

@@ -51,16 +51,14 @@ TYPES: dict[str, tuple[str, str, str, str]] = {
 """CK's variant key (ckast's `datatype`) -> catalog types of A, B, C and the scales (CK's BQUANT_VARIANTS /
 ABQUANT_VARIANTS tables; its aquant, row-col and tensor tables agree but for AQUANT_INT4)."""
 AQUANT_INT4 = {"fp8i4": ("pk_int4_t", "fp8_t", "half_t", "fp8_t"), "bf8i4": ("pk_int4_t", "bf8_t", "half_t", "bf8_t")}
-"""aquant's int4 keys quantize A (packed int4, computing in B's fp8/bf8), the other way round from bquant's, unless
-`int4_operand` is b (CK's grouped AQuant: bquant's types, the scales on A)."""
+"""aquant's int4 keys quantize A (packed int4, computing in B's fp8/bf8), the other way round from bquant's."""
 CAST_POLICIES = {"before_lds_write": "BeforeLDSWrite", "after_lds_read": "AfterLDSRead"}
 """The `b_cast_policy` knob -> CK's CastPolicy enumerator."""
 
 
-def types_of(variant: str, datatype: str, int4_operand: str | None = "a") -> tuple[str, str, str, str]:
-    """Catalog keys of A, B, C and the scales of a quant family's variant key (aquant's int4 on A or B)."""
-    int4_a = variant == AQUANT and datatype in AQUANT_INT4 and int4_operand == "a"
-    return AQUANT_INT4[datatype] if int4_a else TYPES[datatype]
+def types_of(variant: str, datatype: str) -> tuple[str, str, str, str]:
+    """Catalog keys of A, B, C and the scales of a quant family's variant key."""
+    return AQUANT_INT4[datatype] if variant == AQUANT and datatype in AQUANT_INT4 else TYPES[datatype]
 
 
 def same_ab_types(variant: str, datatype: str) -> bool:
@@ -84,7 +82,7 @@ class Quant(Gemm):
     @property
     def types(self) -> tuple[str, str, str, str]:
         """Catalog keys of A, B, C and the scales."""
-        return types_of(self.c.variant, self.c.datatype, self.c.int4_operand)
+        return types_of(self.c.variant, self.c.datatype)
 
     @property
     def void_compute(self) -> bool:
