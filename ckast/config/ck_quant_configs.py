@@ -7,12 +7,15 @@ default factory's dict (`dispatcher/tests/golden/codegen/manifest.json`). Three 
 
 - the manifest: `{"cases": {id: {"module", "arch", "config", ...}}, ...}`, each case's family named by its
   config-factory module (`gemm_bquant_utils`, `gemm_abquant_utils`, `gemm_aquant_utils`,
-  `gemm_rowcolquant_utils`, `gemm_tensor_quant_utils`);
+  `gemm_rowcolquant_utils`, `gemm_tensor_quant_utils`, and the grouped generators'
+  `grouped_gemm_{bquant,abquant,aquant}_utils`: the same families' QuantGemmKernel, one problem per launch,
+  formed by those generators' conventions, `_GROUPED_FORM`);
 - one manifest case (`{"module", "arch", "config", ...}`);
 - one bare codegen config (`variant_keys`, `tile_configs`, ...). CK feeds a config to one family's
   generator; here the family is the top-level `variant` key, or told by the keys (`bquant_groups`,
   `aquant_group_k` or `eight_waves`: abquant; `preshuffle_b` or `preshuffle_bquant`: bquant;
-  `preshuffle_aquant`: aquant; row-col and tensor quant configs are alike and must name it). The target is
+  `preshuffle_aquant`: aquant; the grouped generators' `aquant_groups` or `preshuffle_bq`: grouped abquant,
+  `preshuffle_aq`: grouped aquant; row-col and tensor quant configs are alike and must name it). The target is
   `arch` or `gpu_target` (default gfx942), or each of a `gpu_targets` list.
 
 A config's keys per family: the lists `variant_keys` (data types), `layouts`, `tile_configs` (the nine tile

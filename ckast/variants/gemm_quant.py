@@ -13,7 +13,9 @@ the launcher dispatches them at compile time (as the ck-2025.11 universal GEMM d
 aquant.* and profile.* check the families.
 
 Read at: CK's generators `dispatcher/codegen/unified_gemm_{bquant,abquant,aquant,rowcolquant,tensor_quant}
-_codegen.py` and the byte goldens they froze, `dispatcher/tests/golden/codegen/{manifest.json,hpp/*.golden}`
+_codegen.py` and `unified_grouped_gemm_{bquant,abquant,aquant}_codegen.py` (the grouped ones' form: the knobs
+bq_layout, b_cast_policy, tile_partitioner, permute_n; read @de523871 and @8e9c75d7) and the byte goldens
+they froze, `dispatcher/tests/golden/codegen/{manifest.json,hpp/*.golden}`
 at ea607ecdb59e970dc748d4848363b800334ba5c6; CK Tile `include/ck_tile/ops/gemm_quant` of rocm-libraries
 (tile_gemm_quant_traits.hpp @925db993, gemm_quant_pipeline_problem.hpp @09ca95c8, kernel/gemm_quant_kernel.hpp
 @05fca22d) for ck-2026.06 and of the amd-aiter wheel for ck-2025.11 (no ABQuant: rule profile.abquant; no Mem
