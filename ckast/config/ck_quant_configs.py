@@ -261,7 +261,8 @@ def _config(fam: str, data: Any, arch: Any, path: str, issues: list[ConfigIssue]
                                               f"{', '.join(sorted(keys))}") for k in unknown]
     scalars = _grouped_base(fam, data, path, issues) if is_grouped else {k: data[k] for k in SCALARS[fam] if k in data}
     base: dict[str, Any] = {"kind": "gemm", "variant": fam, "arch": arch, **scalars}
-    if not is_grouped and fam == "abquant" and "eight_waves" in data and data["eight_waves"] != (data.get("pipeline") == "eightwaves"):
+    eight_waves = data.get("pipeline") == "eightwaves"
+    if not is_grouped and fam == "abquant" and "eight_waves" in data and data["eight_waves"] != eight_waves:
         issues.append(ConfigIssue(key_path(path, "eight_waves"), f"{data['eight_waves']} with pipeline "
                                   f"{data.get('pipeline')}: CK's eight-wave path is the eightwaves pipeline"))
     elif fam == "bquant" and data.get("transpose_c", False):
