@@ -47,6 +47,7 @@ INVALID = {
     "profile.abquant": {"variant": "abquant", "datatype": "fp8", "ck_api": "ck-2025.11"},
     "quant.permute_n": {"variant": "abquant", "datatype": "fp8", "ck_api": "ck-2026.06", "pipeline": "preshuffleb",
                         "warp_m": 2, "warp_n": 2, "warp_tile_k": 64, "permute_n": True},
+    "profile.bq_layout": {"variant": "bquant", "datatype": "fp8", "ck_api": "ck-2025.11", "bq_layout": "r"},
     "profile.cast_policy": {"variant": "bquant", "datatype": "fp8", "ck_api": "ck-2025.11",
                             "b_cast_policy": "before_lds_write"},
     "quant.epilogue": {"variant": "tensor_quant", "datatype": "fp8", "epilogue": "default"},

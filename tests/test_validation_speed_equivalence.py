@@ -49,7 +49,7 @@ PINNED = {
 }
 """Selection -> (entries, digest of every entry), from the validation before it was memoized (re-pinned for the
 block-scale knobs and for `preshuffle_aquant`: see PINNED_MUTATIONS)."""
-PINNED_MUTATIONS = (6000, "23f727c247b3dc478a4f479ba8ee4939646c712a43b3433e5d3cfe3ea43e7ccf")
+PINNED_MUTATIONS = (6000, "123b08c1b5d4729a3dd017cb24487914e8d542b12a7fed32e21f7c5b5a81b6cf")
 """(kernel objects, digest of every `resolve_kernel` result and its rules' outcomes). Changed twice on
 purpose: inert knobs (`Knob.inert`, stream-K's reduction and persistence without stream-K) resolve to
 their defaults (with `inert` cleared the digest is the earlier 4cd11d37...6fc); CK's spellings are read
@@ -66,7 +66,7 @@ quant variants aquant, rowcolquant and tensor_quant joined them: each config hol
 outside aquant); with that field left out every library digest is the earlier one (checked), and the mutations
 draw the new variants and knobs (earlier: 10900a60...a20b). Re-pinned with every library digest when the quant
 families gained the knobs of CK's grouped quant generators' form (bq_layout, b_cast_policy, tile_partitioner,
-permute_n; None outside their families) and the rules quant.permute_n and profile.cast_policy: the entry counts
+permute_n; None outside their families) and the rules quant.permute_n, profile.cast_policy and profile.bq_layout: the entry counts
 are unchanged, and the mutations draw the new knobs (earlier: ada70d3a...e01)."""
 
 

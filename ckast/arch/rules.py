@@ -595,6 +595,14 @@ def _profile_cast_policy(c: Any, arch: ArchSpec) -> Iterator[Finding]:
                                 "(ck_api)")
 
 
+@rule("profile.bq_layout", "row-major B scales need a profile whose BQuant kernel takes them",
+      variants=("bquant",), reads=("ck_api", "bq_layout"))
+def _profile_bq_layout(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.bq_layout == "r" and not catalog.load_profile(c.ck_api).feature("bquant_row_major_scales"):
+        yield "bq_layout", (f"r: CK API profile {c.ck_api}'s BQuant kernel asserts column-major B scales; use c, or "
+                            "a newer profile (ck_api)")
+
+
 @rule("profile.abquant", "the CK API profile has CK Tile's ABQuant kernels (newer than ck-2025.11)",
       variants=("abquant",), reads=("ck_api",))
 def _profile_abquant(c: Any, arch: ArchSpec) -> Iterator[Finding]:
