@@ -155,7 +155,7 @@ GROUPED_ABQUANT = {  # CK's grouped_gemm_abquant_utils.default_fp8_compv3_config
     "pipeline": "compv3", "preshuffle_aq": False, "preshuffle_b": False, "preshuffle_bq": False,
     "scheduler": "intrawave", "tile_configs": [dict(TILE, warp_tile_k=32)], "transpose_c": False,
     "variant_keys": ["fp8"]}
-GROUPED_AQUANT = {  # CK's grouped_gemm_aquant_utils.default_fp8i4_config
+GROUPED_AQUANT = {  # CK's grouped_gemm_aquant_utils.default_fp8i4_config, but compv3 (CK's mem: rule aquant.schedule)
     "double_smem_buffer": False, "epilogue": "cshuffle", "k_block_per_cu": 1, "layouts": ["rcr"],
     "pipeline": "compv3", "preshuffle_aq": False,
     "quant_groups": [{"quant_group_k": 128, "quant_group_m": 1, "quant_group_n": 1}], "scheduler": "intrawave",
@@ -176,6 +176,15 @@ def test_ck_grouped_configs_read_as_their_family():
     assert (b.bq_layout, b.b_cast_policy, b.permute_n) == ("r", "after_lds_read", True)
     [plain, _] = [k.config for k in load_data(dict(case, module="gemm_bquant_utils"), {"ck_api": "ck-2026.06"})]
     assert (plain.bq_layout, plain.b_cast_policy) == ("c", "before_lds_write")
+
+
+def test_ck_grouped_aquant_permutes_n_where_the_tile_allows():
+    """CK's grouped aquant generator permutes N whenever each wave repeats its warp tile an even number of times
+    along N (its aquant_effective_epilogue); its default 16x64 tile on 1x4 waves does not (CShuffle)."""
+    wide = dict(GROUPED_AQUANT, variant_keys=["fp8"], tile_configs=[dict(GROUPED_AQUANT["tile_configs"][0], tile_n=128)])
+    for config, epilogue in ((GROUPED_AQUANT, "CShuffleEpilogue"), (wide, "PermuteNEpilogue")):
+        [k] = load_data(dict(config, variant_keys=["fp8"]), {"ck_api": "ck-2026.06"})
+        assert f"Epilogue=ck_tile::{epilogue}<" in squash(header_of(k.config))
 
 
 @pytest.mark.parametrize(("config", "change", "message"), [

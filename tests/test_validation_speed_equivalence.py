@@ -49,7 +49,7 @@ PINNED = {
 }
 """Selection -> (entries, digest of every entry), from the validation before it was memoized (re-pinned for the
 block-scale knobs and for `preshuffle_aquant`: see PINNED_MUTATIONS)."""
-PINNED_MUTATIONS = (6000, "123b08c1b5d4729a3dd017cb24487914e8d542b12a7fed32e21f7c5b5a81b6cf")
+PINNED_MUTATIONS = (6000, "b33a2ae9a0a4f5f937faee3226677dceb2324d146de9a9d7acda2228c7af3007")
 """(kernel objects, digest of every `resolve_kernel` result and its rules' outcomes). Changed twice on
 purpose: inert knobs (`Knob.inert`, stream-K's reduction and persistence without stream-K) resolve to
 their defaults (with `inert` cleared the digest is the earlier 4cd11d37...6fc); CK's spellings are read

@@ -48,10 +48,11 @@ conventions, which `_GROUPED_FORM` spells as knobs."""
 _GROUPED_FORM: dict[str, dict[str, Any]] = {
     "bquant": {"bq_layout": "r", "b_cast_policy": "after_lds_read"},
     "abquant": {"tile_partitioner": "1d"},
-    "aquant": {"tile_partitioner": "1d", "pad_k": True},
+    "aquant": {"tile_partitioner": "1d", "pad_k": True, "permute_n": True},
 }
 """Per family: the knobs CK's grouped generator sets apart from its GEMM generator (B scales row-major and
-CK's default cast policy for bquant; the 1-D partitioner for abquant and aquant; K padded for aquant)."""
+CK's default cast policy for bquant; the 1-D partitioner for abquant and aquant; K padded and N permuted where
+the tile allows it for aquant, as CK's aquant_effective_epilogue decides)."""
 _COMMON = ("scheduler", "double_smem_buffer", "k_block_per_cu")
 _BLOCK_SCALE = (*_COMMON, "pipeline", "epilogue", "pad_m", "pad_n", "pad_k", "preshuffle_b", "preshuffle_bquant")
 SCALARS = {"bquant": _BLOCK_SCALE, "abquant": (*_BLOCK_SCALE, "transpose_c"), "aquant": (*_COMMON, "preshuffle_aquant"),

@@ -256,7 +256,7 @@ KNOBS: tuple[Knob, ...] = (
     Knob("b_cast_policy", str, default=_default_cast_policy, choices=CAST_POLICIES, variants=("bquant",)),
     Knob("tile_partitioner", str, default="spatially_local", choices=TILE_PARTITIONERS, variants=("abquant", AQUANT)),
     Knob("permute_n", bool, default=lambda c: c["variant"] == "bquant" and c["preshuffle_b"],
-         variants=BLOCK_SCALE_VARIANTS),
+         variants=(*BLOCK_SCALE_VARIANTS, AQUANT)),
     Knob("k_block_per_cu", int, default=1, minimum=1, variants=QUANT_VARIANTS),
     *(Knob(name, int, default=default, minimum=minimum, variants=(DEPTHWISE,))
       for name, default, minimum in (

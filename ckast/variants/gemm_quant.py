@@ -97,13 +97,13 @@ class Quant(Gemm):
     @property
     def permute_n(self) -> bool:
         """CK's quant generators permute the warp tiles along N (the `permute_n` knob, CK's TiledMMAPermuteN:
-        bquant's preshuffled B, the grouped abquant generator's compv3) when each wave repeats its warp tile an
+        bquant's preshuffled B, the grouped abquant generator's compv3, the grouped aquant generator's always) when each wave repeats its warp tile an
         even number of times along N and B scales group K only; the kernel then stores through the PermuteN
         epilogue (ck-2026.06; ck-2025.11 has none, its kernels store through CShuffle and take B shuffled
         without the N permutation)."""
         c = self.c
         repeat = c.tile_n // (c.warp_n * c.warp_tile_n)
-        permuted = bool(c.permute_n) and repeat % 2 == 0 and c.bquant_group_n == 1
+        permuted = bool(c.permute_n) and repeat % 2 == 0 and c.bquant_group_n in (None, 1)  # aquant: no B groups
         return permuted and "PermuteNEpilogue" in self.p.templates
 
     def ctype(self, key: str) -> n.Type:
