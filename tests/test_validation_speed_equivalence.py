@@ -38,18 +38,18 @@ SELECTIONS = {
     "builder tests": Selection("tests", "gfx942", "ck-2025.11", builder_conf=CONFIGS),
 }
 PINNED = {
-    "full fp16 2d": (3207, "47b824820cff35ff7233699626b7e7efd649fc5b64377a562188444d3400ab9a"),
-    "full bf16 3d wmma": (2116, "6353a00347470d318d403755faa9d7b8aac4b02ddda77cdfab5b236887174aab"),
-    "default": (456, "8afd00db569e7ce151f9dd8de8690c0701aec312585fbea627094ed9a877d749"),
-    "gemm-default fp16": (14364, "2168a08409ae935b302638e9b97fabb358951c3e6533b1181c4f2b7394157377"),
-    "gemm-default wmma": (5072, "203e904c404ca97ca125314c5b6dcc6d8a128b9d54e1f22c83d75bd515eeeaa3"),
-    "fp16_rcr_all": (27, "25587e02d9d52db579bf045c3d1309f7af749ae9d49af3ae87fb0f0612d01827"),
-    "mixed_precision": (2, "53171cd37b9cd7ac7808c8062003b00aa6ab22a74d1c4b424838054ac9c99b7c"),
-    "builder tests": (30, "90c7cc58cd36b0e0977c67d3dbbfeea052b36e7d12b315e14561cf5b145af66a"),
+    "full fp16 2d": (3207, "150899b208f0b621015f712e42acc79b2809a8455d2786b76c4b90361ce16bd8"),
+    "full bf16 3d wmma": (2116, "8dad11f1cc97713032070006a6dc5566cef01b48f12f968944740385e861aeaf"),
+    "default": (456, "96afeb26470dfefcd2e670e14b60ac1b8ade68bca2416d4be6ec3fe4efb03dd0"),
+    "gemm-default fp16": (14364, "4ecc0786a631876829d0d662c3d5dfa3070f60805e0d6025a287aead09dbbeea"),
+    "gemm-default wmma": (5072, "f29c67c55f208cdc749bd1ad4bb8c8979e63bb7189234565c24cc360857546f2"),
+    "fp16_rcr_all": (27, "9fce4183f64d90a698e1126fcaefbedfaf221ba44a042778763dd630b86f8553"),
+    "mixed_precision": (2, "567ae5485520cb57340d64358bd6e5c9722ebaa46aa462501c6ac9ef91bdcce0"),
+    "builder tests": (30, "576dd16645c2b948e3676cc59b9a046516e5edc91485668d332898eee193c8be"),
 }
 """Selection -> (entries, digest of every entry), from the validation before it was memoized (re-pinned for the
 block-scale knobs and for `preshuffle_aquant`: see PINNED_MUTATIONS)."""
-PINNED_MUTATIONS = (6000, "ada70d3a7adc17bd089fdbab5031c09bf910452854985443a8bd76ecaa359e01")
+PINNED_MUTATIONS = (6000, "b33a2ae9a0a4f5f937faee3226677dceb2324d146de9a9d7acda2228c7af3007")
 """(kernel objects, digest of every `resolve_kernel` result and its rules' outcomes). Changed twice on
 purpose: inert knobs (`Knob.inert`, stream-K's reduction and persistence without stream-K) resolve to
 their defaults (with `inert` cleared the digest is the earlier 4cd11d37...6fc); CK's spellings are read
@@ -64,7 +64,10 @@ outside them); with those fields left out every library digest is the earlier on
 mutations draw the new variants (earlier: 78731a1b...e5e3). Re-pinned with every library digest when the
 quant variants aquant, rowcolquant and tensor_quant joined them: each config holds `preshuffle_aquant` (None
 outside aquant); with that field left out every library digest is the earlier one (checked), and the mutations
-draw the new variants and knobs (earlier: 10900a60...a20b)."""
+draw the new variants and knobs (earlier: 10900a60...a20b). Re-pinned with every library digest when the quant
+families gained the knobs of CK's grouped quant generators' form (bq_layout, b_cast_policy, tile_partitioner,
+permute_n; None outside their families) and the rules quant.permute_n, profile.cast_policy and profile.bq_layout: the entry counts
+are unchanged, and the mutations draw the new knobs (earlier: ada70d3a...e01)."""
 
 
 def _config(config: Any) -> str | None:

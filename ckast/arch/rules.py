@@ -577,6 +577,32 @@ def _quant_preshuffle_b(c: Any, arch: ArchSpec) -> Iterator[Finding]:
                                "eightwaves read a preshuffled B")
 
 
+@rule("quant.permute_n", "the N-permuted warp tiles store through the PermuteN epilogue, which takes no transposed C",
+      variants=BLOCK_SCALE_VARIANTS, reads=("permute_n", "transpose_c"))
+def _quant_permute_n(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.permute_n and c.transpose_c:
+        yield "permute_n", ("true with transpose_c: CK's PermuteN epilogue takes no transposed C (its eight-wave "
+                            "and preshuffled-B ABQuant kernels store through CShuffle)")
+
+
+@rule("profile.cast_policy", "casting B before the LDS write needs a profile whose B-quant problem takes a cast policy",
+      variants=("bquant",), reads=("ck_api", "b_cast_policy"))
+def _profile_cast_policy(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.b_cast_policy == "before_lds_write" and not catalog.load_profile(c.ck_api).template(
+            "GemmBQuantPipelineProblem").has_param("BCastPolicy_"):
+        yield "b_cast_policy", (f"before_lds_write: CK API profile {c.ck_api}'s GemmBQuantPipelineProblem takes no "
+                                "cast policy (B is cast after the LDS read); use after_lds_read, or a newer profile "
+                                "(ck_api)")
+
+
+@rule("profile.bq_layout", "row-major B scales need a profile whose BQuant kernel takes them",
+      variants=("bquant",), reads=("ck_api", "bq_layout"))
+def _profile_bq_layout(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.bq_layout == "r" and not catalog.load_profile(c.ck_api).feature("bquant_row_major_scales"):
+        yield "bq_layout", (f"r: CK API profile {c.ck_api}'s BQuant kernel asserts column-major B scales; use c, or "
+                            "a newer profile (ck_api)")
+
+
 @rule("profile.abquant", "the CK API profile has CK Tile's ABQuant kernels (newer than ck-2025.11)",
       variants=("abquant",), reads=("ck_api",))
 def _profile_abquant(c: Any, arch: ArchSpec) -> Iterator[Finding]:

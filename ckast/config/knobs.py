@@ -162,6 +162,21 @@ def _default_pipeline(c: Config) -> str:
     return "preshufflev2" if c["variant"] == "preshuffle" else "compv3"
 
 
+CAST_POLICIES = ("before_lds_write", "after_lds_read")
+"""CK's CastPolicy (BeforeLDSWrite, AfterLDSRead): where a B of another type than A is cast to A's."""
+TILE_PARTITIONERS = ("spatially_local", "1d")
+"""CK's GemmSpatiallyLocalTilePartitioner (8 x 4 block groups) and GemmTile1DPartitioner."""
+
+
+def _default_cast_policy(c: Config) -> str:
+    """CK's gemm_bquant generator: cast before the LDS write when A and B share a type, where the profile's
+    problem takes the policy (else CK's default, after the LDS read)."""
+    from ckast.variants.gemm_quant import same_ab_types  # the one table of the quant types
+
+    takes = catalog.load_profile(c["ck_api"]).template("GemmBQuantPipelineProblem").has_param("BCastPolicy_")
+    return "before_lds_write" if takes and same_ab_types(c["variant"], c["datatype"]) else "after_lds_read"
+
+
 def _default_scheduler(c: Config) -> str:
     """Intrawave, except where the family's pipeline implements one schedule (AQuant's Mem: interwave)."""
     return QUANT_SCHEDULES.get(c["variant"], {}).get(c["pipeline"], "intrawave")
@@ -232,6 +247,16 @@ KNOBS: tuple[Knob, ...] = (
          variants=BLOCK_SCALE_VARIANTS),
     Knob("preshuffle_bquant", bool, default=False, variants=BLOCK_SCALE_VARIANTS),
     Knob("transpose_c", bool, default=lambda c: c["preshuffle_b"], variants=("abquant",)),
+    # How CK's two generators of a quant family form the same QuantGemmKernel (unified_gemm_<family> and
+    # unified_grouped_gemm_<family>): the B scales' layout (CK's BQLayout; the grouped bquant generator's are
+    # row-major), where B is cast to A's type (CK's BCastPolicy; the grouped generator keeps CK's default), the
+    # tile partitioner (CK's GemmSpatiallyLocalTilePartitioner or GemmTile1DPartitioner) and the N-permuted
+    # warp tiles (CK's TiledMMAPermuteN: stored through the PermuteN epilogue where the geometry allows it).
+    Knob("bq_layout", str, default="c", choices=("c", "r"), variants=("bquant",)),
+    Knob("b_cast_policy", str, default=_default_cast_policy, choices=CAST_POLICIES, variants=("bquant",)),
+    Knob("tile_partitioner", str, default="spatially_local", choices=TILE_PARTITIONERS, variants=("abquant", AQUANT)),
+    Knob("permute_n", bool, default=lambda c: c["variant"] == "bquant" and c["preshuffle_b"],
+         variants=(*BLOCK_SCALE_VARIANTS, AQUANT)),
     Knob("k_block_per_cu", int, default=1, minimum=1, variants=QUANT_VARIANTS),
     *(Knob(name, int, default=default, minimum=minimum, variants=(DEPTHWISE,))
       for name, default, minimum in (

@@ -13,7 +13,9 @@ the launcher dispatches them at compile time (as the ck-2025.11 universal GEMM d
 aquant.* and profile.* check the families.
 
 Read at: CK's generators `dispatcher/codegen/unified_gemm_{bquant,abquant,aquant,rowcolquant,tensor_quant}
-_codegen.py` and the byte goldens they froze, `dispatcher/tests/golden/codegen/{manifest.json,hpp/*.golden}`
+_codegen.py` and `unified_grouped_gemm_{bquant,abquant,aquant}_codegen.py` (the grouped ones' form: the knobs
+bq_layout, b_cast_policy, tile_partitioner, permute_n; read @de523871 and @8e9c75d7) and the byte goldens
+they froze, `dispatcher/tests/golden/codegen/{manifest.json,hpp/*.golden}`
 at ea607ecdb59e970dc748d4848363b800334ba5c6; CK Tile `include/ck_tile/ops/gemm_quant` of rocm-libraries
 (tile_gemm_quant_traits.hpp @925db993, gemm_quant_pipeline_problem.hpp @09ca95c8, kernel/gemm_quant_kernel.hpp
 @05fca22d) for ck-2026.06 and of the amd-aiter wheel for ck-2025.11 (no ABQuant: rule profile.abquant; no Mem
@@ -52,8 +54,19 @@ TYPES: dict[str, tuple[str, str, str, str]] = {
 ABQUANT_VARIANTS tables; its aquant, row-col and tensor tables agree but for AQUANT_INT4)."""
 AQUANT_INT4 = {"fp8i4": ("pk_int4_t", "fp8_t", "half_t", "fp8_t"), "bf8i4": ("pk_int4_t", "bf8_t", "half_t", "bf8_t")}
 """aquant's int4 keys quantize A (packed int4, computing in B's fp8/bf8), the other way round from bquant's."""
-SPATIAL_PARTITIONER = ("abquant", AQUANT)
-"""Families that keep the shared graph's spatially local partitioner (the others take CK's 1-D one)."""
+CAST_POLICIES = {"before_lds_write": "BeforeLDSWrite", "after_lds_read": "AfterLDSRead"}
+"""The `b_cast_policy` knob -> CK's CastPolicy enumerator."""
+
+
+def types_of(variant: str, datatype: str) -> tuple[str, str, str, str]:
+    """Catalog keys of A, B, C and the scales of a quant family's variant key."""
+    return AQUANT_INT4[datatype] if variant == AQUANT and datatype in AQUANT_INT4 else TYPES[datatype]
+
+
+def same_ab_types(variant: str, datatype: str) -> bool:
+    """Whether A and B have one type (CK's bquant generator then casts B before the LDS write)."""
+    a, b, _, _ = types_of(variant, datatype)
+    return a == b
 
 
 @attrs.frozen
@@ -71,8 +84,7 @@ class Quant(Gemm):
     @property
     def types(self) -> tuple[str, str, str, str]:
         """Catalog keys of A, B, C and the scales."""
-        c = self.c
-        return AQUANT_INT4[c.datatype] if c.variant == AQUANT and c.datatype in AQUANT_INT4 else TYPES[c.datatype]
+        return types_of(self.c.variant, self.c.datatype)
 
     @property
     def void_compute(self) -> bool:
@@ -84,13 +96,14 @@ class Quant(Gemm):
 
     @property
     def permute_n(self) -> bool:
-        """CK's bquant generator permutes preshuffled B along N (TiledMMAPermuteN) when each wave repeats its warp
-        tile an even number of times along N and B scales group K only; the kernel then stores through the
-        PermuteN epilogue (ck-2026.06; ck-2025.11 has none, its kernels store through CShuffle and take B
-        shuffled without the N permutation)."""
+        """CK's quant generators permute the warp tiles along N (the `permute_n` knob, CK's TiledMMAPermuteN:
+        bquant's preshuffled B, the grouped abquant generator's compv3, the grouped aquant generator's always) when each wave repeats its warp tile an
+        even number of times along N and B scales group K only; the kernel then stores through the PermuteN
+        epilogue (ck-2026.06; ck-2025.11 has none, its kernels store through CShuffle and take B shuffled
+        without the N permutation)."""
         c = self.c
         repeat = c.tile_n // (c.warp_n * c.warp_tile_n)
-        permuted = c.variant == "bquant" and bool(c.preshuffle_b) and repeat % 2 == 0 and c.bquant_group_n == 1
+        permuted = bool(c.permute_n) and repeat % 2 == 0 and c.bquant_group_n in (None, 1)  # aquant: no B groups
         return permuted and "PermuteNEpilogue" in self.p.templates
 
     def ctype(self, key: str) -> n.Type:
@@ -137,9 +150,9 @@ def patch(g: Quant, graph: KernelGraph) -> None:
     else:
         graph.add(alias("ComputeDataType", "data_type", lambda s: s.ref("ADataType"), "ADataType"))
     graph.add(alias("AQLayout", "layout", lambda s: p.type(LAYOUTS["c" if c.variant == TENSOR_QUANT else "r"])))
-    graph.add(alias("BQLayout", "layout", lambda s: p.type(LAYOUTS["c"])))
+    graph.add(alias("BQLayout", "layout", lambda s: p.type(LAYOUTS[c.bq_layout or "c"])))
     graph.replace(alias("HostArgs", "host_args", lambda s: p.type("QuantGemmHostArgs")))
-    if c.variant not in SPATIAL_PARTITIONER:
+    if c.tile_partitioner != "spatially_local":  # CK's 1-D partitioner (bquant, row-col, tensor: always)
         graph.replace(alias("TilePartitioner", "partitioner", lambda s: g.t(
             "GemmTile1DPartitioner", BlockGemmShape_=s.ref("TileShape")), "TileShape"))
     groups = []
@@ -244,9 +257,8 @@ def problem(g: Quant, s: Scope) -> n.Type:
                    TransposeC_=ids("TransposeC"), ComputeDataType_=s.ref("ComputeDataType"), **tail)
     sig = p.template("GemmBQuantPipelineProblem")
     group = "BQuantGroupSize_" if sig.has_param("BQuantGroupSize_") else "QuantGroupSize_"
-    if sig.has_param("BCastPolicy_"):  # CK's generator: cast B before the LDS write when A and B share a type
-        same = g.types[0] == g.types[1]
-        tail["BCastPolicy_"] = p.enum_value("CastPolicy", "BeforeLDSWrite" if same else "AfterLDSRead")
+    if sig.has_param("BCastPolicy_"):
+        tail["BCastPolicy_"] = p.enum_value("CastPolicy", CAST_POLICIES[c.b_cast_policy])
     return g.t("GemmBQuantPipelineProblem", ADataType_=s.ref("ADataType"), BDataType_=s.ref("BDataType"),
                BQDataType_=s.ref("QDataType"), CDataType_=s.ref("AccDataType"), BlockGemmShape_=s.ref("TileShape"),
                Traits_=s.ref("Traits"), **{group: s.ref("BQuantGroupSize")},
