@@ -1,0 +1,125 @@
+"""Quantized and grouped problems in selection: a quantized problem names its family (`variant=bquant`, ...) and
+its scale groups by the knobs' names (defaults as the knobs'), a grouped problem its group count (`groups=`, CK's
+`group_count`); both read, shown and refused by field; a quantized problem runs only on kernels of its family and
+scale groups, with K and N whole groups and CK's scale-vector checks (`quant.*`), a grouped one on grouped kernels
+only (`gemm.groups`), named by `why_not` and answered alike by the C++ selector."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ckast.library.selection import Selection
+from ckast.select.cxx.problem_struct import problem_struct
+from ckast.select.features import KernelTable
+from ckast.select.problem import GemmProblem, ProblemError, problem_fields, problem_label
+from ckast.select.serving.applicability import LAYERS, applicable, conditions, why_not
+from ckast.select.serving.problem_read import gemm_problem, parse_pairs
+
+from .select_helpers import ROOT, entries
+
+
+@pytest.fixture(scope="module")
+def quant() -> list[dict]:
+    """examples/gemm_bquant.json: bquant fp8i4 (16x64x256) and fp8 (128x128x128), abquant fp8 on gfx950."""
+    path = ROOT / "examples" / "gemm_bquant.json"
+    return [e["config"] for e in entries(Selection("", "", "ck-2026.06", (), (), (), None, (path,)))]
+
+
+def _problem(text: str) -> GemmProblem:
+    return gemm_problem(parse_pairs(text))
+
+
+def test_a_quant_problem_names_its_family_and_scale_groups():
+    problem = _problem("M=16,N=7168,K=2048,variant=bquant")
+    assert (problem.bquant_group_n, problem.bquant_group_k, problem.aquant_group_k) == (1, 128, 0)  # knob defaults
+    assert problem_label(problem) == "M=16,N=7168,K=2048,variant=bquant,bquant_group_n=1,bquant_group_k=128"
+    assert _problem(problem_label(problem)) == problem
+    assert problem.label == "bquant GEMM (scale groups bquant_group_n=1, bquant_group_k=128)"
+    ab = _problem("M=16,N=7168,K=2048,variant=abquant,bquant_group_n=128")
+    assert ab.quant_groups == {"aquant_group_k": 128, "bquant_group_n": 128, "bquant_group_k": 128}
+    assert "bquant_group_k" not in problem_fields(_problem("M=1,N=1,K=1"))
+    struct = problem_struct("gemm")
+    assert struct.defaults["bquant_group_k"] == 0
+    assert struct.values(ab)[struct.fields.index("bquant_group_n")] == 128
+
+
+def test_a_grouped_problem_names_its_group_count():
+    problem = _problem("M=64,N=4096,K=14336,groups=8")
+    assert problem.groups == 8 and problem.flops == 2 * 8 * 64 * 4096 * 14336
+    assert problem_label(problem) == "M=64,N=4096,K=14336,groups=8" and problem.label.startswith("grouped standard")
+    assert _problem("M=64,N=4096,K=14336,group_count=8") == problem  # CK's spelling
+    assert problem_fields(problem)["groups"] == 8 and "groups" not in problem_fields(_problem("M=1,N=1,K=1"))
+    assert problem_struct("gemm").defaults["groups"] == 1
+
+
+@pytest.mark.parametrize(("text", "field", "message"), [
+    ("M=1,N=1,K=128,bquant_group_k=128", "bquant_group_k", "standard problem has no scale groups"),
+    ("M=1,N=1,K=128,variant=bquant,aquant_group_k=128", "aquant_group_k", "bquant problem has bquant_group_n"),
+    ("M=1,N=1,K=128,variant=bquant,bquant_group_k=0", "bquant_group_k", "out of range"),
+    ("M=1,N=1,K=128,groups=0", "groups", "out of range"),
+    ("M=65536,N=64,K=65536,groups=2", "A", "at most"),
+    ("M=1,N=1,K=128,variant=grouped", "variant", "not one of"),  # a kernel variant computing the standard GEMM
+])
+def test_a_bad_quant_or_grouped_problem_is_refused_naming_the_field(text, field, message):
+    with pytest.raises(ProblemError, match=message) as exc:
+        _problem(text)
+    assert exc.value.field == field
+
+
+def test_quant_problems_run_on_their_family_and_groups(quant):
+    fp8i4, fp8, ab = quant
+    problem = _problem("M=128,N=7168,K=2048,variant=bquant")
+    assert why_not(problem, fp8i4) is None and why_not(problem, fp8) is None
+    assert why_not(problem, ab).startswith("gemm.variant")
+    assert why_not(_problem("M=128,N=7168,K=2048"), fp8).startswith("gemm.variant")
+    other = _problem("M=128,N=7168,K=2048,variant=bquant,bquant_group_k=64")
+    assert why_not(other, fp8).startswith("quant.bquant_group_k (kernel layer)")
+    assert "problem_bquant_group_k=64" in why_not(other, fp8)
+    assert why_not(_problem("M=128,N=7168,K=2000,variant=bquant"), fp8).startswith("quant.b_group_k")
+    two_d = {**fp8, "bquant_group_n": 128}
+    assert why_not(_problem("M=128,N=7200,K=2048,variant=bquant,bquant_group_n=128"), two_d).startswith(
+        "quant.b_group_n")
+    assert why_not(_problem("M=192,N=7168,K=2048,variant=abquant"), ab) is None
+    assert why_not(_problem("M=192,N=7168,K=2048,variant=abquant,aquant_group_k=64"), ab).startswith(
+        "quant.aquant_group_k")
+
+
+def test_the_bq_scale_vector_is_cks(quant):
+    """A tile of K 256 over groups of 64 holds 4 float scales per row: CK loads them 4 at a time (16 bytes), so
+    K / 64 must be whole fours; with groups of 128 (2 per row) pairs."""
+    fp8 = {**quant[1], "tile_k": 256, "bquant_group_k": 64}
+    assert why_not(_problem("M=128,N=7168,K=4096,variant=bquant,bquant_group_k=64"), fp8) is None
+    refused = why_not(_problem("M=128,N=7168,K=4160,variant=bquant,bquant_group_k=64"), fp8)  # 65 groups
+    assert refused.startswith("quant.vector_bq") and "vector_bq=4" in refused
+
+
+def test_grouped_problems_run_on_grouped_kernels_only():
+    path = ROOT / "examples" / "gemm_grouped.json"
+    configs = [e["config"] for e in entries(Selection("", "", "ck-2026.06", (), (), (), None, (path,)))]
+    grouped = next(c for c in configs if c["variant"] == "grouped")
+    standard = {**grouped, "variant": "standard"}
+    problem = _problem("M=256,N=4096,K=4096,groups=8")
+    assert why_not(problem, standard).startswith("gemm.groups (kernel layer)")
+    assert why_not(problem, {**grouped, "pad_m": True, "pad_n": True, "pad_k": True}) is None
+    assert why_not(_problem("M=256,N=4096,K=4096"), {**grouped, "pad_m": True, "pad_n": True, "pad_k": True}) is None
+
+
+def test_the_cxx_selector_checks_quant_and_groups(quant):
+    """The conditions in C++ answer as `applicable` for bquant, abquant, standard and grouped kernels over quant
+    problems of several groups and sizes."""
+    pytest.importorskip("cppyy")
+    from .test_select_cxx_applicability import _agree
+
+    fp8i4, fp8, ab = quant
+    kernels = [*quant, {**fp8, "tile_k": 256, "bquant_group_k": 64}, {**fp8, "bquant_group_n": 128},
+               {**ab, "aquant_group_k": 64}]
+    table = KernelTable.of([*kernels, {**fp8, "variant": "grouped"}])
+    problems = [_problem(f"M={m},N={n},K={k},variant={v}{groups}")
+                for m in (16, 192) for n in (7168, 7200) for k in (2048, 2000, 4160)
+                for v, groups in (("bquant", ""), ("bquant", ",bquant_group_k=64"), ("bquant", ",bquant_group_n=128"),
+                                  ("abquant", ""), ("abquant", ",aquant_group_k=64"))]
+    problems += [_problem(f"M=256,N=256,K=512,groups={g}") for g in (1, 4)]
+    answers = np.array([applicable(p, table) for p in problems])
+    assert answers.any() and not answers.all()
+    assert _agree("gemm", [c.holds for c in conditions("gemm", LAYERS)], table, problems) == 0
