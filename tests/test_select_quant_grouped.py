@@ -123,3 +123,16 @@ def test_the_cxx_selector_checks_quant_and_groups(quant):
     answers = np.array([applicable(p, table) for p in problems])
     assert answers.any() and not answers.all()
     assert _agree("gemm", [c.holds for c in conditions("gemm", LAYERS)], table, problems) == 0
+
+
+def test_a_quant_problem_names_its_familys_datatypes():
+    """A row's datatype is one the problem's kernels have: CK's variant keys for a quantized family."""
+    from ckast.select.reports.report import parse_row
+
+    row = parse_row({"M": "16", "N": "7168", "K": "2048", "variant": "bquant", "datatype": "fp8i4"}, ("gemm",), "x")
+    assert row.datatype == "fp8i4" and row.problem.bquant_group_k == 128
+    with pytest.raises(ProblemError, match="'fp16' is not one of fp8, bf8, fp8i4") as exc:
+        parse_row({"M": "16", "N": "7168", "K": "2048", "variant": "bquant", "datatype": "fp16"}, ("gemm",), "x")
+    assert exc.value.field == "datatype"
+    with pytest.raises(ProblemError, match="'fp8i4' is not one of"):
+        parse_row({"M": "16", "N": "7168", "K": "2048", "datatype": "fp8i4"}, ("gemm",), "x")
