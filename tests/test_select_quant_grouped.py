@@ -136,3 +136,40 @@ def test_a_quant_problem_names_its_familys_datatypes():
     assert exc.value.field == "datatype"
     with pytest.raises(ProblemError, match="'fp8i4' is not one of"):
         parse_row({"M": "16", "N": "7168", "K": "2048", "datatype": "fp8i4"}, ("gemm",), "x")
+
+
+# --- the analytic model ---------------------------------------------------------------------------------------
+
+def _predict(configs: list[dict], text: str, arch: str = "gfx942") -> np.ndarray:
+    from ckast.arch.hardware import hardware
+    from ckast.select.models.analytic import AnalyticPredictor
+    from ckast.select.serving.library import Part
+
+    part = Part(tuple(f"k{i}" for i in range(len(configs))), tuple(configs), arch, configs[0]["datatype"])
+    return AnalyticPredictor().predict_tflops(_problem(text), part, hardware(arch))
+
+
+def test_a_grouped_problem_is_priced_as_its_groups_tiles_in_one_launch():
+    """8 groups cost as one launch of all their tiles (as a batch of 8): with few tiles per group the last wave
+    is shared, so one grouped launch beats 8 launches of one group by far (MoE decode)."""
+    path = ROOT / "examples" / "gemm_grouped.json"
+    grouped = [e["config"] for e in entries(Selection("", "", "ck-2026.06", (), (), (), None, (path,)))]
+    grouped = [{**c, "pad_m": True, "pad_n": True, "pad_k": True} for c in grouped]
+    one = _predict(grouped, "M=16,N=4096,K=7168")
+    eight = _predict(grouped, "M=16,N=4096,K=7168,groups=8")
+    assert np.allclose(eight, _predict(grouped, "M=16,N=4096,K=7168,batch=8"))
+    seconds_one, seconds_eight = 2 * 16 * 4096 * 7168 / one, 8 * 2 * 16 * 4096 * 7168 / eight
+    assert (seconds_eight < 0.5 * 8 * seconds_one).all()
+
+
+def test_scale_loads_cost_little_at_128_and_more_as_groups_shrink(quant):
+    """The same bquant tile with B scale groups of 128, 32 and 8 along K at decode (feed bound): 128's scales
+    cost under 2% (float scales, 1 per 128 fp8 weights), groups of 8 over 5%."""
+    fp8 = {**quant[1], "preshuffle_b": False, "pipeline": "compv3"}
+    kernels = [{**fp8, "bquant_group_k": g} for g in (128, 32, 8)]
+    plain = {k: v for k, v in fp8.items() if not k.startswith(("bquant", "aquant"))}
+    tflops = np.array([_predict([k], f"M=16,N=7168,K=4096,variant=bquant,bquant_group_k={g}")[0]
+                       for k, g in zip(kernels, (128, 32, 8))])
+    unscaled = _predict([{**plain, "variant": "standard"}], "M=16,N=7168,K=4096")[0]
+    assert tflops[0] < unscaled and tflops[0] > 0.98 * unscaled
+    assert tflops[0] > tflops[1] > tflops[2] and tflops[2] < 0.95 * unscaled

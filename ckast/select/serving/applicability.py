@@ -230,9 +230,10 @@ QUANT_SCALE_GROUPS = tuple(Condition(
     f"quant.{group}", f"a quantized kernel is built for its scale groups: the problem's {group} is the kernel's",
     Col(group).eq(Named(f"problem_{group}", Field(group))), _having(group)) for group in QUANT_GROUPS)
 """The problem's scale groups are the kernel's (after `gemm.variant`, so the problem has the kernel's groups)."""
-scale_bytes = lookup("scale_bytes", {d: 4 if types[3] == "float" else 1 for d, types in QUANT_TYPES.items()}, datatype, 4)
-"""Bytes of a scale: float for fp8/bf8/fp4 data, fp8/bf8 for packed int4, e8m0 for the microscale mixes (the
-variants' type table, CK's variant keys)."""
+SCALE_BYTES = {d: 4 if types[3] == "float" else 1 for d, types in QUANT_TYPES.items()}
+"""Bytes of a scale per datatype: float for fp8/bf8/fp4 data, fp8/bf8 for packed int4, e8m0 for the microscale
+mixes (the variants' type table, CK's variant keys)."""
+scale_bytes = lookup("scale_bytes", SCALE_BYTES, datatype, 4)
 
 
 def _scale_vector(name: str, rows: Expr, cols: Expr) -> Named:
