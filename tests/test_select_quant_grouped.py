@@ -173,3 +173,37 @@ def test_scale_loads_cost_little_at_128_and_more_as_groups_shrink(quant):
     unscaled = _predict([{**plain, "variant": "standard"}], "M=16,N=7168,K=4096")[0]
     assert tflops[0] < unscaled and tflops[0] > 0.98 * unscaled
     assert tflops[0] > tflops[1] > tflops[2] and tflops[2] < 0.95 * unscaled
+
+
+def test_the_cxx_selector_ranks_quant_and_grouped_problems_as_python(tmp_path):
+    """A library of bquant (groups 1x128 and 1x64), abquant and grouped kernels: the emitted selector ranks quant
+    problems (each its family's and groups' kernels only) and a grouped one bit for bit as Python does."""
+    pytest.importorskip("cppyy")
+    from ckast.select.cxx.selector import write_selector
+    from ckast.select.models.analytic import AnalyticPredictor
+    from ckast.select.serving.library import load_library
+
+    from .select_helpers import bits, python_ranking, write_library
+    from .test_select_cxx_selector import _jit, _struct
+
+    base = {"kind": "gemm", "datatype": "fp8", "arch": "gfx942", "ck_api": "ck-2026.06"}
+    configs = [{**base, "variant": "bquant"}, {**base, "variant": "bquant", "tile_k": 256, "bquant_group_k": 64},
+               {**base, "variant": "bquant", "tile_m": 128, "tile_n": 128, "tile_k": 128, "warp_m": 2, "warp_n": 2},
+               {**base, "variant": "abquant", "bquant_group_n": 128},
+               {**base, "variant": "grouped", "pad_m": True, "pad_n": True, "pad_k": True}]
+    path = tmp_path / "kernels.json"
+    path.write_text(__import__("json").dumps({"kernels": configs}))
+    lib = write_library(tmp_path / "lib", entries(Selection("", "", "ck-2026.06", (), (), (), None, (path,))))
+    library = load_library(lib)
+    write_selector(lib, [], tmp_path / "selector")
+    ns = _jit(tmp_path / "selector")
+    counts = []
+    for text in ("M=128,N=7168,K=2048,variant=bquant", "M=128,N=7168,K=4096,variant=bquant,bquant_group_k=64",
+                 "M=128,N=7168,K=4160,variant=bquant,bquant_group_k=64", "M=16,N=7168,K=2000,variant=bquant",
+                 "M=256,N=7168,K=2048,variant=abquant,bquant_group_n=128", "M=64,N=4096,K=7168,groups=8"):
+        problem = _problem(text)
+        expected = python_ranking(library, problem, AnalyticPredictor(), "fp8", "rcr")
+        got = [(str(c.kernel), c.tflops) for c in ns.rank(_struct(ns, problem), "fp8", "rcr")]
+        assert bits(got) == bits(expected), text
+        counts.append(len(got))
+    assert counts == [2, 1, 0, 0, 1, 1]
