@@ -1,0 +1,52 @@
+"""`gemm-quant`: CK's default quantized GEMM configs, every config factory of its dispatcher per family, datatype
+and arch (`data/gemm_quant.toml`: the golden manifest's codegen configs as they are, with the CK commit).
+
+Each case of the set's arch is expanded as CK's generator expands it (variant keys x layouts x tiles x scale
+groups) by ckast's reader of CK's quant configs (`config.ck_quant_configs`), in the data's order; a kernel two
+cases propose is proposed once (from the first). A factory module that reader does not read (a family ckast
+does not build yet; the grouped factories, whose configs spell their groups otherwise and configure the same
+single-problem kernels) proposes nothing; `families` says which are read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ckast.config import ck_quant_configs
+
+from .conv_common import data
+from .selection import Candidate, Selection, SelectionError
+
+NAME = "gemm-quant"
+
+
+def family(module: str) -> str | None:
+    """The ckast variant of CK's config-factory `module`, or None when ckast reads no configs of it."""
+    return ck_quant_configs.MODULES.get(module)
+
+
+def families() -> tuple[str, ...]:
+    """The families of the data that the set proposes, in the data's order."""
+    return tuple(dict.fromkeys(f for c in data("gemm_quant")["cases"] if (f := family(c["module"]))))
+
+
+def candidates(selection: Selection) -> list[Candidate]:
+    """The kernels of every case for the selection's arch, as its variants and datatypes filter them."""
+    known = families()
+    for variant in selection.variants:
+        if variant not in known:
+            raise SelectionError(f"variant {variant!r} is not in {NAME}; it has: {', '.join(known)}")
+    out: list[Candidate] = []
+    seen: set[tuple[tuple[str, Any], ...]] = set()
+    for case in data("gemm_quant")["cases"]:
+        fam = family(case["module"])
+        if fam is None or case["arch"] != selection.arch or not selection.wants(variant=fam):
+            continue
+        for i, (_, knobs) in enumerate(ck_quant_configs.expand({**case["config"], "variant": fam,
+                                                                "arch": case["arch"]}) or ()):
+            key = tuple(sorted(knobs.items()))
+            if key in seen or not selection.wants(datatype=knobs["datatype"]):
+                continue
+            seen.add(key)
+            out.append(Candidate(f"{NAME}/{case['id']}[{i}]", knobs))
+    return out

@@ -1,0 +1,60 @@
+"""Rule set `gemm-quant`: CK's default quantized GEMM configs (its dispatcher's config factories, as the codegen
+golden manifest records them) per family, datatype and arch, expanded by ckast's reader of CK's quant configs;
+named with its source and commit by `list --rule-sets`."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+from click.testing import CliRunner
+
+from ckast.cli import main
+from ckast.config import ck_quant_configs
+from ckast.library import Selection, SelectionError, build
+from ckast.library import gemm_quant
+from ckast.library.conv_common import data
+
+from .select_helpers import ROOT
+
+CASES = ROOT / "tests" / "data" / "ck_quant_goldens" / "cases.json"
+
+
+def test_the_data_is_cks_manifest_as_it_is():
+    """Every case of CK's golden manifest, its config unchanged, at the manifest's commit."""
+    manifest = json.loads(CASES.read_text())
+    d = data("gemm_quant")
+    assert d["commit"] == manifest["source"]["commit"] and len(d["cases"]) == manifest["case_count"] == 140
+    assert {c["id"]: (c["module"], c["arch"], c["config"]) for c in d["cases"]} == {
+        i: (c["module"], c["arch"], c["config"]) for i, c in manifest["cases"].items()}
+
+
+def test_rule_sets_listing_names_the_source_and_commit():
+    result = CliRunner().invoke(main, ["list", "--rule-sets"])
+    line = next(line for line in result.output.splitlines() if line.startswith("gemm-quant "))
+    for source in ("ROCm/rocm-libraries", "dispatcher/tests/golden/codegen/manifest.json", "ea607ecdb59e"):
+        assert source in line
+
+
+@pytest.mark.parametrize(("arch", "accepted", "refused"), [("gfx942", 24, 3), ("gfx950", 27, 0)])
+def test_every_family_and_datatype_on_both_archs(arch, accepted, refused):
+    """The families ckast reads CK's configs of, every datatype of each; the microscale (e8m0) mixes are gfx950's
+    only (refused on gfx942 by name)."""
+    lib = build(Selection("gemm-quant", arch, "ck-2026.06"))
+    assert (len(lib.accepted), len(lib.entries) - len(lib.accepted)) == (accepted, refused)
+    kept = Counter((k.config.variant, k.config.datatype) for k in lib.kernels())
+    assert {v for v, _ in kept} == set(gemm_quant.families()) == set(ck_quant_configs.MODULES.values())
+    assert {d for v, d in kept if v == "bquant"} >= {"fp8", "bf8", "fp8i4", "bf8i4"}
+    assert {d for v, d in kept if v == "abquant"} == {"fp8", "bf8", "fp4"}
+    if arch == "gfx950":
+        assert {d for v, d in kept if v == "bquant"} >= {"mx_bf16bf16", "mx_bf16bf8", "mx_bf16fp4"}
+    origins = [e.candidate.origin for e in lib.entries]
+    assert len(origins) == len(set(origins)) and all(o.startswith("gemm-quant/gemm_") for o in origins)
+
+
+def test_variants_and_datatypes_filter_the_set():
+    lib = build(Selection("gemm-quant", "gfx950", "ck-2026.06", ("fp8",), variants=("abquant",)))
+    assert {(k.config.variant, k.config.datatype) for k in lib.kernels()} == {("abquant", "fp8")}
+    with pytest.raises(SelectionError, match="'standard' is not in gemm-quant; it has: abquant, bquant"):
+        build(Selection("gemm-quant", "gfx950", "ck-2026.06", variants=("standard",)))
