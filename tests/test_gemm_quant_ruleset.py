@@ -37,7 +37,7 @@ def test_rule_sets_listing_names_the_source_and_commit():
         assert source in line
 
 
-@pytest.mark.parametrize(("arch", "accepted", "refused"), [("gfx942", 24, 3), ("gfx950", 27, 0)])
+@pytest.mark.parametrize(("arch", "accepted", "refused"), [("gfx942", 30, 3), ("gfx950", 33, 0)])
 def test_every_family_and_datatype_on_both_archs(arch, accepted, refused):
     """The families ckast reads CK's configs of, every datatype of each; the microscale (e8m0) mixes are gfx950's
     only (refused on gfx942 by name)."""
@@ -51,6 +51,17 @@ def test_every_family_and_datatype_on_both_archs(arch, accepted, refused):
         assert {d for v, d in kept if v == "bquant"} >= {"mx_bf16bf16", "mx_bf16bf8", "mx_bf16fp4"}
     origins = [e.candidate.origin for e in lib.entries]
     assert len(origins) == len(set(origins)) and all(o.startswith("gemm-quant/gemm_") for o in origins)
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+def test_deepseek_block_scales_are_ckasts_marked_addition(arch):
+    """CK's fp8/bf8 abquant factories group B 1 x 128 only; the set adds each of their configs with DeepSeek-V3's
+    128 x 128 weight blocks, marked `+extend`, and nothing else."""
+    lib = build(Selection("gemm-quant", arch, "ck-2026.06", variants=("abquant",)))
+    added = [e for e in lib.accepted if "+extend" in e.candidate.origin]
+    assert added and all(e.config.bquant_group_n == 128 and e.config.datatype in ("fp8", "bf8") for e in added)
+    own = [e for e in lib.accepted if "+extend" not in e.candidate.origin and e.config.datatype in ("fp8", "bf8")]
+    assert len(own) == len(added) and all(e.config.bquant_group_n == 1 for e in own)
 
 
 def test_variants_and_datatypes_filter_the_set():

@@ -5,7 +5,9 @@ Each case of the set's arch is expanded as CK's generator expands it (variant ke
 groups) by ckast's reader of CK's quant configs (`config.ck_quant_configs`), in the data's order; a kernel two
 cases propose is proposed once (from the first). A factory module that reader does not read (a family ckast
 does not build yet; the grouped factories, whose configs spell their groups otherwise and configure the same
-single-problem kernels) proposes nothing; `families` says which are read.
+single-problem kernels) proposes nothing; `families` says which are read. The data's `extend` entries are
+ckast's additions (each says why): a case of their module is proposed again with their datatypes and B scale
+groups, its origin marked `+extend`.
 """
 
 from __future__ import annotations
@@ -42,11 +44,23 @@ def candidates(selection: Selection) -> list[Candidate]:
         fam = family(case["module"])
         if fam is None or case["arch"] != selection.arch or not selection.wants(variant=fam):
             continue
-        for i, (_, knobs) in enumerate(ck_quant_configs.expand({**case["config"], "variant": fam,
-                                                                "arch": case["arch"]}) or ()):
-            key = tuple(sorted(knobs.items()))
-            if key in seen or not selection.wants(datatype=knobs["datatype"]):
-                continue
-            seen.add(key)
-            out.append(Candidate(f"{NAME}/{case['id']}[{i}]", knobs))
+        for origin, config in _configs(case):
+            for i, (_, knobs) in enumerate(ck_quant_configs.expand({**config, "variant": fam,
+                                                                    "arch": case["arch"]}) or ()):
+                key = tuple(sorted(knobs.items()))
+                if key in seen or not selection.wants(datatype=knobs["datatype"]):
+                    continue
+                seen.add(key)
+                out.append(Candidate(f"{origin}[{i}]", knobs))
+    return out
+
+
+def _configs(case: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(origin, CK codegen config) of a case: its own, then each `extend` entry's version of it."""
+    out = [(f"{NAME}/{case['id']}", case["config"])]
+    for extra in data("gemm_quant").get("extend", []):
+        keys = [k for k in case["config"]["variant_keys"] if k in extra["variant_keys"]]
+        if extra["module"] == case["module"] and keys:
+            out.append((f"{NAME}/{case['id']}+extend", {**case["config"], "variant_keys": keys,
+                                                          "bquant_groups": extra["bquant_groups"]}))
     return out
