@@ -207,3 +207,18 @@ def test_the_cxx_selector_ranks_quant_and_grouped_problems_as_python(tmp_path):
         assert bits(got) == bits(expected), text
         counts.append(len(got))
     assert counts == [2, 1, 0, 0, 1, 1]
+
+
+def test_a_part_remembers_what_it_serves_per_batch_groups_and_scale_groups(tmp_path):
+    """A library of standard kernels refuses a batched, then a grouped problem (no such kernel), and still serves
+    the plain problem after them (the part's memo was keyed by the variant alone, so a batch-2 problem's
+    refusal was given to every later standard problem)."""
+    from ckast.select.serving.library import LibraryError, load_library
+
+    from .select_helpers import gemm_entries, write_library
+
+    library = load_library(write_library(tmp_path / "lib", gemm_entries(tmp_path)))
+    for text in ("M=64,N=64,K=64,batch=2", "M=64,N=64,K=64,groups=2"):
+        with pytest.raises(LibraryError, match="holds no"):
+            library.part(_problem(text), "fp16", "rcr")
+    assert library.part(_problem("M=64,N=64,K=64"), "fp16", "rcr").configs
