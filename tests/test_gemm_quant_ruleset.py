@@ -37,7 +37,7 @@ def test_rule_sets_listing_names_the_source_and_commit():
         assert source in line
 
 
-@pytest.mark.parametrize(("arch", "accepted", "refused"), [("gfx942", 30, 3), ("gfx950", 33, 0)])
+@pytest.mark.parametrize(("arch", "accepted", "refused"), [("gfx942", 60, 6), ("gfx950", 66, 0)])
 def test_every_family_and_datatype_on_both_archs(arch, accepted, refused):
     """The families ckast reads CK's configs of, every datatype of each; the microscale (e8m0) mixes are gfx950's
     only (refused on gfx942 by name)."""
@@ -54,14 +54,30 @@ def test_every_family_and_datatype_on_both_archs(arch, accepted, refused):
 
 
 @pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
-def test_deepseek_block_scales_are_ckasts_marked_addition(arch):
-    """CK's fp8/bf8 abquant factories group B 1 x 128 only; the set adds each of their configs with DeepSeek-V3's
-    128 x 128 weight blocks, marked `+extend`, and nothing else."""
+def test_ckasts_additions_are_marked_deepseek_blocks_and_n_padding(arch):
+    """CK's fp8/bf8 abquant factories group B 1 x 128 only and its factories never pad N; the set adds each of
+    their configs with DeepSeek-V3's 128 x 128 weight blocks, and every config padded in N, marked `+extend<n>`."""
     lib = build(Selection("gemm-quant", arch, "ck-2026.06", variants=("abquant",)))
-    added = [e for e in lib.accepted if "+extend" in e.candidate.origin]
-    assert added and all(e.config.bquant_group_n == 128 and e.config.datatype in ("fp8", "bf8") for e in added)
-    own = [e for e in lib.accepted if "+extend" not in e.candidate.origin and e.config.datatype in ("fp8", "bf8")]
-    assert len(own) == len(added) and all(e.config.bquant_group_n == 1 for e in own)
+    own = [e.config for e in lib.accepted if "+extend" not in e.candidate.origin]
+    added = [e.config for e in lib.accepted if "+extend" in e.candidate.origin]
+    assert not any(c.pad_n for c in own) and all(c.bquant_group_n == 1 for c in own if c.datatype != "fp4")
+    blocks = [c for c in added if c.bquant_group_n == 128 and c.datatype in ("fp8", "bf8")]
+    assert len(blocks) == 2 * len([c for c in own if c.datatype in ("fp8", "bf8")])  # with and without pad_n
+    assert len([c for c in added if c.pad_n]) == len(own) + len([c for c in added if not c.pad_n])
+
+
+def test_padded_n_serves_a_weight_of_n_not_whole_tiles():
+    """A weight-only fp8 block-scale GEMM of N = 1000 (not whole 64- or 128-wide tiles): only the N-padded kernels
+    serve it."""
+    from ckast.select.serving.applicability import applicable
+    from ckast.select.serving.problem_read import gemm_problem, parse_pairs
+
+    lib = build(Selection("gemm-quant", "gfx942", "ck-2026.06", ("fp8",), variants=("bquant",)))
+    configs = [e.config for e in lib.accepted]
+    from ckast.config import as_dict
+
+    ok = applicable(gemm_problem(parse_pairs("M=16,N=1000,K=7168,variant=bquant")), [as_dict(c) for c in configs])
+    assert ok.any() and all(c.pad_n for c, served in zip(configs, ok) if served)
 
 
 def test_variants_and_datatypes_filter_the_set():

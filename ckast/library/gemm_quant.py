@@ -6,8 +6,8 @@ groups) by ckast's reader of CK's quant configs (`config.ck_quant_configs`), in 
 cases propose is proposed once (from the first). A factory module that reader does not read (a family ckast
 does not build yet; the grouped factories, whose configs spell their groups otherwise and configure the same
 single-problem kernels) proposes nothing; `families` says which are read. The data's `extend` entries are
-ckast's additions (each says why): a case of their module is proposed again with their datatypes and B scale
-groups, its origin marked `+extend`.
+ckast's additions (each says why): a case of their modules is proposed again with their config keys set, its
+origin marked `+extend<n>` (the n-th entry).
 """
 
 from __future__ import annotations
@@ -56,11 +56,14 @@ def candidates(selection: Selection) -> list[Candidate]:
 
 
 def _configs(case: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """(origin, CK codegen config) of a case: its own, then each `extend` entry's version of it."""
+    """(origin, CK codegen config) of a case: its own, then each `extend` entry's version of every config before
+    it that the entry applies to."""
     out = [(f"{NAME}/{case['id']}", case["config"])]
-    for extra in data("gemm_quant").get("extend", []):
-        keys = [k for k in case["config"]["variant_keys"] if k in extra["variant_keys"]]
-        if extra["module"] == case["module"] and keys:
-            out.append((f"{NAME}/{case['id']}+extend", {**case["config"], "variant_keys": keys,
-                                                          "bquant_groups": extra["bquant_groups"]}))
+    for j, extra in enumerate(data("gemm_quant").get("extend", []), 1):
+        if case["module"] not in extra["modules"]:
+            continue
+        for origin, config in list(out):
+            keys = [k for k in config["variant_keys"] if k in extra.get("variant_keys", config["variant_keys"])]
+            if keys:
+                out.append((f"{origin}+extend{j}", {**config, "variant_keys": keys, **extra["config"]}))
     return out
