@@ -2,16 +2,17 @@
 and arch (`data/gemm_quant.toml`: the golden manifest's codegen configs as they are, with the CK commit).
 
 Each case of the set's arch is expanded as CK's generator expands it (variant keys x layouts x tiles x scale
-groups) by ckast's reader of CK's quant configs (`config.ck_quant_configs`), in the data's order; a kernel two
-cases propose is proposed once (from the first). A factory module that reader does not read (a family ckast
-does not build yet; the grouped factories, whose configs spell their groups otherwise and configure the same
-single-problem kernels) proposes nothing; `families` says which are read. The data's `extend` entries are
+groups) by ckast's reader of that family's configs (`READERS`), in the data's order; a kernel two cases propose
+is proposed once (from the first). A factory module no reader reads (a family ckast does not build yet; the
+grouped factories, whose configs spell their groups otherwise and configure the same single-problem kernels)
+proposes nothing; `families` says which are read. The data's `extend` entries are
 ckast's additions (each says why): a case of their modules is proposed again with their config keys set, its
 origin marked `+extend<n>` (the n-th entry).
 """
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Any
 
 from ckast.config import ck_quant_configs
@@ -22,9 +23,20 @@ from .selection import Candidate, Selection, SelectionError
 NAME = "gemm-quant"
 
 
+READERS: tuple[ModuleType, ...] = (ck_quant_configs,)
+"""ckast's readers of CK's quant codegen configs: each names the config-factory modules it reads (`MODULES`,
+module -> ckast variant) and reads a manifest of cases (`expand`); a family joins the set by its reader."""
+
+
+def reader(module: str) -> ModuleType | None:
+    """The reader of CK's config-factory `module`, or None when ckast reads no configs of it."""
+    return next((r for r in READERS if module in r.MODULES), None)
+
+
 def family(module: str) -> str | None:
     """The ckast variant of CK's config-factory `module`, or None when ckast reads no configs of it."""
-    return ck_quant_configs.MODULES.get(module)
+    r = reader(module)
+    return None if r is None else r.MODULES[module]
 
 
 def families() -> tuple[str, ...]:
@@ -45,8 +57,8 @@ def candidates(selection: Selection) -> list[Candidate]:
         if fam is None or case["arch"] != selection.arch or not selection.wants(variant=fam):
             continue
         for origin, config in _configs(case):
-            for i, (_, knobs) in enumerate(ck_quant_configs.expand({**config, "variant": fam,
-                                                                    "arch": case["arch"]}) or ()):
+            one = {"cases": {case["id"]: {"module": case["module"], "arch": case["arch"], "config": config}}}
+            for i, (_, knobs) in enumerate(reader(case["module"]).expand(one)):
                 key = tuple(sorted(knobs.items()))
                 if key in seen or not selection.wants(datatype=knobs["datatype"]):
                     continue
