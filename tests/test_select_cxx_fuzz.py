@@ -106,7 +106,7 @@ def _size(rng: random.Random) -> int:
 def _gemm(rng: random.Random) -> dict:
     fields = {"M": _size(rng), "N": _size(rng), "K": _size(rng), "k_batch": rng.choice((1, 1, 2, 7, 128, _size(rng))),
               "batch": rng.choice((1, 1, 1, 2, 64, _size(rng))), "groups": rng.choice((1,) * 14 + (8, _size(rng))),
-              "variant": rng.choice(("standard",) * 6 + ("preshuffle", "preshuffle", "multi_d", "multi_d", "bquant", "abquant")),
+              "variant": rng.choice(("standard",) * 6 + ("preshuffle", "multi_d") * 2 + ("bquant", "abquant")),
               "num_d_tensors": 0, "d_layout": "", "elementwise_op": "", **dict.fromkeys(QUANT_GROUPS, 0)}
     if fields["variant"] == "multi_d":
         fields.update(num_d_tensors=1, d_layout="r", elementwise_op="MultiDAdd")

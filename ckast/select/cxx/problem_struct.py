@@ -6,8 +6,9 @@ besides: a conv problem's `k_batch`, `ndim` (1-3: which axes are the problem's o
 (its place in `problem.DIRECTIONS`: forward 0, bwd_data 1, bwd_weight 2); a GEMM problem's `variant`
 (standard 0, preshuffle 1, multi_d 2: the problem variants, `problem.problem_variants`), D tensors
 (`num_d_tensors`; `d_layout` and `elementwise_op` as codes, 0 for none, then the knob's values in order) and
-a quantized problem's scale groups (`problem.QUANT_GROUPS`, 0 where its variant has none). A GEMM problem's direction is always "gemm" and
-has no field (`ProblemStruct.constants`). C and K are per group, as `ConvProblem` holds them.
+a quantized problem's scale groups (`problem.QUANT_GROUPS`, 0 where its variant has none). A GEMM problem's
+direction is always "gemm" and has no field (`ProblemStruct.constants`). C and K are per group, as
+`ConvProblem` holds them.
 
 Every field defaults to a valid value (`DEFAULTS`), so a problem that sets only the fields it needs is one the
 selector ranks: sizes 1, `k_batch`, `batch` and `groups` 1, strides and dilations 1, pads 0, a standard GEMM without

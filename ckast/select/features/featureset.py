@@ -4,7 +4,8 @@ many problems of one kind at once, `FeatureSet.matrix_many`).
 A feature is a float tree of the selection language (`select.expr`; a bool tree reads 1.0 / 0.0). The
 columns a feature may read, each as a float (`problem`, `kernel`, `Hw`):
 - problem (`problem_columns`): GEMM `M, N, K, k_batch, batch, groups` (`batch` GEMMs of the shape, 1 but for a
-  batched problem; `groups` of them in one grouped launch, 1 but for a grouped problem); grouped conv `G, N, C, K` (C and K per
+  batched problem; `groups` of them in one grouped launch, 1 but for a grouped problem); grouped conv
+  `G, N, C, K` (C and K per
   group, as `ConvProblem` holds them), `Di Hi Wi`, `Z Y X`, `stride_*`, `dilation_*`,
   `left_pad_*`, `right_pad_*` for the axes d, h, w (an axis the problem lacks reads as size 1,
   stride 1, dilation 1, pad 0: a 2-D problem is a 3-D one of depth 1); ints, read as floats;

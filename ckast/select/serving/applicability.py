@@ -238,7 +238,8 @@ scale_bytes = lookup("scale_bytes", SCALE_BYTES, datatype, 4)
 
 def _scale_vector(name: str, rows: Expr, cols: Expr) -> Named:
     """CK's `GetABQGlobalVectorLoadSize` of a scale tile of rows x cols (cols contiguous): the first of 32, 16, 8
-    and 4 bytes of scales (in elements; a scale is at most 4 bytes) dividing both cols and each thread's share of the tile
+    and 4 bytes of scales (in elements; a scale is at most 4 bytes) dividing both cols and each thread's share of
+    the tile
     (the block's threads over its N waves, which hold the same scales), else one."""
     per_thread = rows * cols // (block_size // warp_n)
     out: Expr = Const(1)
@@ -254,7 +255,8 @@ vector_aq = _scale_vector("vector_aq", tile_m, tile_k // aq_group_k)
 QUANT_CONDITIONS = (
     Condition("quant.b_group_k", "K is whole B scale groups along K", (K % bq_group_k).eq(0),
               _having("bquant_group_k")),
-    Condition("quant.b_group_n", "N is whole B scale groups along N", (N % bq_group_n).eq(0), _having("bquant_group_n")),
+    Condition("quant.b_group_n", "N is whole B scale groups along N", (N % bq_group_n).eq(0),
+              _having("bquant_group_n")),
     Condition("quant.a_group_k", "K is whole A scale groups along K", (K % aq_group_k).eq(0),
               _having("aquant_group_k")),
     Condition("quant.vector_bq", "B's scale groups along K (K / bquant_group_k) are whole scale load vectors",
