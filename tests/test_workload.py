@@ -491,10 +491,17 @@ def test_the_quant_and_moe_workloads_are_served_whole_by_the_shipped_rule_sets(a
     assert all(p["not_served"] is None for p in doc["problems"]) and 1 <= len(doc["kept"]) <= most
 
 
-def test_generate_for_the_fp8_workload_writes_the_kernels_that_serve_it(tmp_path):
-    path = ROOT / "examples" / "workloads" / "fp8_blockscale_gemm.csv"
-    code, out, err = _run(generate, "--rule-set", "gemm-quant", "--arch", "gfx950", "--ck-api", "ck-2026.06",
-                          "--for", path, "--within", "2", "-o", tmp_path / "lib")
+@pytest.mark.parametrize(("workload", "selection", "kernel"), [
+    ("fp8_blockscale_gemm.csv", ("--rule-set", "gemm-quant"), "_abquant_"),
+    ("moe_gemm.csv", ("--rule-set", "gemm-full", "--variant", "grouped", "--datatype", "bf16"), "_grouped_")])
+def test_generate_for_the_quant_and_moe_workloads_writes_kernels_serving_every_problem(tmp_path, workload, selection,
+                                                                                        kernel):
+    path = ROOT / "examples" / "workloads" / workload
+    code, out, err = _run(generate, *selection, "--arch", "gfx950", "--ck-api", "ck-2026.06", "--for", path,
+                          "--within", "2", "-o", tmp_path / "lib")
     assert code == 0, err
-    code, out, err = _run(select, "--library", tmp_path / "lib", "--problems", path)
-    assert code == 0 and out.count("abquant") >= 180, err
+    code, out, err = _run(select, "--library", tmp_path / "lib", "--problems", path, "--json")
+    assert code == 0, err
+    ranked = json.loads(out)["problems"]
+    assert len(ranked) == len(path.read_text().splitlines()) - 1
+    assert all(p["top"] and kernel in p["top"][0]["name"] for p in ranked)
