@@ -54,13 +54,14 @@ def test_every_family_and_datatype_on_both_archs(arch, accepted, refused):
 
 
 @pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
-def test_ckasts_additions_are_marked_deepseek_blocks_and_n_padding(arch):
-    """CK's fp8/bf8 abquant factories group B 1 x 128 only and its factories never pad N; the set adds each of
-    their configs with DeepSeek-V3's 128 x 128 weight blocks, and every config padded in N, marked `+extend<n>`."""
+def test_ckasts_additions_are_marked_deepseek_blocks_and_m_n_padding(arch):
+    """CK's fp8/bf8 abquant factories group B 1 x 128 only and its factories never pad M or N; the set adds each of
+    their configs with DeepSeek-V3's 128 x 128 weight blocks, and every config padded in M and N, marked
+    `+extend<n>`."""
     lib = build(Selection("gemm-quant", arch, "ck-2026.06", variants=("abquant",)))
     own = [e.config for e in lib.accepted if "+extend" not in e.candidate.origin]
     added = [e.config for e in lib.accepted if "+extend" in e.candidate.origin]
-    assert not any(c.pad_n for c in own) and all(c.bquant_group_n == 1 for c in own if c.datatype != "fp4")
+    assert not any(c.pad_m or c.pad_n for c in own) and all(c.pad_m for c in added if c.pad_n) and all(c.bquant_group_n == 1 for c in own if c.datatype != "fp4")
     blocks = [c for c in added if c.bquant_group_n == 128 and c.datatype in ("fp8", "bf8")]
     assert len(blocks) == 2 * len([c for c in own if c.datatype in ("fp8", "bf8")])  # with and without pad_n
     assert len([c for c in added if c.pad_n]) == len(own) + len([c for c in added if not c.pad_n])
