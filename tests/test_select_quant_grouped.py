@@ -222,3 +222,26 @@ def test_a_part_remembers_what_it_serves_per_batch_groups_and_scale_groups(tmp_p
         with pytest.raises(LibraryError, match="holds no"):
             library.part(_problem(text), "fp16", "rcr")
     assert library.part(_problem("M=64,N=64,K=64"), "fp16", "rcr").configs
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+def test_every_quant_datatype_is_priced_at_the_rate_its_warp_gemm_computes(arch):
+    """gemm-quant's every datatype ranks with the analytic model: int4 weights at fp8/bf8's rate (CK converts B to
+    A's type), the microscale mixes at bf16's, fp4 at fp8's (no fp4 figure); finite and positive."""
+    from ckast.arch.hardware import hardware
+    from ckast.config import as_dict
+    from ckast.library import build
+    from ckast.select.models.analytic import AnalyticPredictor, rate_datatype
+    from ckast.select.serving.library import Part
+
+    assert [rate_datatype(d) for d in ("fp8", "fp8i4", "bf8i4", "mx_bf16fp4", "fp4", "fp16")] == [
+        "fp8", "fp8", "bf8", "bf16", "fp8", "fp16"]
+    configs = [as_dict(k.config) for k in build(Selection("gemm-quant", arch, "ck-2026.06")).kernels()]
+    for datatype in sorted({c["datatype"] for c in configs}):
+        part_configs = [c for c in configs if c["datatype"] == datatype]
+        part = Part(tuple(f"k{i}" for i in range(len(part_configs))), tuple(part_configs), arch, datatype)
+        c = part_configs[0]
+        groups = ",".join(f"{g}={c[g]}" for g in ("aquant_group_k", "bquant_group_n", "bquant_group_k") if c.get(g))
+        problem = _problem(f"M=64,N=4096,K=4096,variant={c['variant']},{groups}")
+        tflops = AnalyticPredictor().predict_tflops(problem, part, hardware(arch))
+        assert np.isfinite(tflops).all() and (tflops > 0).all(), datatype

@@ -100,6 +100,7 @@ from ckast.select.expr import (
 from ckast.select.features.featureset import hw_columns, kernel, problem
 from ckast.select.problem import STREAM_K, Problem
 from ckast.select.serving.applicability import SCALE_BYTES
+from ckast.variants.gemm_quant import TYPES as QUANT_TYPES
 from ckast.select.serving.validity import problem_columns
 
 PIPELINE_STEP: Mapping[str, float] = {
@@ -311,6 +312,22 @@ def kernel_terms(kind: str, datatype: str, peak_tflops: float, full_rate_k: int 
 # --- the model ----------------------------------------------------------------------------------------
 
 
+_RATE_TYPES = {"fp8_t": "fp8", "bf8_t": "bf8", "bf16_t": "bf16", "pk_fp4_t": "fp8"}
+
+
+def rate_datatype(datatype: str) -> str:
+    """The datatype whose peak matrix rate kernels of `datatype` run at: their own, or a quantized datatype's A
+    type (CK's quant warp GEMMs compute in it: int4 B converted to fp8/bf8, the microscale mixes in bf16); fp4 at
+    fp8's rate (hardware.toml has no fp4 figure: a lower bound where the GPU has fp4 MFMAs)."""
+    types = QUANT_TYPES.get(datatype)
+    return datatype if types is None else _RATE_TYPES[types[0]]
+
+
+def priced(hw: Hardware, datatype: str) -> bool:
+    """Whether the analytic model prices `datatype`'s kernels on `hw` (a peak rate and the HBM bandwidth)."""
+    return rate_datatype(datatype) in hw.peak_tflops and hw.hbm_gbps is not None
+
+
 def analytic_tree(kind: str, direction: str, datatype: str, hw: Hardware, ndim: int | None = None,
                   cal: Calibration | None = None) -> Expr:
     """Predicted TFLOPS of a kernel of `datatype` for a problem of `kind` ("gemm" or "grouped_conv"),
@@ -321,8 +338,9 @@ def analytic_tree(kind: str, direction: str, datatype: str, hw: Hardware, ndim: 
         raise ValueError("a grouped-conv analytic tree needs the problem's spatial rank (ndim)")
     if hw.hbm_gbps is None:
         raise ValueError(f"{hw.arch} has no HBM bandwidth figure")
-    return _tree(kind, direction if kind == "grouped_conv" else "gemm", datatype, hw.peak_tflops[datatype],
-                 hw.hbm_gbps, hw.mfma_full_rate_k.get(datatype), ndim if kind == "grouped_conv" else None,
+    rate = rate_datatype(datatype)
+    return _tree(kind, direction if kind == "grouped_conv" else "gemm", datatype, hw.peak_tflops[rate],
+                 hw.hbm_gbps, hw.mfma_full_rate_k.get(rate), ndim if kind == "grouped_conv" else None,
                  calibration(hw.arch) if cal is None else cal)
 
 
@@ -414,7 +432,7 @@ class AnalyticPredictor:
         return np.where(mask, tflops, np.nan)
 
     def _tree(self, problem: Problem, part, hw) -> Expr:
-        if part.datatype not in hw.peak_tflops or hw.hbm_gbps is None:
+        if not priced(hw, part.datatype):
             from ckast.arguments import argument
 
             from ckast.select.serving.library import LibraryError
