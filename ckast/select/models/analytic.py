@@ -7,7 +7,8 @@ The problem is seen as the GEMM its kernels run (`view`): a GEMM problem's `batc
 last across all groups); for a conv problem per direction, forward (M, N, K) = (N x output, K, C x
 filter), bwd_data (N x input, C, K x filter) and bwd_weight (K, C x filter, N x output), G of them. A kernel
 of tile (tm, tn, tk) and w warps (wm x wn x wk), on a GPU of `num_cus` CUs of peak matrix rate P (dense, of
-the datatype; `ckast/arch/hardware.toml`):
+the datatype, a quantized one's at the rate of the type its warp GEMM computes in, `rate_datatype`;
+`ckast/arch/hardware.toml`):
 
 - **Tiles and padding**: ceil(batch / merged groups) x ceil(M / tm) x ceil(N x merged / tn) x k_batch
   output tiles (batch: a GEMM's batch or a conv's G), each running S = ceil((K / k_batch) / tk) k-steps of
