@@ -36,10 +36,10 @@ def test_rule_sets_listing_names_the_source_and_commit():
         assert source in line
 
 
-@pytest.mark.parametrize(("arch", "accepted", "refused"), [("gfx942", 60, 6), ("gfx950", 66, 0)])
+@pytest.mark.parametrize(("arch", "accepted", "refused"), [("gfx942", 72, 10), ("gfx950", 78, 4)])
 def test_every_family_and_datatype_on_both_archs(arch, accepted, refused):
     """The families ckast reads CK's configs of, every datatype of each; the microscale (e8m0) mixes are gfx950's
-    only (refused on gfx942 by name)."""
+    only (refused on gfx942 by name), as are bquant's 128-wide B groups on a 64-wide tile."""
     lib = build(Selection("gemm-quant", arch, "ck-2026.06"))
     assert (len(lib.accepted), len(lib.entries) - len(lib.accepted)) == (accepted, refused)
     kept = Counter((k.config.variant, k.config.datatype) for k in lib.kernels())
@@ -66,6 +66,18 @@ def test_ckasts_additions_are_marked_deepseek_blocks_and_m_n_padding(arch):
     blocks = [c for c in added if c.bquant_group_n == 128 and c.datatype in ("fp8", "bf8")]
     assert len(blocks) == 2 * len([c for c in own if c.datatype in ("fp8", "bf8")])  # with and without pad_n
     assert len([c for c in added if c.pad_n]) == len(own) + len([c for c in added if not c.pad_n])
+
+
+def test_bquant_takes_128x128_weight_blocks_on_128_wide_tiles():
+    from ckast.select.serving.applicability import applicable
+    from ckast.select.serving.problem_read import gemm_problem, parse_pairs
+    from ckast.config import as_dict
+
+    lib = build(Selection("gemm-quant", "gfx942", "ck-2026.06", ("fp8",), variants=("bquant",)))
+    configs = [e.config for e in lib.accepted]
+    ok = applicable(gemm_problem(parse_pairs("M=16,N=7168,K=7168,variant=bquant,bquant_group_n=128")),
+                    [as_dict(c) for c in configs])
+    assert ok.any() and all(c.bquant_group_n == 128 and c.tile_n % 128 == 0 for c, on in zip(configs, ok) if on)
 
 
 def test_padded_n_serves_a_weight_of_n_not_whole_tiles():
