@@ -212,6 +212,10 @@ def test_driver_refuses_bad_flags_before_writing(gemm_lib, tmp_path, flags):
                                                     "no D tensors)"),
     ("gemm_lib", "M,N,K,batch\n4,4,4,1\n4,4,4,2\n", "row 2: batch: problems of batch > 1 are not measured (the driver "
                                                       "runs one GEMM per launch)"),
+    ("gemm_lib", "M,N,K,groups\n4,4,4,8\n", "groups: problems of groups > 1 are not measured (the driver runs one "
+                                             "GEMM per launch)"),
+    ("gemm_lib", "M,N,K,variant\n4,4,128,bquant\n", "variant: bquant problems are not measured (the driver allocates "
+                                                     "no scales)"),
 ])
 def test_bad_problems_exit_2_writing_nothing(request, tmp_path, lib, problems, message):
     path = tmp_path / "p.csv"

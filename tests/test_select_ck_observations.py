@@ -135,9 +135,9 @@ def test_why_not_names_the_variant_and_the_d_tensors(variants):
     preshuffle = next(c for c in library.configs if c["variant"] == "preshuffle")
     multi_d = next(c for c in library.configs if c["variant"] == "multi_d" and c["datatype"] == "fp16")
     assert why_not(gemm_problem({"M": 512, "N": 512, "K": 512}), preshuffle) == (
-        "gemm.variant (kernel layer): a kernel runs the GEMM of its variant: standard (C = A x B; also the stream_k and "
-        "batched kernels), preshuffle (B pre-shuffled) or multi_d (with D tensors); kernel_gemm == variant is false "
-        "(kernel_gemm=preshuffle, variant=standard)")
+        "gemm.variant (kernel layer): a kernel runs the GEMM of its variant: standard (C = A x B; also the stream_k, "
+        "batched and grouped kernels), preshuffle (B pre-shuffled), multi_d (with D tensors) or a quantized family's "
+        "(bquant, abquant, ...); kernel_gemm == variant is false (kernel_gemm=preshuffle, variant=standard)")
     two = gemm_problem({"M": 512, "N": 512, "K": 512, "variant": "multi_d", "num_d_tensors": 2})
     assert why_not(two, multi_d).startswith(
         "gemm.d_tensors (kernel layer): a multi-D kernel takes the problem's D tensors")

@@ -24,7 +24,7 @@ from ckast.select.cxx.problem_struct import problem_struct
 from ckast.select.cxx.selector import write_selector
 from ckast.select.serving.library import LibraryError, load_library
 from ckast.select.models.lightgbm_model import LightGBMPredictor, load_model
-from ckast.select.problem import AXES, DIRECTIONS, INT_MAX, ConvProblem, GemmProblem
+from ckast.select.problem import AXES, DIRECTIONS, INT_MAX, QUANT_GROUPS, ConvProblem, GemmProblem, quant_groups
 from ckast.select.serving.validity import broken
 
 from .select_helpers import ROOT, bits, conv_entries, entries, gemm_entries, python_ranking, synth_module, write_library
@@ -105,10 +105,13 @@ def _size(rng: random.Random) -> int:
 
 def _gemm(rng: random.Random) -> dict:
     fields = {"M": _size(rng), "N": _size(rng), "K": _size(rng), "k_batch": rng.choice((1, 1, 2, 7, 128, _size(rng))),
-              "batch": rng.choice((1, 1, 1, 2, 64, _size(rng))), "variant": rng.choice(("standard", "standard", "preshuffle", "multi_d")), "num_d_tensors": 0,
-              "d_layout": "", "elementwise_op": ""}
+              "batch": rng.choice((1, 1, 1, 2, 64, _size(rng))), "groups": rng.choice((1,) * 14 + (8, _size(rng))),
+              "variant": rng.choice(("standard",) * 6 + ("preshuffle", "multi_d") * 2 + ("bquant", "abquant")),
+              "num_d_tensors": 0, "d_layout": "", "elementwise_op": "", **dict.fromkeys(QUANT_GROUPS, 0)}
     if fields["variant"] == "multi_d":
         fields.update(num_d_tensors=1, d_layout="r", elementwise_op="MultiDAdd")
+    for group in quant_groups(fields["variant"]):
+        fields[group] = rng.choice((1, 64, 128, 128, _size(rng)))
     return fields
 
 
@@ -134,7 +137,8 @@ def _rows(kind: str, count: int, seed: int) -> list[tuple[int, ...]]:
     """`count` problems as struct rows: the issue's cases, then random ones, 40% with one or two hostile fields."""
     struct, rng = problem_struct(kind), random.Random(seed)
     fixed = [{"M": 0}, {"M": -4096}, {"K": 0}, {"M": 3 * 10**9}, {"M": 1048576, "N": 1048576, "K": 4096},
-             {"batch": 0}, {"M": 65536, "N": 16, "K": 16384, "batch": 4}] \
+             {"batch": 0}, {"M": 65536, "N": 16, "K": 16384, "batch": 4}, {"groups": 0},
+             {"variant": "standard", "bquant_group_k": 128}, {"variant": "bquant", "bquant_group_k": 0}] \
         if kind == "gemm" else [{"N": 0}, {"stride_w": 0}, {"ndim": 0},
                                 {"ndim": 2, "Hi": 1, "Y": 3, "left_pad_h": 0, "right_pad_h": 0}]
     rows = []
@@ -280,7 +284,7 @@ def _check(kind: str, library, predictors: dict, exe: Path, rows: list[tuple[int
 
 def test_sanitized_gemm_selector_refuses_invalid_problems_and_ranks_valid_ones_as_python(gemm):
     lib, predictors, exe = gemm
-    seen = _check("gemm", load_library(lib), predictors, exe, _rows("gemm", 10_000, 7))
+    seen = _check("gemm", load_library(lib), predictors, exe, _rows("gemm", 13_000, 7))
     assert seen["invalid"] > 3000 and seen["ranked"] > 1000 and seen["shown"] > 100, seen
 
 

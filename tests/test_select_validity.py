@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from ckast.select.cxx.problem_struct import problem_struct
 from ckast.select.expr import Field, walk
-from ckast.select.problem import INT_MAX, ProblemError, bounds
+from ckast.select.problem import INT_MAX, QUANT_GROUPS, ProblemError, bounds
 from ckast.select.serving.problem_read import conv_problem, gemm_problem
 from ckast.select.serving.validity import broken, check, first_broken, refusal, rules, values
 
@@ -19,13 +19,15 @@ SIZES = st.one_of(st.integers(1, 4096), st.sampled_from((0, -1, 46341, 65536, 2*
 
 
 @SETTINGS
-@given(m=SIZES, n=SIZES, k=SIZES, k_batch=st.one_of(st.just(1), SIZES), batch=st.one_of(st.just(1), SIZES))
-def test_the_gemm_reader_refuses_exactly_what_the_rules_refuse(m, n, k, k_batch, batch):
-    fields = {"M": m, "N": n, "K": k, "k_batch": k_batch, "batch": batch, "variant": "standard", "num_d_tensors": 0,
-              "d_layout": "", "elementwise_op": ""}
+@given(m=SIZES, n=SIZES, k=SIZES, k_batch=st.one_of(st.just(1), SIZES), batch=st.one_of(st.just(1), SIZES),
+       groups=st.one_of(st.just(1), SIZES))
+def test_the_gemm_reader_refuses_exactly_what_the_rules_refuse(m, n, k, k_batch, batch, groups):
+    fields = {"M": m, "N": n, "K": k, "k_batch": k_batch, "batch": batch, "groups": groups, "variant": "standard",
+              "num_d_tensors": 0, "d_layout": "", "elementwise_op": "", **dict.fromkeys(QUANT_GROUPS, 0)}
     rule = broken("gemm", fields)
     try:
-        problem = gemm_problem({"M": str(m), "N": str(n), "K": str(k), "k_batch": k_batch, "batch": str(batch)})
+        problem = gemm_problem({"M": str(m), "N": str(n), "K": str(k), "k_batch": k_batch, "batch": str(batch),
+                                "groups": str(groups)})
     except ProblemError as exc:
         assert rule is not None and exc.field == rule.field, (exc, rule)
     else:

@@ -27,6 +27,7 @@ from typing import Any
 import attrs
 
 from ckast.arch import DTYPES
+from ckast.arch.rules import QUANT_VARIANTS
 from ckast.select.serving.library import (
     Library,
     LibraryError,
@@ -46,10 +47,11 @@ from ckast.select.problem import (  # CK's spellings of the axes
 )
 from ckast.select.reports.report import PROBLEMS_MAX, parse_row, read_problems
 
-LEFT_OUT_VARIANTS = {"multi_d": "the driver allocates no D tensors"}
+LEFT_OUT_VARIANTS = {"multi_d": "the driver allocates no D tensors",
+                     **dict.fromkeys(QUANT_VARIANTS, "the driver allocates no scales")}
 """Kernel variants the driver leaves out, and why (said on the command line, never silently)."""
 BATCH_LEFT_OUT = "the driver runs one GEMM per launch"
-"""Why a GEMM problem of batch > 1 is refused (it reads the batch as every command does)."""
+"""Why a GEMM problem of batch or groups > 1 is refused (it reads them as every command does)."""
 
 
 @attrs.frozen
@@ -167,8 +169,9 @@ def plan(library_dir: Path, problems_file: Path, layers: Sequence[str] = LAYERS,
         if isinstance(problem, GemmProblem) and problem.variant in LEFT_OUT_VARIANTS:
             raise ProblemError("variant", f"{problem.variant} problems are not measured "
                                           f"({LEFT_OUT_VARIANTS[problem.variant]})", label)
-        if isinstance(problem, GemmProblem) and problem.batch > 1:
-            raise ProblemError("batch", f"problems of batch > 1 are not measured ({BATCH_LEFT_OUT})", label)
+        for many in ("batch", "groups"):
+            if isinstance(problem, GemmProblem) and getattr(problem, many) > 1:
+                raise ProblemError(many, f"problems of {many} > 1 are not measured ({BATCH_LEFT_OUT})", label)
         key = (problem.kind, problem_direction(problem), getattr(problem, "ndim", None))
         problems.setdefault(key, []).append(problem)
     left_out: dict[str, int] = {}

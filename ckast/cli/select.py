@@ -32,8 +32,9 @@ _SHOWN_BAD = 20
 @click.group("select", invoke_without_command=True, context_settings=HELP)
 @_LIBRARY
 @click.option("--problem", "problem_texts", multiple=True,
-              help='A problem: "M=4096,N=4096,K=4096[,batch=8][,variant=preshuffle]" (or CK\'s m, n, k; multi_d: variant=multi_d,num_d_tensors=2,'
-                   'd_layout=r,elementwise_op=MultiDAdd) or CK\'s conv spellings '
+              help='A problem: "M=4096,N=4096,K=4096[,batch=8][,groups=8][,variant=preshuffle]" (or CK\'s m, n, k; '
+                   'multi_d: variant=multi_d,num_d_tensors=2,d_layout=r,elementwise_op=MultiDAdd; block-scale: '
+                   'variant=abquant,bquant_group_n=128) or CK\'s conv spellings '
                    '("G=1,N=32,C=64,K=64,Hi=56,Wi=56,Y=3,X=3,pad_h=1,pad_w=1[,direction=bwd_data]"; repeatable).')
 @click.option("--problems", "problems_file", type=click.Path(path_type=Path), default=None,
               help="Many problems, each printed as it is ranked: a CSV with a header row and one problem per row, or "

@@ -38,6 +38,8 @@ def _conv_full(s: Selection) -> list[Candidate]:
 
 _PRESELECTED = load_toml(Path(__file__).with_name("data") / "gemm_preselected.toml")["sets"]
 _GEMM_FULL = load_toml(Path(__file__).with_name("data") / "gemm_full.toml")
+_QUANT = load_toml(Path(__file__).with_name("data") / "gemm_quant.toml")
+_GEMM_QUANT_SOURCE = f"{_QUANT['repo']} {_QUANT['path']} @ {_QUANT['commit'][:12]}"
 
 RULE_SETS: dict[str, RuleSet] = {r.name: r for r in (
     RuleSet("default", "grouped_conv", "CK's hand-curated conv set: 10 tiles, compv3/compv4 forward, compv3/mem "
@@ -57,6 +59,10 @@ RULE_SETS: dict[str, RuleSet] = {r.name: r for r in (
             "MultiDAdd/MultiDMultiply x 1/2 D tensors; layout rcr",
             lambda s, _: _module("gemm_sets").default_candidates(s)),
     RuleSet("gemm-full", "gemm", _GEMM_FULL["summary"], lambda s, _: _module("gemm_full").candidates(s)),
+    RuleSet("gemm-quant", "gemm", "CK's default quantized GEMM configs: every config factory of its dispatcher's "
+            "quant families (block-scale bquant and abquant: fp8, bf8, int4 and fp4 weights, the microscale mixes; "
+            "plain and preshuffled B and scales; eight waves) per datatype and arch, from its codegen golden "
+            "manifest (" + _GEMM_QUANT_SOURCE + ")", lambda s, _: _module("gemm_quant").candidates(s)),
     *(RuleSet(name, "gemm", spec["summary"],
               lambda s, _, name=name: _module("gemm_sets").preselected_candidates(name, s))
       for name, spec in _PRESELECTED.items()),

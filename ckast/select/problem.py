@@ -20,9 +20,18 @@ dispatcher `KernelKey`, which are ckast's knob names: `variant` is `standard` (d
 `num_d_tensors`, `d_layout` (`r` or `c`) and `elementwise_op` (CK's op name, e.g. `MultiDAdd`); each
 of these defaults as the kernel knob does. A problem of another variant has no D fields. `batch` (default 1)
 is how many GEMMs of the shape the problem runs at once (CK's `batch_count`, each with its own A, B and C): a
-problem of batch > 1 is served by batched kernels only. Kernel variants that compute another variant's GEMM
-(`COMPUTES`: Stream-K and batched kernels compute the standard GEMM) are no problem variants: a standard
-problem is served by them too.
+problem of batch > 1 is served by batched kernels only. `groups` (default 1) is a grouped GEMM's group count
+(CK's `group_count`: the experts of a mixture-of-experts layer), each group of the problem's M, N and K, in one
+launch: a problem of groups > 1 is served by grouped kernels only. Kernel variants that compute another
+variant's GEMM (`COMPUTES`: Stream-K, batched and grouped kernels compute the standard GEMM) are no problem
+variants: a standard problem is served by them too.
+
+A quantized GEMM names its family as `variant` (CK's: `bquant`, `abquant`, `aquant`, `rowcolquant`,
+`tensor_quant`, those ckast builds), its datatype as CK's variant keys spell it (`fp8`, `bf8`, `fp8i4`, ...,
+read with the problem as every datatype) and its scale groups by the kernel knobs' names (`QUANT_GROUPS`):
+`aquant_group_k` (A scaled per 1 x aquant_group_k), `bquant_group_n` and `bquant_group_k` (B scaled per
+bquant_group_n x bquant_group_k), those of the knobs its variant has, each defaulting as the knob does; a
+problem of another variant has none (0 here).
 """
 
 from __future__ import annotations
@@ -44,15 +53,25 @@ _INPUT = {"d": "Di", "h": "Hi", "w": "Wi"}
 _FILTER = {"d": "Z", "h": "Y", "w": "X"}
 D_FIELDS = ("num_d_tensors", "d_layout", "elementwise_op")
 """A multi-D GEMM problem's D tensors (ckast's knobs of the same names)."""
-STREAM_K, BATCHED = "stream_k", "batched"
-"""The GEMM kernel variants of CK's Stream-K and batched kernels."""
-COMPUTES = {STREAM_K: "standard", BATCHED: "standard"}
+STREAM_K, BATCHED, GROUPED = "stream_k", "batched", "grouped"
+"""The GEMM kernel variants of CK's Stream-K, batched and grouped kernels."""
+COMPUTES = {STREAM_K: "standard", BATCHED: "standard", GROUPED: "standard"}
 """Kernel variant -> the problem variant whose GEMM it computes (a variant not listed computes its own)."""
+QUANT_GROUPS = ("aquant_group_k", "bquant_group_n", "bquant_group_k")
+"""A quantized GEMM problem's scale group sizes (the kernel knobs of the same names; 0: not its variant's)."""
 
 
 def problem_variants(kernel_variants: tuple[str, ...]) -> tuple[str, ...]:
     """The problem variants among GEMM `kernel_variants` (those no other variant's kernels stand for)."""
     return tuple(v for v in kernel_variants if v not in COMPUTES)
+
+
+def quant_groups(variant: str) -> dict[str, int]:
+    """The scale group sizes a problem of GEMM `variant` has, each with its default: the `QUANT_GROUPS` knobs
+    that the variant's kernels have (none for an unquantized variant), so a family joins by its knobs."""
+    from ckast.config.knobs import KNOBS
+
+    return {k.name: k.default for k in KNOBS if k.name in QUANT_GROUPS and k.variants and variant in k.variants}
 
 
 class ProblemError(CkastError, ValueError):
@@ -65,8 +84,9 @@ class ProblemError(CkastError, ValueError):
 
 @attrs.frozen
 class GemmProblem:
-    """C[M, N] = A[M, K] x B[K, N], `batch` of them, K split `k_batch` ways; `variant` and, for multi_d, the
-    D tensors (none: 0 tensors, empty layout and op)."""
+    """C[M, N] = A[M, K] x B[K, N], `batch` of them (or `groups` in one grouped launch), K split `k_batch` ways;
+    `variant` and, for multi_d, the D tensors (none: 0 tensors, empty layout and op), for a quantized variant its
+    scale groups (`QUANT_GROUPS`, 0 where the variant has none)."""
 
     M: int
     N: int
@@ -77,19 +97,33 @@ class GemmProblem:
     d_layout: str = ""
     elementwise_op: str = ""
     batch: int = 1
+    aquant_group_k: int = 0
+    bquant_group_n: int = 0
+    bquant_group_k: int = 0
+    groups: int = 1
 
     kind = "gemm"
 
     @property
     def flops(self) -> int:
-        return 2 * self.batch * self.M * self.N * self.K
+        return 2 * self.batch * self.groups * self.M * self.N * self.K
+
+    @property
+    def quant_groups(self) -> dict[str, int]:
+        """The scale group sizes the problem has (those of its variant)."""
+        return {f: getattr(self, f) for f in QUANT_GROUPS if getattr(self, f)}
 
     @property
     def label(self) -> str:
         """The GEMM it is, as messages name it: `standard GEMM`, `multi_d GEMM (2 D tensors r, MultiDAdd)`,
-        `batched standard GEMM (batch 8)`."""
+        `batched standard GEMM (batch 8)`, `grouped standard GEMM (8 groups)`,
+        `bquant GEMM (scale groups bquant_group_n=1, bquant_group_k=128)`."""
         if self.batch > 1:
             return f"batched {self.variant} GEMM (batch {self.batch})"
+        if self.groups > 1:
+            return f"grouped {self.variant} GEMM ({self.groups} groups)"
+        if quant := self.quant_groups:
+            return f"{self.variant} GEMM (scale groups {', '.join(f'{k}={v}' for k, v in quant.items())})"
         if self.variant != "multi_d":
             return f"{self.variant} GEMM"
         return f"multi_d GEMM ({self.num_d_tensors} D tensors {self.d_layout}, {self.elementwise_op})"
@@ -141,25 +175,29 @@ Problem = GemmProblem | ConvProblem
 
 
 def problem_fields(problem: Problem) -> dict[str, Any]:
-    """The problem's fields as output shows them (a GEMM's D fields only where it has D tensors, its batch
-    where more than 1)."""
+    """The problem's fields as output shows them (a GEMM's D fields only where it has D tensors, its batch and
+    groups where more than 1, its scale groups where its variant has them)."""
     fields = {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(problem, recurse=False).items()}
     if isinstance(problem, GemmProblem):
         hidden = (D_FIELDS if problem.variant != "multi_d" else ()) + (("batch",) if problem.batch == 1 else ())
+        hidden += (("groups",) if problem.groups == 1 else ()) + tuple(f for f in QUANT_GROUPS if not fields[f])
         fields = {k: v for k, v in fields.items() if k not in hidden}
     return {"kind": problem.kind, **fields}
 
 
 def problem_label(problem: Problem, datatype: str | None = None, layout: str | None = None) -> str:
     """A problem in the spellings `--problem` reads, and the `datatype` and `layout` of its kernels when given:
-    how output names a problem (a GEMM's batch where more than 1, its variant and D fields where not standard; conv
+    how output names a problem (a GEMM's batch and groups where more than 1, its variant, D fields and scale
+    groups where not standard; conv
     C and K over all groups, strides, dilations and pads shown where not 1, 1 and 0)."""
     if isinstance(problem, GemmProblem):
         pairs: list[tuple[str, Any]] = [("M", problem.M), ("N", problem.N), ("K", problem.K)]
         pairs += [("batch", problem.batch)] if problem.batch > 1 else []
+        pairs += [("groups", problem.groups)] if problem.groups > 1 else []
         pairs += [("k_batch", problem.k_batch)] if problem.k_batch > 1 else []
         pairs += [("variant", problem.variant)] if problem.variant != "standard" else []
         pairs += [(f, getattr(problem, f)) for f in D_FIELDS] if problem.variant == "multi_d" else []
+        pairs += list(problem.quant_groups.items())
     else:
         axes = AXES[3 - problem.ndim:]
         pairs = [("G", problem.G), ("N", problem.N), ("C", problem.C * problem.G), ("K", problem.K * problem.G),

@@ -4,12 +4,15 @@ A field per column the features read (`featureset.PROBLEM_COLUMNS`: a 1-D or 2-D
 3-D one with size-1 leading axes, stride 1, dilation 1, pad 0), then what applicability reads
 besides: a conv problem's `k_batch`, `ndim` (1-3: which axes are the problem's own) and `direction`
 (its place in `problem.DIRECTIONS`: forward 0, bwd_data 1, bwd_weight 2); a GEMM problem's `variant`
-(standard 0, preshuffle 1, multi_d 2: the problem variants, `problem.problem_variants`) and D tensors (`num_d_tensors`; `d_layout` and `elementwise_op`
-as codes, 0 for none, then the knob's values in order). A GEMM problem's direction is always "gemm" and
-has no field (`ProblemStruct.constants`). C and K are per group, as `ConvProblem` holds them.
+(standard 0, preshuffle 1, multi_d 2: the problem variants, `problem.problem_variants`), D tensors
+(`num_d_tensors`; `d_layout` and `elementwise_op` as codes, 0 for none, then the knob's values in order) and
+a quantized problem's scale groups (`problem.QUANT_GROUPS`, 0 where its variant has none). A GEMM problem's
+direction is always "gemm" and has no field (`ProblemStruct.constants`). C and K are per group, as
+`ConvProblem` holds them.
 
 Every field defaults to a valid value (`DEFAULTS`), so a problem that sets only the fields it needs is one the
-selector ranks: sizes 1, `k_batch` and `batch` 1, strides and dilations 1, pads 0, a standard GEMM without D tensors, a
+selector ranks: sizes 1, `k_batch`, `batch` and `groups` 1, strides and dilations 1, pads 0, a standard GEMM without
+D tensors or scale groups, a
 2-D forward convolution (CK's defaults: `GemmHostArgs`' k_batch, ckast's and CK's 2-D conv kernels).
 """
 
@@ -22,15 +25,15 @@ import attrs
 from ckast import nodes as n
 from ckast.config.knobs import GEMM, KNOBS, VARIANTS
 from ckast.select.features.featureset import PROBLEM_COLUMNS
-from ckast.select.problem import D_FIELDS, DIRECTIONS, Problem, problem_variants
+from ckast.select.problem import D_FIELDS, DIRECTIONS, QUANT_GROUPS, Problem, problem_variants
 from ckast.select.serving.validity import values
 
 from .numeric import INT64
 
-_EXTRA = {"gemm": ("variant", *D_FIELDS), "grouped_conv": ("k_batch", "ndim", "direction")}
+_EXTRA = {"gemm": ("variant", *D_FIELDS, *QUANT_GROUPS), "grouped_conv": ("k_batch", "ndim", "direction")}
 _NAMES = {"gemm": "GemmProblem", "grouped_conv": "ConvProblem"}
 _CONSTANTS = {"gemm": {"direction": "gemm"}, "grouped_conv": {}}
-_DEFAULTS = {"gemm": {"num_d_tensors": 0},
+_DEFAULTS = {"gemm": {"num_d_tensors": 0, **dict.fromkeys(QUANT_GROUPS, 0)},
              "grouped_conv": {"ndim": 2, **{f"{pad}_{a}": 0 for pad in ("left_pad", "right_pad") for a in "dhw"}}}
 """Fields whose default is not 1 (a coded field's default is its first code, 0: standard, forward, none)."""
 _CODES = {

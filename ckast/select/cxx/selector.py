@@ -235,7 +235,7 @@ def _better() -> n.FunctionDef:
 
 def _part(p: PartPlan) -> n.Namespace:
     """The part's kernel names and order, applicability, features, predictor and `rank(problem, out)`."""
-    from ckast.select.models.analytic import analytic_tree
+    from ckast.select.models.analytic import analytic_tree, priced
 
     part = p.part
     struct = problem_struct(p.kind)
@@ -252,7 +252,7 @@ def _part(p: PartPlan) -> n.Namespace:
     ]
     if p.model is None:
         hw = hardware(part.arch)
-        if p.datatype not in hw.peak_tflops or hw.hbm_gbps is None:
+        if not priced(hw, p.datatype):
             from ckast.arguments import argument
             from ckast.select.serving.library import LibraryError
 
@@ -327,7 +327,7 @@ class _Residual:
 def _residual(p: PartPlan, problem: n.Expr, k: n.Expr) -> _Residual:
     """The analytic model's tree and the problem's domain test of a residual model's part (what `LightGBMPredictor`
     evaluates: the analytic model on the part's arch, the problem test of the model's domain)."""
-    from ckast.select.models.analytic import analytic_tree
+    from ckast.select.models.analytic import analytic_tree, priced
     from ckast.select.expr import TRUE
 
     hw = hardware(p.part.arch)

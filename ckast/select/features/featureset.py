@@ -3,8 +3,9 @@ many problems of one kind at once, `FeatureSet.matrix_many`).
 
 A feature is a float tree of the selection language (`select.expr`; a bool tree reads 1.0 / 0.0). The
 columns a feature may read, each as a float (`problem`, `kernel`, `Hw`):
-- problem (`problem_columns`): GEMM `M, N, K, k_batch, batch` (`batch` GEMMs of the shape, 1 but for a
-  batched problem); grouped conv `G, N, C, K` (C and K per
+- problem (`problem_columns`): GEMM `M, N, K, k_batch, batch, groups` (`batch` GEMMs of the shape, 1 but for a
+  batched problem; `groups` of them in one grouped launch, 1 but for a grouped problem); grouped conv
+  `G, N, C, K` (C and K per
   group, as `ConvProblem` holds them), `Di Hi Wi`, `Z Y X`, `stride_*`, `dilation_*`,
   `left_pad_*`, `right_pad_*` for the axes d, h, w (an axis the problem lacks reads as size 1,
   stride 1, dilation 1, pad 0: a 2-D problem is a 3-D one of depth 1); ints, read as floats;
@@ -28,7 +29,7 @@ from ckast.select.expr import Col, Expr, Field, Hw, ProblemsScope, Scope, lookup
 
 from .table import KernelTable
 
-GEMM_PROBLEM_COLUMNS = ("M", "N", "K", "k_batch", "batch")
+GEMM_PROBLEM_COLUMNS = ("M", "N", "K", "k_batch", "batch", "groups")
 _SPATIAL = {"input": ("Di", "Hi", "Wi"), "filter": ("Z", "Y", "X")}
 _PER_AXIS = ("stride", "dilation", "left_pad", "right_pad")
 CONV_PROBLEM_COLUMNS = (
@@ -55,7 +56,8 @@ def kernel(name: str) -> Col:
 def problem_columns(problem: GemmProblem | ConvProblem) -> dict[str, int]:
     """The problem's columns (see the module docstring)."""
     if isinstance(problem, GemmProblem):
-        return {"M": problem.M, "N": problem.N, "K": problem.K, "k_batch": problem.k_batch, "batch": problem.batch}
+        return {"M": problem.M, "N": problem.N, "K": problem.K, "k_batch": problem.k_batch, "batch": problem.batch,
+                "groups": problem.groups}
     out = {name: getattr(problem, name) for name in ("G", "N", "C", "K")}
     missing = len(AXES) - problem.ndim
     defaults = {"input": 1, "filter": 1, "stride": 1, "dilation": 1, "left_pad": 0, "right_pad": 0}

@@ -2,11 +2,13 @@
 the kernels' knobs, the arch's published figures and a few physical constants calibrated once per arch
 on CK's published measurements (no timing data at run time).
 
-The problem is seen as the GEMM its kernels run (`view`): a GEMM problem's `batch` GEMMs of (M, N, K)
-(1 but for a batched problem); for a conv problem per direction, forward (M, N, K) = (N x output, K, C x
+The problem is seen as the GEMM its kernels run (`view`): a GEMM problem's `batch` x `groups` GEMMs of (M, N, K)
+(1 but for a batched or grouped problem: a grouped launch's tiles are all its groups' tiles, its last wave the
+last across all groups); for a conv problem per direction, forward (M, N, K) = (N x output, K, C x
 filter), bwd_data (N x input, C, K x filter) and bwd_weight (K, C x filter, N x output), G of them. A kernel
 of tile (tm, tn, tk) and w warps (wm x wn x wk), on a GPU of `num_cus` CUs of peak matrix rate P (dense, of
-the datatype; `ckast/arch/hardware.toml`):
+the datatype, a quantized one's at the rate of the type its warp GEMM computes in, `rate_datatype`;
+`ckast/arch/hardware.toml`):
 
 - **Tiles and padding**: ceil(batch / merged groups) x ceil(M / tm) x ceil(N x merged / tn) x k_batch
   output tiles (batch: a GEMM's batch or a conv's G), each running S = ceil((K / k_batch) / tk) k-steps of
@@ -31,7 +33,10 @@ the datatype; `ckast/arch/hardware.toml`):
   full-rate K and when the resident warps leave SIMDs idle), its feed ((tm x `im2col_feed_cost` for a
   conv's gathered A + tn) tk elements at `feed_bytes_per_clock` per CU, scaled by the vector widths)
   and its LDS reads ((tm wn + tn wm) tk elements at `lds_bytes_per_clock`), one after the other; a
-  tile adds its output tile at the feed rate.
+  tile adds its output tile at the feed rate. A quantized kernel's k-step also feeds its scales: B's
+  tn / bquant_group_n x tk / bquant_group_k and A's tm x tk / aquant_group_k, 4 bytes each (float) or 1 (fp8 /
+  e8m0 scales), which the memory floor counts too (all of B's and A's scale groups once). A small term for
+  1 x 128 / 128 x 128 groups (under 1% of the fp8 operands' bytes); it grows as the groups shrink.
 - **Latency**: a block's k-step lasts at least `wave_issue` times one wave's MFMA time at its SIMD's
   peak (the loads, LDS reads and waits a wave issues around its MFMAs; the waves of a 1024-thread block
   each do a quarter of a 256-thread block's); a tile adds `tile_latency_us` (prologue loads, epilogue;
@@ -95,6 +100,8 @@ from ckast.select.expr import (
 )
 from ckast.select.features.featureset import hw_columns, kernel, problem
 from ckast.select.problem import STREAM_K, Problem
+from ckast.select.serving.applicability import SCALE_BYTES
+from ckast.variants.gemm_quant import TYPES as QUANT_TYPES
 from ckast.select.serving.validity import problem_columns
 
 PIPELINE_STEP: Mapping[str, float] = {
@@ -159,7 +166,7 @@ def view(kind: str, direction: str) -> View:
     """The GEMM of a problem of `kind` ("gemm" or "grouped_conv") and conv `direction` (see the module
     docstring; C and K are per group, as the problem columns hold them)."""
     if kind == "gemm":
-        return View(problem("batch"), problem("M"), problem("N"), problem("K"))
+        return View(problem("batch") * problem("groups"), problem("M"), problem("N"), problem("K"))
     inputs, filt, output = conv_volumes()
     n, c, k = problem("N"), problem("C"), problem("K")
     m, gn, gk = {
@@ -173,7 +180,7 @@ def view(kind: str, direction: str) -> View:
 def tensor_elements(kind: str, direction: str) -> tuple[Expr, Expr, Expr]:
     """Elements of the two operands and the result, as they lie in memory (no im2col)."""
     if kind == "gemm":
-        batch, m, n, k = problem("batch"), problem("M"), problem("N"), problem("K")
+        batch, m, n, k = problem("batch") * problem("groups"), problem("M"), problem("N"), problem("K")
         return batch * m * k, batch * k * n, batch * m * n
     inputs, filt, output = conv_volumes()
     g, n, c, k = (problem(name) for name in ("G", "N", "C", "K"))
@@ -230,6 +237,8 @@ class KernelTerms:
     output_work: Expr
     tile_latency: Expr
     memory_eff: Expr
+    scale_b: Expr
+    scale_a: Expr
     merge: Expr
     streamk: Expr
     two_stage: Expr
@@ -271,8 +280,14 @@ def kernel_terms(kind: str, datatype: str, peak_tflops: float, full_rate_k: int 
     gathered = cal.im2col_feed_cost if kind == "grouped_conv" else 1.0
 
     feed = cal.feed_bytes_per_clock * clock
+    # a quantized kernel's scales: per k-step, B's of its tn / group_n x tk / group_k groups and A's of its tm x
+    # tk / group_k, each `SCALE_BYTES` (none where the kernel has no such group)
+    scale = SCALE_BYTES.get(datatype, 4)
+    scale_b = where(_truthy(kernel("bquant_group_k")),
+                    scale / (_knob("bquant_group_n", 1) * _knob("bquant_group_k", 1)), 0.0)
+    scale_a = where(_truthy(kernel("aquant_group_k")), scale / _knob("aquant_group_k", 1), 0.0)
     matrix = 2 * tm * tn * tk / (cu_peak * cal.matrix_fraction * rate * minimum(1.0, warps * occupancy / simds))
-    loads = (tm * gathered / width_a + tn / width_b) * tk * size / feed
+    loads = ((tm * gathered / width_a + tn / width_b) * tk * size + (tn * scale_b + tm * scale_a) * tk) / feed
     lds_reads = (tm * wn + tn * wm) * tk * size / (cal.lds_bytes_per_clock * clock)
     wave_mfma = 2 * tm * tn * tk / warps / (cu_peak / simds * rate)
     steps = dict(PIPELINE_STEP, **dict(cal.pipeline_step))
@@ -288,7 +303,7 @@ def kernel_terms(kind: str, datatype: str, peak_tflops: float, full_rate_k: int 
         output_work=tm * tn * out_size / (feed * width_c),
         tile_latency=cal.tile_latency_us * 1e-6 + where(_truthy(kernel("persistent")), cal.persistent_tile_us * 1e-6,
                                                         0.0),
-        memory_eff=memory_eff, merge=_knob("num_groups_to_merge", 1),
+        memory_eff=memory_eff, scale_b=scale_b, scale_a=scale_a, merge=_knob("num_groups_to_merge", 1),
         streamk=_truthy(kernel("streamk_enabled")) | Col("variant").eq(STREAM_K),
         two_stage=_truthy(kernel("two_stage")), gain=gain,
         tile_h=_knob("tile_h", 1), tile_w=_knob("tile_w", 1),
@@ -296,6 +311,22 @@ def kernel_terms(kind: str, datatype: str, peak_tflops: float, full_rate_k: int 
 
 
 # --- the model ----------------------------------------------------------------------------------------
+
+
+_RATE_TYPES = {"fp8_t": "fp8", "bf8_t": "bf8", "bf16_t": "bf16", "pk_fp4_t": "fp8"}
+
+
+def rate_datatype(datatype: str) -> str:
+    """The datatype whose peak matrix rate kernels of `datatype` run at: their own, or a quantized datatype's A
+    type (CK's quant warp GEMMs compute in it: int4 B converted to fp8/bf8, the microscale mixes in bf16); fp4 at
+    fp8's rate (hardware.toml has no fp4 figure: a lower bound where the GPU has fp4 MFMAs)."""
+    types = QUANT_TYPES.get(datatype)
+    return datatype if types is None else _RATE_TYPES[types[0]]
+
+
+def priced(hw: Hardware, datatype: str) -> bool:
+    """Whether the analytic model prices `datatype`'s kernels on `hw` (a peak rate and the HBM bandwidth)."""
+    return rate_datatype(datatype) in hw.peak_tflops and hw.hbm_gbps is not None
 
 
 def analytic_tree(kind: str, direction: str, datatype: str, hw: Hardware, ndim: int | None = None,
@@ -308,8 +339,9 @@ def analytic_tree(kind: str, direction: str, datatype: str, hw: Hardware, ndim: 
         raise ValueError("a grouped-conv analytic tree needs the problem's spatial rank (ndim)")
     if hw.hbm_gbps is None:
         raise ValueError(f"{hw.arch} has no HBM bandwidth figure")
-    return _tree(kind, direction if kind == "grouped_conv" else "gemm", datatype, hw.peak_tflops[datatype],
-                 hw.hbm_gbps, hw.mfma_full_rate_k.get(datatype), ndim if kind == "grouped_conv" else None,
+    rate = rate_datatype(datatype)
+    return _tree(kind, direction if kind == "grouped_conv" else "gemm", datatype, hw.peak_tflops[rate],
+                 hw.hbm_gbps, hw.mfma_full_rate_k.get(rate), ndim if kind == "grouped_conv" else None,
                  calibration(hw.arch) if cal is None else cal)
 
 
@@ -345,7 +377,7 @@ def _tree(kind: str, direction: str, datatype: str, peak_tflops: float, hbm_gbps
 
     # memory floor and the extra traffic of split-K and two-stage
     traffic = (a * size * (1 + L2_MISS_RATE * (tiles_n - 1)) + b * size * (1 + L2_MISS_RATE * (tiles_m - 1))
-               + c * out_size)
+               + c * out_size + (b * t.scale_b + a * t.scale_a))
     traffic = traffic + where(k_batch > 1, c * 4.0 * (k_batch + 1), 0.0)
     traffic = traffic + where(t.two_stage, c * (4.0 * 2 + out_size), 0.0)
     memory = traffic / (hbm * t.memory_eff)
@@ -401,7 +433,7 @@ class AnalyticPredictor:
         return np.where(mask, tflops, np.nan)
 
     def _tree(self, problem: Problem, part, hw) -> Expr:
-        if part.datatype not in hw.peak_tflops or hw.hbm_gbps is None:
+        if not priced(hw, part.datatype):
             from ckast.arguments import argument
 
             from ckast.select.serving.library import LibraryError

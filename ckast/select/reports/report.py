@@ -108,14 +108,14 @@ def parse_row(fields: Mapping[str, Any], kinds: Sequence[str], where: str, check
     datatype ckast has for the problem's kind, a layout only for GEMM (a convolution's follows its rank).
     ProblemError naming `where` and the field. The one reader of problems: `ckast select`, `list/generate --for`
     and `bench emit` all read rows here."""
-    from ckast.config.knobs import DATATYPES, GEMM_LAYOUTS
+    from ckast.config.knobs import GEMM_LAYOUTS
 
     weight = problem_weight(fields, where)
     chosen = {f: fields.get(f) for f in PART_FIELDS}
     fields = {k: v for k, v in fields.items() if k != WEIGHT and k not in PART_FIELDS}
     gemm = "M" in fields or "m" in fields or tuple(kinds) == ("gemm",)
     problem = gemm_problem(fields, where, checked) if gemm else conv_problem(fields, where, checked)
-    allowed = {"datatype": DATATYPES[problem.kind], "layout": GEMM_LAYOUTS if gemm else ()}
+    allowed = {"datatype": problem_datatypes(problem), "layout": GEMM_LAYOUTS if gemm else ()}
     part: dict[str, str | None] = {}
     for name, value in chosen.items():
         if value is None or value == "":
@@ -128,6 +128,16 @@ def parse_row(fields: Mapping[str, Any], kinds: Sequence[str], where: str, check
             raise ProblemError(name, f"{shorten(repr(value))} is not one of {', '.join(allowed[name])}", where)
         part[name] = text
     return ProblemRow(problem, weight, **part)
+
+
+def problem_datatypes(problem: Problem) -> tuple[str, ...]:
+    """The datatypes a problem may name: those of its kind's kernels, a quantized GEMM's those of its family
+    (CK's variant keys: fp8, fp8i4, mx_bf16fp4, ...), as the `datatype` knob offers them."""
+    from ckast.config.knobs import KNOBS
+
+    knob = next(k for k in KNOBS if k.name == "datatype")
+    variant = problem.variant if isinstance(problem, GemmProblem) else "forward"
+    return tuple(knob.choices({"kind": problem.kind, "variant": variant}))
 
 
 def problem_weight(fields: Mapping[str, Any], where: str) -> float:

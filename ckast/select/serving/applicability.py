@@ -8,8 +8,8 @@ layers applied whose guard holds for it is met. Two layers, as CK runs a kernel 
 - `dispatcher`: what CK's dispatcher checks before it runs a kernel (its backend's `supports()`), the
   rule set the kernel's API profile names in its `[dispatcher]` table (`DISPATCHER_RULES`). What a
   dispatcher user gets is both layers; a launcher called directly checks the kernel layer only.
-- `kernel`: the problem the kernel computes (GEMM or a conv direction; a GEMM's variant, batch and D
-  tensors, `SERVES`) and the kernel's own checks, below.
+- `kernel`: the problem the kernel computes (GEMM or a conv direction; a GEMM's variant, batch, groups, D
+  tensors and scale groups, `SERVES`) and the kernel's own checks, below.
 
 The kernel's checks are CK Tile's `IsSupportedArgument` of the kernel the launcher instantiates (the
 universal GEMM kernel, its multi-D and batched wrappers and the Stream-K kernel; the grouped-conv forward,
@@ -39,9 +39,9 @@ from ckast.arch import (
     DTYPES,
     arch_spec,
 )
-from ckast.arch.rules import DEPTHWISE
+from ckast.arch.rules import DEPTHWISE, QUANT_VARIANTS
 from ckast.catalog import CatalogError, load_profile, profile_names
-from ckast.config.knobs import GEMM_LAYOUTS
+from ckast.config.knobs import GEMM, GEMM_LAYOUTS, VARIANTS
 
 from ckast.select.expr import (
     TRUE,
@@ -64,7 +64,9 @@ from ckast.select.expr import (
     where,
 )
 from ckast.select.features import KernelTable
-from ckast.select.problem import BATCHED, COMPUTES, STREAM_K, GemmProblem, Problem
+from ckast.select.problem import (BATCHED, COMPUTES, GROUPED, QUANT_GROUPS, STREAM_K, GemmProblem, Problem,
+                                  problem_variants, quant_groups)
+from ckast.variants.gemm_quant import TYPES as QUANT_TYPES
 
 ASYNC_PIPELINES = ("comp_async", "basic_async_v1")
 """Conv pipelines whose CK class sets `Async`: the newer conv kernels accept them on gfx950 only."""
@@ -141,10 +143,13 @@ def _computes() -> Expr:
 
 computes = _computes()
 GEMM_VARIANT = Condition("gemm.variant", "a kernel runs the GEMM of its variant: standard (C = A x B; also the "
-                         "stream_k and batched kernels), preshuffle (B pre-shuffled) or multi_d (with D tensors)",
+                         "stream_k, batched and grouped kernels), preshuffle (B pre-shuffled), multi_d (with D "
+                         "tensors) or a quantized family's (bquant, abquant, ...)",
                          computes.eq(Field("variant")))
 GEMM_BATCH = Condition("gemm.batch", "a problem of batch > 1 runs on a batched kernel (CK's BatchedGemmKernel, "
                        "batch_count GEMMs in one launch); the others run one GEMM", batch.eq(1), variant.ne(BATCHED))
+GEMM_GROUPS = Condition("gemm.groups", "a problem of groups > 1 runs on a grouped kernel (CK's GroupedGemmKernel, "
+                        "group_count GEMMs in one launch)", Field("groups").eq(1), variant.ne(GROUPED))
 GEMM_D_TENSORS = Condition("gemm.d_tensors", "a multi-D kernel takes the problem's D tensors: their count, layout "
                            "and element-wise op", Col("num_d_tensors").eq(Field("num_d_tensors"))
                            & Col("d_layout").eq(Field("d_layout")) & Col("elementwise_op").eq(Field("elementwise_op")),
@@ -212,6 +217,66 @@ stores never decide alone:
 validation keeps `split_k` off for multi-D, preshuffle and 16-bit default-epilogue kernels (the
 launcher's guard, `gemm.split_k`, refuses k_batch > 1 for them) and CShuffle stores 16-bit outputs in
 vectors of 8. The D tensors have C's layout and type (validation), so C's conditions cover theirs."""
+
+# --- quantized GEMM ---------------------------------------------------------------------------------
+
+
+def _having(group: str) -> Expr:
+    """Whether the kernel's variant has scale group knob `group` (`problem.quant_groups`)."""
+    return variant.isin(tuple(v for v in problem_variants(VARIANTS[GEMM]) if group in quant_groups(v)))
+
+
+QUANT_SCALE_GROUPS = tuple(Condition(
+    f"quant.{group}", f"a quantized kernel is built for its scale groups: the problem's {group} is the kernel's",
+    Col(group).eq(Named(f"problem_{group}", Field(group))), _having(group)) for group in QUANT_GROUPS)
+"""The problem's scale groups are the kernel's (after `gemm.variant`, so the problem has the kernel's groups)."""
+SCALE_BYTES = {d: 4 if types[3] == "float" else 1 for d, types in QUANT_TYPES.items()}
+"""Bytes of a scale per datatype: float for fp8/bf8/fp4 data, fp8/bf8 for packed int4, e8m0 for the microscale
+mixes (the variants' type table, CK's variant keys)."""
+scale_bytes = lookup("scale_bytes", SCALE_BYTES, datatype, 4)
+
+
+def _scale_vector(name: str, rows: Expr, cols: Expr) -> Named:
+    """CK's `GetABQGlobalVectorLoadSize` of a scale tile of rows x cols (cols contiguous): the first of 32, 16, 8
+    and 4 bytes of scales (in elements; a scale is at most 4 bytes) dividing both cols and each thread's share of
+    the tile
+    (the block's threads over its N waves, which hold the same scales), else one."""
+    per_thread = rows * cols // (block_size // warp_n)
+    out: Expr = Const(1)
+    for width in (4, 8, 16, 32):
+        v = Const(width) // scale_bytes
+        out = where((cols % v).eq(0) & (per_thread % v).eq(0), v, out)
+    return Named(name, out)
+
+
+bq_group_n, bq_group_k, aq_group_k = Col("bquant_group_n"), Col("bquant_group_k"), Col("aquant_group_k")
+vector_bq = _scale_vector("vector_bq", tile_n // bq_group_n, tile_k // bq_group_k)
+vector_aq = _scale_vector("vector_aq", tile_m, tile_k // aq_group_k)
+QUANT_CONDITIONS = (
+    Condition("quant.b_group_k", "K is whole B scale groups along K", (K % bq_group_k).eq(0),
+              _having("bquant_group_k")),
+    Condition("quant.b_group_n", "N is whole B scale groups along N", (N % bq_group_n).eq(0),
+              _having("bquant_group_n")),
+    Condition("quant.a_group_k", "K is whole A scale groups along K", (K % aq_group_k).eq(0),
+              _having("aquant_group_k")),
+    Condition("quant.vector_bq", "B's scale groups along K (K / bquant_group_k) are whole scale load vectors",
+              ((K // bq_group_k) % vector_bq).eq(0), _having("bquant_group_k")),
+    Condition("quant.vector_aq", "A's scale groups along K (K / aquant_group_k) are whole scale load vectors",
+              ((K // aq_group_k) % vector_aq).eq(0), variant.eq("aquant")),
+)
+"""CK's quantized GEMM kernel (`QuantGemmKernel::IsSupportedArgument`: k_batch 1, which `gemm.split_k` checks
+as the families are built without split-K; QK_B, B's scale groups along K, in whole vectors of the BQ load for
+B-scaled kernels, QK_A in whole AQ vectors for AQuant; then the universal kernel's checks, `GEMM_CONDITIONS`):
+read in the amd-aiter wheel's `ck_tile/ops/gemm_quant/kernel/gemm_quant_kernel.hpp` and
+`pipeline/gemm_group_quant_utils.hpp` (ck-2025.11; ABQuant, 2026 only, is checked as BQuant's B scales), and
+ROCm/rocm-libraries `projects/composablekernel/include/ck_tile/ops/gemm_quant/kernel/gemm_quant_kernel.hpp`
+@05fca22dddabd764da1caf054b0ffcc19c6f7162 (its scale views: QK_A and QK_B groups of K, B's groups of N). A
+problem's K and N are whole scale groups (the host's QK_A = K / aquant_group_k, QK_B = K / bquant_group_k; that
+kernel's B-scale view rounds N / bquant_group_n up, so `quant.b_group_n` may be stricter than it). That newer
+kernel also splits K (B- and AB-scaled, scales not preshuffled) and takes a row-major C's M in whole tiles
+unless padded or of eight waves; neither is modelled here: ckast builds the families without split-K
+(`gemm.split_k`), and which API profile's kernel checks M so is not pinned (`gemm-quant` holds M-padded
+kernels either way)."""
 
 # --- grouped convolution ---------------------------------------------------------------------------
 
@@ -296,7 +361,8 @@ CONV_CONDITIONS = (
 
 KIND = Condition("kernel.direction", "a kernel serves GEMM problems or one conv direction",
                  direction.eq(Field("direction")))
-SERVES: Mapping[str, tuple[Condition, ...]] = {"gemm": (KIND, GEMM_VARIANT, GEMM_BATCH, GEMM_D_TENSORS),
+SERVES: Mapping[str, tuple[Condition, ...]] = {"gemm": (KIND, GEMM_VARIANT, GEMM_BATCH, GEMM_GROUPS, GEMM_D_TENSORS,
+                                                        *QUANT_SCALE_GROUPS),
                                                "grouped_conv": (KIND,)}
 """The problem a kernel computes: a library without a kernel meeting these for a problem cannot serve it."""
 
@@ -309,10 +375,15 @@ def _dispatcher_rules(kind: str) -> Expr:
                                                for p in profile_names()}, Col("ck_api"), "")
 
 
+registered = Named("dispatcher_registered", ~variant.isin(QUANT_VARIANTS))
+"""Whether CK's dispatcher registers the kernel: not a quantized one (`variants.has_wrapper`: its KernelKey has no
+scales), which its caller launches directly, through its kernel's checks only."""
+
+
 def _whole_tiles(size: Field, tile: Col, pad: str) -> Condition:
     return Condition(f"dispatcher.{pad}", f"without {pad}, CK's dispatcher takes {size.name} in whole tiles only "
                      "(whatever the layout and k_batch)", (size % tile).eq(0),
-                     _dispatcher_rules("gemm").eq("whole_tiles") & ~Col(pad), DISPATCHER)
+                     _dispatcher_rules("gemm").eq("whole_tiles") & registered & ~Col(pad), DISPATCHER)
 
 
 DISPATCHER_RULES: Mapping[str, Mapping[str, tuple[Condition, ...]]] = {
@@ -342,7 +413,7 @@ def _dispatcher(kind: str) -> tuple[Condition, ...]:
 
 
 CONDITIONS: Mapping[str, tuple[Condition, ...]] = {
-    "gemm": (*SERVES["gemm"], *_dispatcher("gemm"), *GEMM_CONDITIONS),
+    "gemm": (*SERVES["gemm"], *_dispatcher("gemm"), *QUANT_CONDITIONS, *GEMM_CONDITIONS),
     "grouped_conv": (*SERVES["grouped_conv"], *_dispatcher("grouped_conv"), *CONV_CONDITIONS),
 }
 """Every condition a problem of each kind is checked against, in CK's order: what the kernel computes, the

@@ -23,7 +23,7 @@ import numpy as np
 from ckast.arguments import argument
 from ckast.errors import CkastError
 
-from ckast.select.problem import D_FIELDS, ConvProblem, GemmProblem, Problem
+from ckast.select.problem import D_FIELDS, QUANT_GROUPS, ConvProblem, GemmProblem, Problem
 
 DEFAULT_GEMM_LAYOUT = "rcr"
 """The layout of a GEMM problem that names none where the library holds several: CK's default GEMM layout (the one
@@ -123,7 +123,8 @@ class Library:
 
         part = self.part_of(problem, datatype, layout, given)
         if isinstance(problem, GemmProblem):
-            op = ("serves", problem.variant, *(getattr(problem, f) for f in D_FIELDS))
+            op = ("serves", problem.variant, problem.batch, problem.groups,  # every field SERVES reads
+                  *(getattr(problem, f) for f in (*D_FIELDS, *QUANT_GROUPS)))
             if op not in part.memo:
                 part.memo[op] = bool(serves(problem, part.table).any())
             if not part.memo[op]:

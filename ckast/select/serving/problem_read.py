@@ -19,16 +19,20 @@ from ckast.select.problem import (
     AXES,
     D_FIELDS,
     DIRECTIONS,
+    QUANT_GROUPS,
     ConvProblem,
     GemmProblem,
     ProblemError,
     bounds,
     problem_variants,
+    quant_groups,
 )
 
-GEMM_FIELDS = ("M", "N", "K", "batch", "k_batch", "variant", "num_d_tensors", "d_layout", "elementwise_op")
-GEMM_ALIASES = {"m": "M", "n": "N", "k": "K", "split_k": "k_batch", "batch_count": "batch"}
-"""Other spellings of GEMM fields: CK's timing tables' lowercase sizes, split_k, and CK's batch_count."""
+GEMM_FIELDS = ("M", "N", "K", "batch", "groups", "k_batch", "variant", "num_d_tensors", "d_layout",
+               "elementwise_op", *QUANT_GROUPS)
+GEMM_ALIASES = {"m": "M", "n": "N", "k": "K", "split_k": "k_batch", "batch_count": "batch", "group_count": "groups"}
+"""Other spellings of GEMM fields: CK's timing tables' lowercase sizes, split_k, and CK's batch_count and
+group_count."""
 CONV_FIELDS = ("direction", "ndim", "G", "N", "C", "K", "k_batch", *_INPUT.values(), *_FILTER.values(),
                *(name.format(a) for name in ("stride_{}", "dilation_{}", "pad_{}", "left_pad_{}", "right_pad_{}")
                  for a in AXES))
@@ -36,9 +40,9 @@ CONV_FIELDS = ("direction", "ndim", "G", "N", "C", "K", "k_batch", *_INPUT.value
 
 
 def gemm_problem(fields: Mapping[str, Any], where: str = "", checked: bool = True) -> GemmProblem:
-    """A GEMM problem from `M, N, K` (or CK's `m, n, k`), optionally `batch` (alias `batch_count`), `k_batch`
-    (alias `split_k`), `variant`
-    and a multi_d problem's D fields (see the module docstring). `checked` false: the rules the reader does not
+    """A GEMM problem from `M, N, K` (or CK's `m, n, k`), optionally `batch` (alias `batch_count`), `groups`
+    (alias `group_count`), `k_batch` (alias `split_k`), `variant`, a multi_d problem's D fields and a quantized
+    problem's scale groups (see the `problem` module's docstring). `checked` false: the rules the reader does not
     decide are left to the caller, who checks many problems at once (`validity.first_broken`)."""
     from ckast.config.knobs import GEMM, KNOBS, VARIANTS
 
@@ -57,8 +61,14 @@ def gemm_problem(fields: Mapping[str, Any], where: str = "", checked: bool = Tru
             d_fields[name] = _choice({name: value}, name, knob.choices, knob.default, where)
     elif given := [f for f in D_FIELDS if f in fields]:
         raise ProblemError(given[0], f"only a multi_d problem has D tensors (this one is {variant})", where)
+    groups = quant_groups(variant)
+    if other := [f for f in QUANT_GROUPS if f in fields and f not in groups]:
+        has = f"has {', '.join(groups)}" if groups else "has no scale groups"
+        raise ProblemError(other[0], f"a {variant} problem {has}", where)
+    quant = {f: _int(fields, f, where, default) for f, default in groups.items()}
     problem = GemmProblem(**size, k_batch=_int(fields, "k_batch", where, default=1), variant=variant, **d_fields,
-                          batch=_int(fields, "batch", where, default=1))
+                          batch=_int(fields, "batch", where, default=1), **quant,
+                          groups=_int(fields, "groups", where, default=1))
     if checked:
         check(problem, where)
     return problem

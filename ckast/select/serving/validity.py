@@ -6,8 +6,9 @@ bool tree of the selection language (`select.expr`) over the fields the C++ sele
   a coded field holds one of its values (a GEMM's D fields only in a multi_d problem);
 - a conv problem's axes beyond its `ndim` hold the lengths of no axis (1, pads 0), and along each axis the
   dilated filter fits the padded input (an output length of at least 1);
-- each tensor's elements (GEMM A = M x K, B = K x N, C and each D = M x N, all `batch` of them: CK's batched
-  kernel offsets each batch's tensors by an index_t product; conv input, weight and output, all groups) are
+- a quantized GEMM's scale groups are at least 1 where its variant has them, 0 where not;
+- each tensor's elements (GEMM A = M x K, B = K x N, C and each D = M x N, all `batch` (or `groups`) of them:
+  CK's batched kernel offsets each batch's tensors by an index_t product; conv input, weight and output, all groups) are
   within `index_t`, which CK's kernels address them by. The counts are products of floats:
   exact below 2**53, and rounding never takes a product above `INT_MAX` below it, so each comparison is
   the exact one, and no product can overflow in the C++.
@@ -39,11 +40,13 @@ from ckast.select.problem import (
     D_FIELDS,
     DIRECTIONS,
     INT_MAX,
+    QUANT_GROUPS,
     ConvProblem,
     Problem,
     ProblemError,
     bounds,
     problem_variants,
+    quant_groups,
 )
 
 _PADS = ("left_pad", "right_pad")
@@ -81,7 +84,7 @@ def values(problem: Problem) -> dict[str, Any]:
     if isinstance(problem, ConvProblem):
         out.update(ndim=problem.ndim, direction=problem.direction)
     else:
-        out.update({f: getattr(problem, f) for f in ("variant", *D_FIELDS)})
+        out.update({f: getattr(problem, f) for f in ("variant", *D_FIELDS, *QUANT_GROUPS)})
     return out
 
 
@@ -178,14 +181,21 @@ def _elements(tensor: str, factors: tuple[Expr, ...], what: str) -> Rule:
 def _gemm_rules() -> tuple[Rule, ...]:
     knobs = {k.name: k for k in KNOBS}
     multi_d = Field("variant").eq("multi_d")
-    out = [*(_range(f) for f in ("M", "N", "K", "k_batch", "batch")),
+    out = [*(_range(f) for f in ("M", "N", "K", "k_batch", "batch", "groups")),
            _one_of("variant", problem_variants(VARIANTS[GEMM]))]
     for name in D_FIELDS:
         choices, none = knobs[name].choices, 0 if knobs[name].type is int else ""
         holds = where(multi_d, Field(name).isin(choices), Field(name).eq(none))
         out.append(Rule(name, f"must be one of {', '.join(map(str, choices))} in a multi_d problem, "
                               f"{none if none == 0 else 'none'} in another", holds, Field(name), read=True))
-    m, n, k, batch = Field("M"), Field("N"), Field("K"), Field("batch")
+    variants = problem_variants(VARIANTS[GEMM])
+    for name in QUANT_GROUPS:
+        having = tuple(v for v in variants if name in quant_groups(v))
+        holds = where(Field("variant").isin(having), Field(name) >= 1, Field(name).eq(0)) if having else \
+            Field(name).eq(0)
+        out.append(Rule(name, f"must be at least 1 in a {'/'.join(having) or 'quantized'} problem, 0 in another",
+                        holds & (Field(name) <= INT_MAX), Field(name), read=True))
+    m, n, k, batch = Field("M"), Field("N"), Field("K"), Field("batch") * Field("groups")
     return (*out, _elements("A", (batch, m, k), "M x K, all batches"),
             _elements("B", (batch, k, n), "K x N, all batches"), _elements("C", (batch, m, n), "M x N, all batches, as each D tensor"))
 

@@ -1,0 +1,85 @@
+"""Write the block-scale fp8 and mixture-of-experts workloads of examples/workloads from the models'
+configurations: `python tools/quant_moe_workloads.py` rewrites them.
+
+- `fp8_blockscale_gemm.csv`: the fp8 linear layers of two models shipped with DeepSeek-V3's block scales
+  (`quantization_config`: `fmt = e4m3`, `weight_block_size = [128, 128]`, activations scaled per token and
+  128 channels at run time): A scaled 1 x 128, B 128 x 128, ckast's `variant=abquant,bquant_group_n=128`
+  (`aquant_group_k` and `bquant_group_k` 128 by default), datatype fp8, rcr.
+- `moe_gemm.csv`: the expert GEMMs of two mixture-of-experts models in bf16 as one grouped GEMM per
+  projection: T tokens routed to `top_k` of E experts each, evenly (the load a balanced router gives), are
+  `groups = min(E, T x top_k)` experts of `M = ceil(T x top_k / E)` rows each; gate+up fused (N = 2 x expert
+  intermediate, K = hidden), then down (N = hidden, K = expert intermediate).
+
+`M` / `T` is the number of tokens in flight: 1, 2, 4, ..., 16384 (decode of one to a few hundred sequences,
+then prefill). A row's `weight` is its GEMM's share of the FLOPs of the model's GEMMs listed at that token count
+(FLOPs x the layers holding it), so each (model, tokens) sums to 1.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TOKENS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+BLOCK = 128
+
+# (name, [(gemm, N, K, layers)]) from each model's config.json.
+FP8_MODELS = (
+    # DeepSeek-V3: hidden 7168, 128 heads, MLA (q_lora_rank 1536, kv_lora_rank 512, qk_nope 128 + rope 64,
+    # v_head 128), 61 layers: 3 dense (intermediate 18432), 58 MoE with one shared expert (moe intermediate
+    # 2048). kv_a_proj_with_mqa (N = 512 + 64 = 576) is left out: 576 is not whole 128-wide weight blocks.
+    ("DeepSeek-V3", [("q_a", 1536, 7168, 61), ("q_b", 128 * 192, 1536, 61), ("kv_b", 128 * 256, 512, 61),
+                     ("o", 7168, 128 * 128, 61), ("dense_gate_up", 2 * 18432, 7168, 3),
+                     ("dense_down", 7168, 18432, 3), ("shared_gate_up", 2 * 2048, 7168, 58),
+                     ("shared_down", 7168, 2048, 58)]),
+    # Qwen3-32B-FP8: hidden 5120, 64 heads and 8 KV heads of 128, intermediate 25600, 64 layers.
+    ("Qwen3-32B-FP8", [("qkv", (64 + 2 * 8) * 128, 5120, 64), ("o", 5120, 64 * 128, 64),
+                       ("gate_up", 2 * 25600, 5120, 64), ("down", 5120, 25600, 64)]),
+)
+# (name, hidden, expert intermediate, experts, top_k, MoE layers)
+MOE_MODELS = (
+    ("Mixtral-8x7B", 4096, 14336, 8, 2, 32),
+    ("Qwen3-30B-A3B", 2048, 768, 128, 8, 48),
+)
+
+
+def fp8_rows() -> list[dict[str, object]]:
+    out = []
+    for _, gemms in FP8_MODELS:
+        for m in TOKENS:
+            total = sum(2 * m * n * k * layers for _, n, k, layers in gemms)
+            out += [{"M": m, "N": n, "K": k, "variant": "abquant", "bquant_group_n": BLOCK, "datatype": "fp8",
+                     "layout": "rcr", "weight": f"{2 * m * n * k * layers / total:.6f}"} for _, n, k, layers in gemms]
+    return out
+
+
+def moe_rows() -> list[dict[str, object]]:
+    out = []
+    for _, hidden, inter, experts, top_k, _layers in MOE_MODELS:
+        for tokens in TOKENS:
+            groups, m = min(experts, tokens * top_k), math.ceil(tokens * top_k / experts)
+            gemms = [(2 * inter, hidden), (hidden, inter)]
+            total = sum(n * k for n, k in gemms)
+            out += [{"M": m, "N": n, "K": k, "groups": groups, "datatype": "bf16", "layout": "rcr",
+                     "weight": f"{n * k / total:.6f}"} for n, k in gemms]
+    return out
+
+
+def write(path: Path, table: list[dict[str, object]]) -> None:
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=list(table[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(table)
+    path.write_text(text.getvalue(), encoding="utf-8")
+
+
+def main() -> None:
+    write(ROOT / "examples" / "workloads" / "fp8_blockscale_gemm.csv", fp8_rows())
+    write(ROOT / "examples" / "workloads" / "moe_gemm.csv", moe_rows())
+
+
+if __name__ == "__main__":
+    main()
