@@ -36,10 +36,12 @@ def test_rule_sets_listing_names_the_source_and_commit():
         assert source in line
 
 
-@pytest.mark.parametrize(("arch", "accepted", "refused"), [("gfx942", 72, 10), ("gfx950", 78, 4)])
+@pytest.mark.parametrize(("arch", "accepted", "refused"), [("gfx942", 94, 31), ("gfx950", 113, 12)])
 def test_every_family_and_datatype_on_both_archs(arch, accepted, refused):
-    """The families ckast reads CK's configs of, every datatype of each; the microscale (e8m0) mixes are gfx950's
-    only (refused on gfx942 by name), as are bquant's 128-wide B groups on a 64-wide tile."""
+    """The five families ckast reads CK's configs of (the grouped factories' configs too), every datatype of each;
+    the microscale (e8m0) mixes are gfx950's only (refused on gfx942 by name, as are the gfx950 warp tiles CK's
+    factories also propose for gfx942), and the cases the golden test refuses are refused here by the same rules
+    (aquant.schedule, quant.preshuffle_b, ...), as are bquant's 128-wide B groups on a 64-wide tile."""
     lib = build(Selection("gemm-quant", arch, "ck-2026.06"))
     assert (len(lib.accepted), len(lib.entries) - len(lib.accepted)) == (accepted, refused)
     kept = Counter((k.config.variant, k.config.datatype) for k in lib.kernels())
@@ -50,7 +52,8 @@ def test_every_family_and_datatype_on_both_archs(arch, accepted, refused):
     if arch == "gfx950":
         assert {d for v, d in kept if v == "bquant"} >= {"mx_bf16bf16", "mx_bf16bf8", "mx_bf16fp4"}
     origins = [e.candidate.origin for e in lib.entries]
-    assert len(origins) == len(set(origins)) and all(o.startswith("gemm-quant/gemm_") for o in origins)
+    assert len(origins) == len(set(origins))
+    assert all(o.startswith(("gemm-quant/gemm_", "gemm-quant/grouped_gemm_")) for o in origins)
 
 
 @pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
@@ -59,8 +62,9 @@ def test_ckasts_additions_are_marked_deepseek_blocks_and_m_n_padding(arch):
     their configs with DeepSeek-V3's 128 x 128 weight blocks, and every config padded in M and N, marked
     `+extend<n>`."""
     lib = build(Selection("gemm-quant", arch, "ck-2026.06", variants=("abquant",)))
-    own = [e.config for e in lib.accepted if "+extend" not in e.candidate.origin]
-    added = [e.config for e in lib.accepted if "+extend" in e.candidate.origin]
+    factory = [e for e in lib.accepted if e.candidate.origin.startswith("gemm-quant/gemm_abquant_utils::")]
+    own = [e.config for e in factory if "+extend" not in e.candidate.origin]
+    added = [e.config for e in factory if "+extend" in e.candidate.origin]
     assert not any(c.pad_m or c.pad_n for c in own) and all(c.pad_m for c in added if c.pad_n)
     assert all(c.bquant_group_n == 1 for c in own if c.datatype != "fp4")
     blocks = [c for c in added if c.bquant_group_n == 128 and c.datatype in ("fp8", "bf8")]
@@ -97,5 +101,5 @@ def test_padded_n_serves_a_weight_of_n_not_whole_tiles():
 def test_variants_and_datatypes_filter_the_set():
     lib = build(Selection("gemm-quant", "gfx950", "ck-2026.06", ("fp8",), variants=("abquant",)))
     assert {(k.config.variant, k.config.datatype) for k in lib.kernels()} == {("abquant", "fp8")}
-    with pytest.raises(SelectionError, match="'standard' is not in gemm-quant; it has: abquant, bquant"):
+    with pytest.raises(SelectionError, match="'standard' is not in gemm-quant; it has: abquant, aquant, bquant, rowcolquant, tensor_quant"):
         build(Selection("gemm-quant", "gfx950", "ck-2026.06", variants=("standard",)))
