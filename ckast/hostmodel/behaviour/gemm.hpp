@@ -703,24 +703,9 @@ struct behaviour<tag::GroupedGemmKernel, P> : gemm_kernel<P, false> {
         return out;
     }
 
-    static gemm_kargs universal(const grouped_gemm_karg& g) {
-        gemm_kargs k;
-        k.a_ptr = g.a_ptr;
-        k.b_ptr = g.b_ptr;
-        k.e_ptr = g.e_ptr;
-        k.M = g.M;
-        k.N = g.N;
-        k.K = g.K;
-        k.stride_A = g.stride_A;
-        k.stride_B = g.stride_B;
-        k.stride_E = g.stride_E;
-        k.k_batch = g.k_batch;
-        return k;
-    }
-
     static bool IsSupportedArgument(const std::vector<grouped_gemm_karg>& kargs) {
         for (const auto& g : kargs) {
-            if (!base::IsSupportedArgument(universal(g))) {
+            if (!base::IsSupportedArgument(base::MakeKernelArgs(g))) {
                 return false;
             }
         }
