@@ -25,7 +25,8 @@ from ckast.lower.identity import WRAPPER_DIR, EntryPoint, wrapper_path
 from ckast.lower.registration import Registered, registration_header
 from ckast.nodes.format import clang_format
 from ckast.output import CMAKE_FILE, Transaction, kernels_cmake, write_tree
-from ckast.render import Renderer, shared
+from ckast.arch import check_config
+from ckast.render import Renderer, render_kernel, shared
 from ckast.render.kernel import file_names
 from ckast.variants import KEY_GAPS, KEY_RULE, conv, registry_key
 
@@ -66,8 +67,10 @@ def render(kernels: Sequence[LoadedKernel], renderer: Renderer | None = None, sa
     renderer = renderer or shared()
     for item in kernels:
         c = item.config
+        waived = check_config(c)  # rules waived to emit it (`arch.waivers`): its header names them
         try:
-            text = renderer.render(c, load_profile(c.ck_api))
+            profile = load_profile(c.ck_api)
+            text = render_kernel(c, profile, waived) if waived else renderer.render(c, profile)
         except (ValueError, n.PrintError) as exc:  # catalog refusals name the profile and reason
             issues.append(ConfigIssue(item.path, str(exc)))
             continue

@@ -94,6 +94,9 @@ class Rule:
     """Rules that must hold first (their failure makes this check meaningless, e.g. a zero divisor)."""
     reads: tuple[str, ...] = ()
     """Every config field the check reads ("arch" too when it uses the arch facts it is given)."""
+    waivable: bool = False
+    """Whether a user may have a kernel it refuses emitted anyway (`ckast emit --waive ID`, `ckast.arch.waivers`):
+    rules refusing kernels CK's generators emit although CK Tile cannot run them as configured."""
     _key: Callable[[Any], Any] = attrs.field(init=False, eq=False, repr=False)
     _findings: dict[Any, tuple[Finding, ...]] = attrs.field(init=False, eq=False, repr=False, factory=dict)
 
@@ -125,13 +128,14 @@ RULES: list[Rule] = []
 
 
 def rule(id: str, reason: str, *, reads: tuple[str, ...], kinds: tuple[str, ...] = ("gemm",),
-         variants: tuple[str, ...] | None = None, needs: tuple[str, ...] = ()) -> Callable[[Check], Check]:
+         variants: tuple[str, ...] | None = None, needs: tuple[str, ...] = (),
+         waivable: bool = False) -> Callable[[Check], Check]:
     """Register a check as a rule (registration order is reporting order)."""
 
     def register(check: Check) -> Check:
         assert all(r.id != id for r in RULES), f"duplicate rule id {id}"
         assert reads, f"rule {id} must name the fields it reads"
-        RULES.append(Rule(id, reason, check, kinds, variants, needs, reads))
+        RULES.append(Rule(id, reason, check, kinds, variants, needs, reads, waivable))
         return check
 
     return register
@@ -327,7 +331,7 @@ def _warp_tile(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @rule("lds.capacity", "A and B block tiles fit in the LDS budget of the config's own pipeline and buffering",
-      needs=("tile.positive",), kinds=BOTH, variants=TILED,
+      needs=("tile.positive",), kinds=BOTH, variants=TILED, waivable=True,
       reads=(*TILE, "datatype", "pipeline", "double_smem_buffer", "arch"))
 def _lds(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     used = (c.tile_m + c.tile_n) * c.tile_k * DTYPES[c.datatype].size
@@ -507,7 +511,7 @@ def _streamk_reduction(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 # asserts whole quant groups per block tile; the scale loads assume row-major A.
 
 @rule("quant.arch", "CK builds its quant GEMMs for gfx942 and gfx950, the MX (e8m0-scale) ones for gfx950",
-      variants=QUANT_VARIANTS, reads=("datatype", "arch"))
+      variants=QUANT_VARIANTS, reads=("datatype", "arch"), waivable=True)
 def _quant_arch(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     archs = QUANT_MX_ARCHS if c.datatype.startswith("mx_") else QUANT_ARCHS
     if arch.name not in archs:
@@ -538,7 +542,7 @@ def _quant_persistent(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 @rule("quant.pipeline", "microscale is the pipeline of the MX (e8m0-scale) types and only theirs; eightwaves is "
       "gfx950 fp8/bf8 (the family's pipelines are the pipeline knob's choices)", variants=QUANT_VARIANTS,
-      reads=("datatype", "pipeline", "arch"))
+      reads=("datatype", "pipeline", "arch"), waivable=True)
 def _quant_pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if (c.pipeline == "microscale") != c.datatype.startswith("mx_"):
         yield "pipeline", (f"{c.pipeline} with {c.datatype}: the microscale pipeline is the one for e8m0 (mx_*) "
@@ -548,7 +552,7 @@ def _quant_pipeline(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @rule("quant.warp_tile", "the quant warp tile is 16x16 with the K the arch's MFMA gives",
-      needs=("tile.positive",), variants=QUANT_VARIANTS, reads=(*WARP_TILE, "arch"))
+      needs=("tile.positive",), variants=QUANT_VARIANTS, reads=(*WARP_TILE, "arch"), waivable=True)
 def _quant_warp_tile(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     ks = QUANT_WARP_TILE_K.get(arch.name, ())
     if (c.warp_tile_m, c.warp_tile_n) != QUANT_WARP_TILE_MN or c.warp_tile_k not in ks:
@@ -569,9 +573,12 @@ def _quant_groups(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 
 @rule("quant.preshuffle_b",
-      "preshuffle_b is what the pipeline reads: preshuffled B for preshuffleb and eightwaves only",
-      variants=BLOCK_SCALE_VARIANTS, reads=("pipeline", "preshuffle_b"))
+      "preshuffle_b is what the pipeline reads: preshuffled B for preshuffleb and eightwaves only, except that the "
+      "eight-wave pipeline reads either B in a CK API profile whose policy has both (feature eight_waves_plain_b)",
+      variants=BLOCK_SCALE_VARIANTS, reads=("pipeline", "preshuffle_b", "ck_api"))
 def _quant_preshuffle_b(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.pipeline == "eightwaves" and catalog.load_profile(c.ck_api).feature("eight_waves_plain_b"):
+        return
     if c.preshuffle_b != (c.pipeline in ("preshuffleb", "eightwaves")):
         yield "preshuffle_b", (f"{str(c.preshuffle_b).lower()} with pipeline {c.pipeline}: only preshuffleb and "
                                "eightwaves read a preshuffled B")
@@ -610,12 +617,23 @@ def _profile_abquant(c: Any, arch: ArchSpec) -> Iterator[Finding]:
         yield "ck_api", f"abquant: CK API profile {c.ck_api} has no QuantType::ABQuantGrouped; use ck-2026.06"
 
 
-@rule("aquant.schedule", "each AQuant pipeline implements one schedule (Mem: interwave, CompV3: intrawave)",
-      variants=(AQUANT,), reads=("pipeline", "scheduler"))
+def aquant_schedules(pipeline: str, ck_api: str) -> tuple[str, ...]:
+    """The schedules the AQuant `pipeline` takes in CK API profile `ck_api`: its own (the scheduler knob's
+    default), and intrawave too for Mem where the profile's feature aquant_mem_intrawave says so."""
+    own = QUANT_SCHEDULES[AQUANT][pipeline]
+    more = pipeline == "mem" and own != "intrawave" and catalog.load_profile(ck_api).feature("aquant_mem_intrawave")
+    return (own, "intrawave") if more else (own,)
+
+
+@rule("aquant.schedule", "each AQuant pipeline implements its schedule (Mem: interwave, CompV3: intrawave); the Mem "
+      "pipeline also takes intrawave in a CK API profile that runs it so (ck-2026.06: its operator() runs the intrawave "
+      "PipelineImpl whatever the problem's schedule, the profile's feature aquant_mem_intrawave says where)",
+      variants=(AQUANT,), reads=("pipeline", "scheduler", "ck_api"))
 def _aquant_schedule(c: Any, arch: ArchSpec) -> Iterator[Finding]:
-    want = QUANT_SCHEDULES[AQUANT][c.pipeline]
-    if c.scheduler != want:
-        yield "scheduler", f"{c.scheduler}: CK's AQuant {c.pipeline} pipeline implements the {want} schedule only"
+    takes = aquant_schedules(c.pipeline, c.ck_api)
+    if c.scheduler not in takes:
+        yield "scheduler", (f"{c.scheduler}: CK API profile {c.ck_api}'s AQuant {c.pipeline} pipeline implements the "
+                            f"{' and '.join(takes)} schedule{'s' if len(takes) > 1 else ''} only")
 
 
 @rule("aquant.preshuffle_pipeline", "preshuffled A scales run the CompV3 pipeline (CK's generator pairs them)",
@@ -660,9 +678,12 @@ def _split_k_epilogue(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 # --- pipelines and LDS buffering (GEMM and conv) -----------------------------------------------------
 
-@rule("pipeline.lds_buffering", "double_smem_buffer matches a pipeline that always (or never) double-buffers LDS",
-      kinds=BOTH, variants=TILED, reads=("pipeline", "double_smem_buffer"))
+@rule("pipeline.lds_buffering", "double_smem_buffer matches a pipeline that always (or never) double-buffers LDS "
+      "(the eight-wave ABQuant pipeline takes either where it ping-pongs inside its own LDS: feature eight_waves_own_lds)",
+      kinds=BOTH, variants=TILED, reads=("pipeline", "double_smem_buffer", "ck_api"))
 def _lds_buffering(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.pipeline == "eightwaves" and catalog.load_profile(c.ck_api).feature("eight_waves_own_lds"):
+        return
     lds = PIPELINES[c.pipeline].lds
     if c.double_smem_buffer != (lds == "double"):
         yield "double_smem_buffer", (f"{str(c.double_smem_buffer).lower()}, but {c.pipeline} "

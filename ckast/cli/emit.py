@@ -26,13 +26,23 @@ from .common import HELP, CK_API_HELP, Integer, LazyChoice, bad_input, fail, pro
 @click.option("--ck-include", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="CK include tree the kernels are for: its API profile (see `ckast api detect`) becomes the "
                    "default ck_api, and every kernel's ck_api must be it.")
+@click.option("--waive", "waive", multiple=True, metavar="RULE",
+              help="Emit kernels this waivable rule refuses (as CK's generators emit them), each warned of on stderr "
+                   "and named in a banner atop its header (repeatable).")
 def emit(config_paths: tuple[Path, ...], more: tuple[Path, ...], out_dir: Path, ck_api: str | None, run_format: bool,
-         chunk_size: int, ck_include: Path | None) -> None:
+         chunk_size: int, ck_include: Path | None, waive: tuple[str, ...]) -> None:
     """Validate the config FILEs (each --config FILE, then any more) and write the kernels of all of them as one
     run into DIR.
 
     Invalid input: one line per problem on stderr, exit status 2, nothing written.
     """
+    from ckast.arch.waivers import checked_waivers
+    from ckast.arguments import ArgumentError
+
+    try:
+        waived = checked_waivers(waive)
+    except ArgumentError as exc:
+        bad_input([str(exc)])
     from ckast.output import replay
     from ckast.output.stamp import run_key, up_to_date
     from ckast.output.transaction import remove_leftovers
@@ -47,7 +57,8 @@ def emit(config_paths: tuple[Path, ...], more: tuple[Path, ...], out_dir: Path, 
     if ck_include is not None:
         ck_api = tree_profile(ck_include, ck_api)
     paths = (*config_paths, *more)
-    key = run_key("emit", {"ck_api": ck_api, "format": run_format, "chunk_size": chunk_size}, paths)
+    options = {"ck_api": ck_api, "format": run_format, "chunk_size": chunk_size}
+    key = run_key("emit", {**options, "waive": sorted(waived)} if waived else options, paths)
     from ckast.output import OutputError
 
     try:
@@ -66,19 +77,23 @@ def emit(config_paths: tuple[Path, ...], more: tuple[Path, ...], out_dir: Path, 
     from ckast.workflow.configs import emit_kernels
 
     problems: list[str] = []
+    warnings: list[str] = []
     kernels = []
     for path in paths:
         try:
-            loaded = load_file(path, defaults={"ck_api": ck_api} if ck_api else None)
+            loaded = load_file(path, defaults={"ck_api": ck_api} if ck_api else None, waive=waived)
         except ConfigError as exc:
             problems += exc.lines()
             continue
         kernels += loaded
+        warnings += [f"warning: {issue.line(str(path))} (waived)" for k in loaded for issue in k.waived]
         if ck_include is not None:
             problems += [f"{path}: {k.path}.ck_api: {k.config.ck_api} is not the API profile of --ck-include "
                          f"{ck_include} ({ck_api})" for k in loaded if k.config.ck_api != ck_api]
     if problems:
         bad_input(problems)
+    for line in warnings:
+        click.echo(line, err=True)
     try:
         result = emit_kernels(kernels, out_dir, format=run_format, chunk_size=chunk_size, on_wait=wait_message,
                               run_key=key)

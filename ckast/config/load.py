@@ -25,17 +25,21 @@ class LoadedKernel:
 
     path: str
     config: Any  # KernelConfig
+    waived: tuple[ConfigIssue, ...] = ()
+    """What the rules waived for it refuse (`ckast.arch.waivers`)."""
 
 
-def load_file(path: Path, defaults: Mapping[str, Any] | None = None) -> list[LoadedKernel]:
+def load_file(path: Path, defaults: Mapping[str, Any] | None = None,
+              waive: frozenset[str] = frozenset()) -> list[LoadedKernel]:
     """Read and validate `path`; raise ConfigError listing every problem.
 
     `defaults` replaces knob defaults (e.g. `ck_api` from the command line); a value a kernel
-    sets itself still wins.
+    sets itself still wins. The rules `waive` names (checked: `ckast.arch.waivers.checked_waivers`)
+    refuse nothing; what they find is each kernel's `waived`.
     """
     data = read_json(path)
     try:
-        return load_data(data, defaults)
+        return load_data(data, defaults, waive)
     except ConfigError as exc:
         raise ConfigError(exc.issues, str(path)) from None
 
@@ -66,15 +70,19 @@ def kernel_objects(data: Any) -> list[tuple[str, Any]]:
     return [("" if prefix is None else f"{prefix}[{i}]", item) for i, item in enumerate(items)]
 
 
-def load_data(data: Any, defaults: Mapping[str, Any] | None = None) -> list[LoadedKernel]:
-    """Validate already-parsed JSON data."""
+def load_data(data: Any, defaults: Mapping[str, Any] | None = None,
+              waive: frozenset[str] = frozenset()) -> list[LoadedKernel]:
+    """Validate already-parsed JSON data (`waive`: as `load_file`)."""
     loaded: list[LoadedKernel] = []
     issues: list[ConfigIssue] = []
     for path, item in kernel_objects(data):
-        config, problems = parse_kernel(item, path, defaults)
-        issues += problems
-        if config is not None:
-            loaded.append(LoadedKernel(path, config))
+        r = resolve_kernel(item, path, defaults, hint=True)
+        waived = tuple(i for i in r.issues if i.rule in waive)
+        refused = [i for i in r.issues if i.rule not in waive]
+        if r.config is not None and not any(i.rule for i in refused):
+            loaded.append(LoadedKernel(path, r.config, waived))  # what is left is a hint on the waived rules
+        else:
+            issues += refused
     if issues:
         raise ConfigError(issues)
     return loaded
@@ -110,12 +118,6 @@ class Resolved:
     @property
     def ok(self) -> bool:
         return self.config is not None and not self.issues
-
-
-def parse_kernel(obj: Any, path: str, defaults: Mapping[str, Any] | None = None) -> tuple[Any, list[ConfigIssue]]:
-    """Validate one kernel object; returns (KernelConfig or None, problems)."""
-    r = resolve_kernel(obj, path, defaults, hint=True)
-    return (r.config, []) if r.ok else (None, list(r.issues))
 
 
 def resolve_kernel(obj: Any, path: str, defaults: Mapping[str, Any] | None = None, *, hint: bool = False) -> Resolved:

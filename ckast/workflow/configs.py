@@ -11,6 +11,7 @@ import attrs
 
 from ckast.config import ConfigError, ConfigIssue, KernelConfig, LoadedKernel, load_data, load_file, resolve_kernel
 
+from ckast.arch.waivers import checked_waivers
 from ckast.arguments import checked
 
 from .paths import PathLike
@@ -35,29 +36,33 @@ def kernel(**knobs: Any) -> KernelConfig:
     return resolved.config
 
 
-@checked(ck_api="optional name")
-def parse_configs(data: Any, *, ck_api: str | None = None) -> list[KernelConfig]:
+@checked(ck_api="optional name", waive="names")
+def parse_configs(data: Any, *, ck_api: str | None = None, waive: str | Iterable[str] = ()) -> list[KernelConfig]:
     """Every kernel of parsed JSON data: one kernel object, a list of them, `{"kernels": [...]}`, or one of CK's
     kernel-set configs (its GEMM generator config, GEMM or grouped-conv kernel-set config; see
     `ckast.config.ck_formats`), expanded as CK expands them.
 
-    `ck_api` is the API profile of kernels that do not name one (default: ckast's default profile).
+    `ck_api` is the API profile of kernels that do not name one (default: ckast's default profile). `waive`
+    names rules that refuse nothing here (waivable ones only: `ckast.arch.waivers`); `emit_kernels` opens the
+    header of a kernel that breaks them with a banner naming them.
 
     Raises:
         ConfigError: one line per problem, each naming its JSON path.
+        ArgumentError: `waive` names a rule that does not exist or cannot be waived.
     """
-    return [k.config for k in load_data(data, _defaults(ck_api))]
+    return [k.config for k in load_data(data, _defaults(ck_api), checked_waivers(waive))]
 
 
-@checked(path="path", ck_api="optional name")
-def load_configs(path: PathLike, *, ck_api: str | None = None) -> list[KernelConfig]:
-    """Every kernel of a config file (as `parse_configs` reads its JSON).
+@checked(path="path", ck_api="optional name", waive="names")
+def load_configs(path: PathLike, *, ck_api: str | None = None, waive: str | Iterable[str] = ()) -> list[KernelConfig]:
+    """Every kernel of a config file (as `parse_configs` reads its JSON, `waive` too).
 
     Raises:
         ConfigError: the file cannot be read or parsed, or its kernels are invalid; one line per problem,
             each naming the file and JSON path.
+        ArgumentError: `waive` names a rule that does not exist or cannot be waived.
     """
-    return [k.config for k in load_file(Path(path), _defaults(ck_api))]
+    return [k.config for k in load_file(Path(path), _defaults(ck_api), checked_waivers(waive))]
 
 
 def _defaults(ck_api: str | None) -> Mapping[str, Any] | None:
