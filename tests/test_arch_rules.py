@@ -52,7 +52,7 @@ INVALID = {
                             "b_cast_policy": "before_lds_write"},
     "quant.epilogue": {"variant": "tensor_quant", "datatype": "fp8", "epilogue": "default"},
     "quant.persistent": {"variant": "rowcolquant", "datatype": "fp8", "persistent": True},
-    "aquant.schedule": {"variant": "aquant", "datatype": "fp8", "scheduler": "intrawave", "ck_api": "ck-2026.06"},
+    "aquant.schedule": {"variant": "aquant", "datatype": "fp8", "scheduler": "intrawave", "ck_api": "ck-2025.11"},
     "aquant.preshuffle_pipeline": {"variant": "aquant", "datatype": "fp8", "preshuffle_aquant": True,
                                    "pipeline": "mem", "scheduler": "interwave", "ck_api": "ck-2026.06"},
     "profile.aquant_mem": {"variant": "aquant", "datatype": "fp8", "ck_api": "ck-2025.11"},

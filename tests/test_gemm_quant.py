@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from ckast.config import ConfigError, load_data
+from ckast.config import ConfigError, LoadedKernel, load_data
 
 from .cpp_tools import reformat
 from .goldens import QUANT_CASES, QUANT_HEADERS
@@ -93,6 +93,42 @@ def test_abquant_kernel():
     assert "staticconstexprboolTransposeC=true;" in src and "staticconstexprboolPreshuffleB=true;" in src
 
 
+@pytest.mark.parametrize(("profile", "takes"), [("ck-2025.11", ()), ("ck-2026.06", ("interwave", "intrawave"))])
+def test_aquant_mem_schedules_are_the_profiles(profile, takes):
+    """The schedules the AQuant Mem pipeline takes are its profile's (feature aquant_mem_intrawave): ck-2026.06 runs
+    either (CK's GEMM generator builds it interwave, its grouped generator intrawave), ck-2025.11 none (no Mem AQuant
+    compiles there: profile.aquant_mem; intrawave is refused by aquant.schedule too). The default stays interwave."""
+    for scheduler in ("interwave", "intrawave"):
+        data = {"kind": "gemm", "variant": "aquant", "datatype": "fp8", "pipeline": "mem", "scheduler": scheduler,
+                "ck_api": profile}
+        if scheduler in takes:
+            [k] = load_data(data)
+            assert f"ck_tile::GemmPipelineScheduler::{scheduler.title()},HasHotLoop" in squash(header_of(k.config))
+            continue
+        with pytest.raises(ConfigError) as err:
+            load_data(data)
+        assert ("aquant.schedule" in {i.rule for i in err.value.issues}) == (scheduler == "intrawave")
+    if takes:
+        assert load_data({"kind": "gemm", "variant": "aquant", "ck_api": profile})[0].config.scheduler == "interwave"
+
+
+def test_eight_waves_take_a_plain_b_and_either_lds_flag_in_ck_2026_06():
+    """CK Tile 2026's eight-wave ABQuant pipeline reads a plain or a preshuffled B and ping-pongs inside its own LDS
+    whatever DoubleSmemBuffer (features eight_waves_plain_b, eight_waves_own_lds): CK's grouped configs (both false)
+    emit as CK's GEMM ones (both true) do, and its LDS budget is half the arch's either way."""
+    base = {"kind": "gemm", "variant": "abquant", "datatype": "fp8", "pipeline": "eightwaves", "arch": "gfx950",
+            "ck_api": "ck-2026.06", "warp_m": 4, "warp_n": 2, "tile_m": 192, "tile_n": 256, "warp_tile_k": 128}
+    for flag in (False, True):
+        [k] = load_data(dict(base, preshuffle_b=flag, double_smem_buffer=not flag))
+        src = squash(header_of(k.config))
+        assert f"staticconstexprboolPreshuffleB={str(flag).lower()};" in src
+        assert f"staticconstexprboolDoubleSmemBuffer={str(not flag).lower()};" in src
+    with pytest.raises(ConfigError, match=r"exceeds the 81920 B LDS budget of eightwaves on gfx950 \[rule lds"):
+        load_data(dict(base, tile_m=448, double_smem_buffer=False))
+    with pytest.raises(ConfigError, match=r"\[rule quant.preshuffle_b\]"):
+        load_data(dict(base, pipeline="compv3", preshuffle_b=True, warp_m=1, warp_n=4))
+
+
 # --- CK's codegen configs (ck_quant_configs) ---------------------------------------------------------------
 
 TILE = {"tile_m": 128, "tile_n": 128, "tile_k": 128, "warp_m": 1, "warp_n": 4, "warp_k": 1, "warp_tile_m": 16,
@@ -155,7 +191,7 @@ GROUPED_ABQUANT = {  # CK's grouped_gemm_abquant_utils.default_fp8_compv3_config
     "pipeline": "compv3", "preshuffle_aq": False, "preshuffle_b": False, "preshuffle_bq": False,
     "scheduler": "intrawave", "tile_configs": [dict(TILE, warp_tile_k=32)], "transpose_c": False,
     "variant_keys": ["fp8"]}
-GROUPED_AQUANT = {  # CK's grouped_gemm_aquant_utils.default_fp8i4_config, but compv3 (CK's mem: rule aquant.schedule)
+GROUPED_AQUANT = {  # CK's grouped_gemm_aquant_utils.default_fp8i4_config, but compv3 (CK's is mem)
     "double_smem_buffer": False, "epilogue": "cshuffle", "k_block_per_cu": 1, "layouts": ["rcr"],
     "pipeline": "compv3", "preshuffle_aq": False,
     "quant_groups": [{"quant_group_k": 128, "quant_group_m": 1, "quant_group_n": 1}], "scheduler": "intrawave",
@@ -209,64 +245,69 @@ def test_manifest_module_of_another_family_is_named():
 
 # --- CK's golden kernels, compared as trees --------------------------------------------------------------
 
-def _ck_case_kernel(case):
-    """(config, rules refusing it) of one CK case for ck-2026.06: the config even where rules refuse it."""
-    from ckast.config.ck_quant_configs import expand
-    from ckast.config.load import resolve_kernel
-
-    [(path, obj)] = expand({"module": case.module, "arch": case.arch, "config": case.config})
-    resolved = resolve_kernel(obj, path, {"ck_api": "ck-2026.06"})
-    assert resolved.config is not None, resolved.issues
-    return resolved.config, sorted({i.rule for i in resolved.issues})
+def _grouped(family: str, factories, archs=("gfx942",)) -> list[str]:
+    return [f"grouped_gemm_{family}_utils::default_{f}_config::{a}" for f in factories for a in archs]
 
 
-REFUSED = {
-    "quant.arch": ["gemm_bquant_utils::default_mx_{}_config::gfx942", "grouped_gemm_bquant_utils::default_mx_{}_config"
-                   "::gfx942"],
-    "quant.warp_tile": [f"grouped_gemm_bquant_utils::default_{t}_config::gfx942" for t in (
-        "fp8", "bf8", "fp8_preshuffleb", "bf8_preshuffleb", "fp8_preshuffleb_bquant", "bf8_preshuffleb_bquant",
-        "fp8_preshufflequant", "bf8_preshufflequant")]
-    + [f"grouped_gemm_aquant_utils::default_{t}_preshuffleaq_config::gfx942" for t in ("fp8", "bf8")]
-    + [f"grouped_gemm_bquant_utils::default_{t}i4_config::{a}" for t in ("fp8", "bf8") for a in ("gfx942", "gfx950")],
-    "aquant.schedule": [f"grouped_gemm_aquant_utils::default_{t}_config::{a}" for t in ("fp8", "bf8", "fp8i4", "bf8i4")
-                        for a in ("gfx942", "gfx950")],
-    "quant.preshuffle_b": [f"grouped_gemm_abquant_utils::default_{t}_eightwaves_config::{a}" for t in ("fp8", "bf8")
-                           for a in ("gfx942", "gfx950")],
-}
-"""CK's cases that ckast refuses, by the first rule (in rule order) that refuses each, and why:
-- quant.arch: the MX (e8m0) kernels on gfx942: CK's GEMM generator guards them with #error unless gfx950, its
-  grouped generator (arch-invariant) emits them for gfx942 too; CK builds MX for gfx950 only.
-- quant.warp_tile: CK's grouped generators are arch-invariant: their gfx942 cases take the gfx950 warp tile
-  16x16x128 (no gfx942 fp8 MFMA has K 128), and the grouped fp8i4/bf8i4 bquant tile 16x16x16 is no fp8 MFMA.
-- aquant.schedule: CK's grouped aquant generator pairs the Mem pipeline with the intrawave schedule; ckast's
-  reading of ck-2026.06 is that the AQuant Mem pipeline runs the interwave one.
-- quant.preshuffle_b (and pipeline.lds_buffering): CK's grouped eight-wave abquant configs say preshuffle_b and
-  double_smem_buffer false, and the eight-wave pipeline reads a preshuffled B from double-buffered LDS (gfx942:
-  also quant.pipeline, eight waves are gfx950 only)."""
+WAIVED = [
+    (("quant.arch",), [f"{m}::default_mx_{t}_config::gfx942" for m in ("gemm_bquant_utils", "grouped_gemm_bquant_utils")
+                       for t in ("bf16bf16", "bf16bf8", "bf16fp4")],
+     "MX (e8m0) kernels on gfx942: CK's GEMM generator guards them with #error unless gfx950, its arch-invariant "
+     "grouped generator emits them for gfx942"),
+    (("quant.warp_tile",), _grouped("bquant", [f"{t}{f}" for t in ("fp8", "bf8") for f in (
+        "", "_preshuffleb", "_preshuffleb_bquant", "_preshufflequant")]) + _grouped("aquant", ["fp8_preshuffleaq",
+                                                                                             "bf8_preshuffleaq"]),
+     "the gfx950 warp tile 16x16x128 on gfx942 (CK's grouped generators are arch-invariant): CK Tile's 16x16x128 fp8 "
+     "MFMA compiles to nothing there (#if defined(__gfx950__) ... #else ignore), so the kernel computes zeros"),
+    (("quant.warp_tile",), _grouped("bquant", ["fp8i4", "bf8i4"], ("gfx942", "gfx950")),
+     "the fp8 warp tile 16x16x16 of CK's grouped fp8i4/bf8i4 bquant: CK Tile's WarpGemmDispatcher has it as a gfx12 "
+     "WMMA only (WarpGemmWmma_f32_16x16x16_f8_f8, __builtin_amdgcn_wmma_f32_16x16x16_fp8_fp8_w32_gfx12, "
+     "rocm-libraries warp_gemm_dispatcher.hpp @0149199e), no MFMA of gfx942 or gfx950"),
+    (("lds.capacity", "quant.pipeline"), _grouped("abquant", ["fp8_eightwaves", "bf8_eightwaves"]),
+     "the eight-wave ABQuant pipeline on gfx942: it runs on gfx950 only (kIsAvailable is false elsewhere, the kernel "
+     "does nothing) and its ping-pong LDS, 2 x (A + B) = 112 KiB, is more than gfx942's 64 KiB"),
+]
+"""CK's cases that ckast emits for ck-2026.06 only with waivers (`ckast emit --waive`): (the waivable rules that refuse
+each, its cases, why CK Tile cannot run them as CK's generator configures them). Every other case emits as it is;
+CK's grouped AQuant Mem pipeline with the intrawave schedule (rule aquant.schedule: feature aquant_mem_intrawave) and
+its grouped eight-wave ABQuant without preshuffled B or double_smem_buffer (quant.preshuffle_b and
+pipeline.lds_buffering: features eight_waves_plain_b, eight_waves_own_lds) are what CK Tile 2026 builds."""
 
 
-def _cases_by_rule() -> dict[str, list[str]]:
-    return {rule: sorted(c.format(t) for c in cases for t in ("bf16bf16", "bf16bf8", "bf16fp4"))
-            if rule == "quant.arch" else sorted(cases) for rule, cases in REFUSED.items()}
+def _ck_case(case) -> dict:
+    return {"cases": {case.case_id: {"module": case.module, "arch": case.arch, "config": case.config}}}
 
 
-def test_every_ck_case_emits_or_is_refused_by_a_rule():
-    """All 140 cases of CK's manifest (rocm-libraries ea607ecd) are read; each emits for ck-2026.06 or is refused
-    by a named rule (REFUSED says which and why: the MX kernels on gfx942, and CK's arch-invariant grouped
-    generators' configs that name what ckast's rules say CK Tile does not build)."""
+def _ck_case_kernel(case) -> LoadedKernel:
+    """The kernel of one CK case for ck-2026.06, with the rules WAIVED for it waived."""
+    needs = {cid: rules for rules, cases, _ in WAIVED for cid in cases}
+    [kernel] = load_data(_ck_case(case), {"ck_api": "ck-2026.06"}, frozenset(needs.get(case.case_id, ())))
+    return kernel
+
+
+def test_every_ck_case_emits():
+    """All 140 cases of CK's manifest (rocm-libraries ea607ecd) emit for ck-2026.06: 118 as they are, 22 with the
+    waivers WAIVED names (each refused without them by exactly those rules, its header opening with their banner)."""
     ck_goldens = pytest.importorskip("tests.ck_goldens", reason="CK's golden trees (tests/ck_goldens) not in this tree")
+    from ckast.emit import render
+
     goldens = ck_goldens.load_goldens()
     assert len(goldens.cases) == 140
-    emitted, refused = [], {}
+    needs = {cid: rules for rules, cases, _ in WAIVED for cid in cases}
+    assert len(needs) == sum(len(cases) for _, cases, _ in WAIVED) == 22 and set(needs) <= set(goldens.cases)
+    loaded = []
     for cid, case in sorted(goldens.cases.items()):
-        data = {"cases": {cid: {"module": case.module, "arch": case.arch, "config": case.config}}}
-        try:
-            emitted += load_data(data, {"ck_api": "ck-2026.06"})
-        except ConfigError as exc:
-            assert all(issue.rule for issue in exc.issues), str(exc)
-            refused.setdefault(min(i.rule for i in exc.issues if i.rule in REFUSED), []).append(cid)
-    assert {rule: sorted(cids) for rule, cids in refused.items()} == _cases_by_rule()
-    assert len(emitted) == 140 - sum(map(len, refused.values())) == 108
+        if cid in needs:
+            with pytest.raises(ConfigError) as refused:
+                load_data(_ck_case(case), {"ck_api": "ck-2026.06"})
+            assert sorted({i.rule for i in refused.value.issues}) == sorted(needs[cid]), cid
+        kernel = _ck_case_kernel(case)
+        assert sorted({i.rule for i in kernel.waived}) == sorted(needs.get(cid, ())), cid
+        loaded.append(kernel)
+    emitted = render(loaded, save=False)
+    assert len(emitted) == len({k.config for k in loaded}) == 140
+    banners = {k.name for k in emitted if "// WAIVED RULES: " in dict(k.files)[k.header]}
+    assert len(banners) == 22
 
 
 def _int4_on_b(int8: str) -> list:
@@ -283,30 +324,26 @@ def _int4_on_b(int8: str) -> list:
 
 def test_kernels_equal_cks_goldens():
     """Every golden kernel of CK's manifest (rocm-libraries ea607ecd; the grouped modules' are the same
-    QuantGemmKernel of the same families, one problem per launch) against ckast's, as trees: the 74 kernels of
-    the GEMM generators and 25 of the grouped generators' 35 from cases ckast emits, equal with no allowance; the
-    other 10 (cases refused on both archs: test_every_ck_case_emits_or_is_refused_by_a_rule) with the rules set
-    aside: 8 equal, and CK's grouped fp8i4/bf8i4 AQuant with one named difference (`_int4_on_b`: CK's generator
-    put the int4 on B, which CK Tile's AQuant does not compile)."""
+    QuantGemmKernel of the same families, one problem per launch) against ckast's for the case's config, with the
+    waivers WAIVED names, as trees: the 74 kernels of the GEMM generators and 33 of the grouped generators' 35
+    equal with no allowance, and CK's grouped fp8i4/bf8i4 AQuant with one named difference (`_int4_on_b`: CK's
+    generator put the int4 on B, which CK Tile's AQuant does not compile)."""
     ck_goldens = pytest.importorskip("tests.ck_goldens", reason="CK's golden trees (tests/ck_goldens) not in this tree")
     from ckast.catalog import load_profile
     from ckast.config.ck_quant_configs import GROUPED
     from ckast.variants import lower_kernel
 
     goldens, profile = ck_goldens.load_goldens(), load_profile("ck-2026.06")
-    equal, refused_equal, explained = {False: set(), True: set()}, set(), set()
+    equal, explained = {False: set(), True: set()}, set()
     for cid, case in sorted(goldens.cases.items()):
-        config, rules = _ck_case_kernel(case)
+        config = _ck_case_kernel(case).config
         int4_on_b = case.module == "grouped_gemm_aquant_utils" and config.datatype in ("fp8i4", "bf8i4")
         allowed = _int4_on_b(f"{config.datatype[:3]}_t") if int4_on_b else []
         result = ck_goldens.compare_case(case, lower_kernel(config, profile).header, allowed, profile=profile)
-        assert result.ok, f"{case.config_name} ({cid}, refused by {rules}):\n{result.report()}"
-        if allowed:
-            explained.add(case.config_name)
-        else:
-            (refused_equal if rules else equal[case.module.startswith(GROUPED)]).add(case.config_name)
-    assert (len(equal[False]), len(equal[True])) == (74, 25)
-    assert len(refused_equal - equal[True] - equal[False]) == 8
+        assert result.ok, f"{case.config_name} ({cid}):\n{result.report()}"
+        (explained if allowed else equal[case.module.startswith(GROUPED)]).add(case.config_name)
+    assert (len(equal[False]), len(equal[True]), len(explained)) == (74, 33, 2)
+    assert len(equal[False] | equal[True] | explained) == len(goldens.trees) == 109
     assert sorted(explained) == [f"grouped_gemm_aquant_{t}i4_rcr_mem_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_"
                                  "aqg1x1x128" for t in ("bf8", "fp8")]
 

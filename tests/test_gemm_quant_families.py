@@ -127,7 +127,6 @@ def test_rowcol_or_tensor_without_its_family_is_refused_on_the_command_line(tmp_
 @pytest.mark.parametrize(("data", "rule"), [
     (dict(variant="aquant", pipeline="compv4"), None),
     (dict(variant="rowcolquant", pipeline="mem", scheduler="interwave"), None),
-    (dict(variant="aquant", scheduler="intrawave"), "aquant.schedule"),
     (dict(variant="aquant", preshuffle_aquant=True, pipeline="mem"), "aquant.preshuffle_pipeline"),
     (dict(variant="aquant", aquant_group_k=96), "quant.group_divides"),
     (dict(variant="tensor_quant", layout="rrr"), "quant.layout"),
