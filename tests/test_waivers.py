@@ -60,6 +60,10 @@ def test_a_waived_rule_warns_and_heads_the_header_with_a_banner(tmp_path):
         "// - rule quant.warp_tile, warp_tile_m: warp tile 16x16x128 is not a quant warp tile on gfx942; supported: "
         "16x16x{32, 64}\n//   (the quant warp tile is 16x16 with the K the arch's MFMA gives)\n\n#pragma once\n")
     assert header.count("WAIVED RULES") == 1
+    before = sorted((p.name, p.read_bytes()) for p in (tmp_path / "out").iterdir())
+    rerun = emit(tmp_path)  # the same run without the waiver is refused, not found up to date
+    assert rerun.exit_code == 2 and "[rule quant.warp_tile]" in rerun.stderr and "up to date" not in rerun.output
+    assert sorted((p.name, p.read_bytes()) for p in (tmp_path / "out").iterdir()) == before
 
 
 @pytest.mark.parametrize(("rule", "message"), [
