@@ -23,8 +23,9 @@ def _fake_timings():
 
 
 CALLS = {  # function -> (well-typed arguments, {argument: wrong values of it})
-    "load_configs": ((P,), {}, {"path": [None, 3, ["a"], ""], "ck_api": [3, ["x"], ""]}),
-    "parse_configs": (({**GEMM},), {}, {"ck_api": [3, ("x",), ""]}),
+    "load_configs": ((P,), {}, {"path": [None, 3, ["a"], ""], "ck_api": [3, ["x"], ""],
+                                "waive": [3, [None], "", "quant.layout", ["quant.nope"]]}),
+    "parse_configs": (({**GEMM},), {}, {"ck_api": [3, ("x",), ""], "waive": [3.5, {"quant.arch": 1}, "nope"]}),
     "emit_kernels": ((), {"configs": [], "output": P},
                      {"configs": [None, 3, "gemm", [GEMM], [None]], "output": [None, 3, ["a"], ""],
                       "format": [None, "yes", 1], "chunk_size": [0, -1, "25", 2.0, True], "on_wait": [3, "x"],
