@@ -19,13 +19,13 @@ import attrs
 from ckast import nodes as n
 from ckast.catalog import DEFAULT_PROFILE, load_profile
 from ckast.config import ConfigError, ConfigIssue, LoadedKernel, as_dict
+from ckast.arch import check_config
 from ckast.arch.rules import QUANT_VARIANTS
 from ckast.lower import conv_registration
 from ckast.lower.identity import WRAPPER_DIR, EntryPoint, wrapper_path
 from ckast.lower.registration import Registered, registration_header
 from ckast.nodes.format import clang_format
 from ckast.output import CMAKE_FILE, Transaction, kernels_cmake, write_tree
-from ckast.arch import check_config
 from ckast.render import Renderer, render_kernel, shared
 from ckast.render.kernel import file_names
 from ckast.variants import KEY_GAPS, KEY_RULE, conv, registry_key

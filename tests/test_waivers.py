@@ -102,7 +102,8 @@ def test_a_waiver_a_kernel_does_not_need_changes_nothing(tmp_path):
     for waive, out in (((), "plain"), (("quant.arch", "quant.warp_tile"), "waived")):
         configs = ckast.parse_configs(kernel, waive=waive)
         ckast.emit_kernels(configs, tmp_path / out)
-    plain, waived = (sorted((p.name, p.read_bytes()) for p in (tmp_path / d).glob("*.hpp")) for d in ("plain", "waived"))
+    plain, waived = (sorted((p.name, p.read_bytes()) for p in (tmp_path / d).glob("*.hpp"))
+                     for d in ("plain", "waived"))
     assert plain == waived and b"WAIVED" not in plain[0][1]
 
 

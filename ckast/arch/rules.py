@@ -507,8 +507,8 @@ def _streamk_reduction(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 
 # --- quantized GEMM (bquant, abquant, aquant, rowcolquant, tensor_quant) -----------------------------
 # From CK's generators at ea607ecdb59e970dc748d4848363b800334ba5c6 as its goldens show them, and CK Tile's
-# ops/gemm_quant (both profiles): the AQuant pipelines implement one schedule each; the pipeline problem
-# asserts whole quant groups per block tile; the scale loads assume row-major A.
+# ops/gemm_quant (both profiles): each AQuant pipeline implements its schedule (Mem intrawave too where the profile
+# says so); the pipeline problem asserts whole quant groups per block tile; the scale loads assume row-major A.
 
 @rule("quant.arch", "CK builds its quant GEMMs for gfx942 and gfx950, the MX (e8m0-scale) ones for gfx950",
       variants=QUANT_VARIANTS, reads=("datatype", "arch"), waivable=True)
@@ -621,13 +621,13 @@ def aquant_schedules(pipeline: str, ck_api: str) -> tuple[str, ...]:
     """The schedules the AQuant `pipeline` takes in CK API profile `ck_api`: its own (the scheduler knob's
     default), and intrawave too for Mem where the profile's feature aquant_mem_intrawave says so."""
     own = QUANT_SCHEDULES[AQUANT][pipeline]
-    more = pipeline == "mem" and own != "intrawave" and catalog.load_profile(ck_api).feature("aquant_mem_intrawave")
+    more = pipeline == "mem" and catalog.load_profile(ck_api).feature("aquant_mem_intrawave")
     return (own, "intrawave") if more else (own,)
 
 
 @rule("aquant.schedule", "each AQuant pipeline implements its schedule (Mem: interwave, CompV3: intrawave); the Mem "
-      "pipeline also takes intrawave in a CK API profile that runs it so (ck-2026.06: its operator() runs the intrawave "
-      "PipelineImpl whatever the problem's schedule, the profile's feature aquant_mem_intrawave says where)",
+      "pipeline also takes intrawave in a CK API profile that runs it so (ck-2026.06: its operator() runs the "
+      "intrawave PipelineImpl whatever the problem's schedule; the profile's feature aquant_mem_intrawave says where)",
       variants=(AQUANT,), reads=("pipeline", "scheduler", "ck_api"))
 def _aquant_schedule(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     takes = aquant_schedules(c.pipeline, c.ck_api)
@@ -679,7 +679,8 @@ def _split_k_epilogue(c: Any, arch: ArchSpec) -> Iterator[Finding]:
 # --- pipelines and LDS buffering (GEMM and conv) -----------------------------------------------------
 
 @rule("pipeline.lds_buffering", "double_smem_buffer matches a pipeline that always (or never) double-buffers LDS "
-      "(the eight-wave ABQuant pipeline takes either where it ping-pongs inside its own LDS: feature eight_waves_own_lds)",
+      "(the eight-wave ABQuant pipeline takes either where it ping-pongs inside its own LDS: feature "
+      "eight_waves_own_lds)",
       kinds=BOTH, variants=TILED, reads=("pipeline", "double_smem_buffer", "ck_api"))
 def _lds_buffering(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.pipeline == "eightwaves" and catalog.load_profile(c.ck_api).feature("eight_waves_own_lds"):

@@ -38,14 +38,14 @@ def emit(config_paths: tuple[Path, ...], more: tuple[Path, ...], out_dir: Path, 
     """
     from ckast.arch.waivers import checked_waivers
     from ckast.arguments import ArgumentError
+    from ckast.output import replay
+    from ckast.output.stamp import run_key, up_to_date
+    from ckast.output.transaction import remove_leftovers
 
     try:
         waived = checked_waivers(waive)
     except ArgumentError as exc:
         bad_input([str(exc)])
-    from ckast.output import replay
-    from ckast.output.stamp import run_key, up_to_date
-    from ckast.output.transaction import remove_leftovers
 
     if run_format:  # before anything is read or written: the pinned clang-format is an extra
         from ckast.nodes.format import FormatError, executable

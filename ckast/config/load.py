@@ -80,7 +80,7 @@ def load_data(data: Any, defaults: Mapping[str, Any] | None = None,
         waived = tuple(i for i in r.issues if i.rule in waive)
         refused = [i for i in r.issues if i.rule not in waive]
         if r.config is not None and not any(i.rule for i in refused):
-            loaded.append(LoadedKernel(path, r.config, waived))  # what is left is a hint on the waived rules
+            loaded.append(LoadedKernel(path, r.config, waived))  # a line left (no rule) hints at the waived ones
         else:
             issues += refused
     if issues:
