@@ -1,0 +1,180 @@
+"""Grouped problems of per-group shapes: `group_m` (each group's M, N and K shared) or `group_shapes` (each group's
+M x N x K), read from text, CSV cells and lists, shown back in the same spelling and refused by the path of the
+bad field; a kernel serves such a problem when it serves every non-empty group (`why_not` names the group), and
+the analytic model prices one launch of all the groups' tiles."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from ckast.library.selection import Selection
+from ckast.select.problem import MAX_GROUPS, GemmProblem, ProblemError, problem_fields, problem_label
+from ckast.select.serving.applicability import applicable, checked, checked_many, why_not
+from ckast.select.serving.problem_read import gemm_problem, parse_pairs
+
+from .select_helpers import ROOT, entries
+
+
+def _problem(text: str) -> GemmProblem:
+    return gemm_problem(parse_pairs(text))
+
+
+@pytest.fixture(scope="module")
+def grouped() -> list[dict]:
+    """examples/gemm_grouped.json's two bf16 grouped kernels (128x128x64, M padded; one persistent), and the first
+    padded in N and K as well."""
+    path = ROOT / "examples" / "gemm_grouped.json"
+    configs = [e["config"] for e in entries(Selection("", "", "ck-2026.06", (), (), (), None, (path,)))]
+    return [*configs, {**configs[0], "pad_n": True, "pad_k": True}]
+
+
+def test_each_group_gives_its_m_or_its_whole_shape():
+    problem = _problem("group_m=64:128:0:256,N=4096,K=7168")
+    assert problem.groups == 4 and problem.group_shapes == ((64, 4096, 7168), (128, 4096, 7168), (0, 4096, 7168),
+                                                            (256, 4096, 7168))
+    assert (problem.M, problem.N, problem.K) == (256, 4096, 7168)  # the largest group's
+    assert problem.flops == 2 * (64 + 128 + 256) * 4096 * 7168
+    assert [i for i, _ in problem.group_problems()] == [0, 1, 3]  # the empty group is skipped
+    assert problem_label(problem) == "group_m=64:128:0:256,N=4096,K=7168"
+    assert problem.label == "grouped standard GEMM (4 groups of their own shapes)"
+    assert problem_fields(problem)["group_shapes"][1] == [128, 4096, 7168]
+    assert "group_shapes" not in problem_fields(_problem("M=1,N=1,K=1,groups=4"))
+    mixed = _problem("group_shapes=64x4096x7168:16x2048x512")
+    assert problem_label(mixed) == "group_shapes=64x4096x7168:16x2048x512" and mixed.groups == 2
+    for p in (problem, mixed):  # the label reads back as the problem
+        assert _problem(problem_label(p)) == p
+    assert gemm_problem({"group_m": [64, 128, 0, 256], "N": 4096, "K": 7168, "groups": 4}) == problem  # JSON, Python
+    assert gemm_problem({"group_shapes": [[64, 4096, 7168], "16x2048x512"]}) == mixed
+    assert _problem("group_m=64:128:0:256,N=4096,K=7168,group_count=4") == problem
+
+
+@pytest.mark.parametrize(("text", "field", "message"), [
+    ("group_m=64:128,N=4096,K=7168,groups=3", "groups", "3 disagrees with the 2 groups of group_m"),
+    ("group_m=64:-1,N=4096,K=7168", "group_m[1]", "-1 is out of range [0, 2147483647]"),
+    ("group_m=64:3000000000,N=4096,K=7168", "group_m[1]", "is out of range"),
+    ("group_m=64:x,N=4096,K=7168", "group_m[1]", "'x' is not an integer"),
+    ("group_m=0:0,N=4096,K=7168", "group_m", "every group is empty"),
+    ("group_m=64,M=64,N=4096,K=7168", "M", "give M (one shape for every group) or group_m, not both"),
+    ("group_m=64,group_shapes=1x1x1,N=4096,K=7168", "group_shapes", "give group_m or group_shapes, not both"),
+    ("group_shapes=1x1x1,K=7", "K", "give M, N and K (one shape for every group) or group_shapes, not both"),
+    ("group_shapes=64x4096", "group_shapes[0]", "is not M x N x K"),
+    ("group_shapes=64x4096x7168:1xax1", "group_shapes[1].N", "'a' is not an integer"),
+    ("group_m=64", "N", "missing"),
+    ("group_shapes=2000000x2000x4096", "group_shapes[0].A", "at most 2147483647 elements"),
+    (f"group_m={':'.join(['1'] * (MAX_GROUPS + 1))},N=1,K=1", "group_m", f"a grouped problem has 1 to {MAX_GROUPS}"),
+])
+def test_a_bad_per_group_problem_is_refused_by_the_path_of_its_field(text, field, message):
+    with pytest.raises(ProblemError, match=re.escape(message)) as exc:
+        _problem(text)
+    assert exc.value.field == field
+
+
+def test_the_command_line_refuses_a_bad_group_with_exit_2(tmp_path):
+    from click.testing import CliRunner
+
+    from ckast.cli import main as cli
+
+    from .select_helpers import write_library
+
+    path = ROOT / "examples" / "gemm_grouped.json"
+    lib = write_library(tmp_path / "lib", entries(Selection("", "", "ck-2026.06", (), (), (), None, (path,))))
+    result = CliRunner().invoke(cli, ["select", "--library", str(lib), "--problem", "group_m=4:-4,N=64,K=64"])
+    assert result.exit_code == 2 and "group_m[1]: -4 is out of range" in result.output
+    assert "Traceback" not in result.output
+    result = CliRunner().invoke(cli, ["select", "--library", str(lib), "--problem", "group_m=4:0:12,N=4096,K=7168"])
+    assert result.exit_code == 0 and "grouped standard GEMM (3 groups of their own shapes)" in result.output
+
+
+def test_a_kernel_serves_every_non_empty_group_or_none(grouped):
+    unpadded, _, padded = grouped
+    problem = _problem("group_shapes=64x4096x7168:100x4096x7000:0x1x1")
+    assert why_not(problem, padded) is None
+    reason = why_not(problem, unpadded)
+    assert reason.startswith("group 1 (M=100, N=4096, K=7000): dispatcher.pad_k") and "K=7000" in reason
+    assert why_not(_problem("group_shapes=64x4096x7168:0x4096x7000"), unpadded) is None  # empty: never checked
+    ok, refused = checked(problem, grouped)
+    assert ok.tolist() == [False, False, True] and refused == {"dispatcher.pad_k": 2}
+    standard = {**padded, "variant": "standard"}
+    assert why_not(problem, standard).startswith("group 0 (M=64, N=4096, K=7168): gemm.groups")
+    assert applicable(_problem("group_m=64,N=4096,K=7168"), [standard]).tolist() == [True]  # one group: plain GEMM
+
+
+def test_many_problems_are_checked_as_each_alone(grouped):
+    from ckast.select.features import KernelTable
+
+    problems = [_problem(t) for t in ("M=64,N=4096,K=7168,groups=2", "group_shapes=64x4096x7168:100x4096x7000",
+                                      "M=64,N=4096,K=7000", "group_m=1:0:9,N=4096,K=7168")]
+    table = KernelTable.of(grouped)
+    ok, refused = checked_many(problems, table)
+    for i, problem in enumerate(problems):
+        alone = checked(problem, table)
+        assert ok[i].tolist() == alone[0].tolist() and refused[i] == alone[1]
+
+
+# --- the analytic model ---------------------------------------------------------------------------------------
+
+
+def _predict(configs: list[dict], problem: GemmProblem, arch: str = "gfx942") -> np.ndarray:
+    from ckast.arch.hardware import hardware
+    from ckast.select.models.analytic import AnalyticPredictor
+    from ckast.select.serving.library import Part
+
+    part = Part(tuple(f"k{i}" for i in range(len(configs))), tuple(configs), arch, configs[0]["datatype"])
+    return AnalyticPredictor().predict_tflops(problem, part, hardware(arch))
+
+
+def test_groups_of_one_shape_cost_as_the_one_shape_problem(grouped):
+    """8 groups given one by one of one shape: the prediction of `groups=8` (up to the rounding of summing the
+    groups' bytes); an empty group adds nothing, bit for bit."""
+    one = _predict(grouped, _problem("M=64,N=4096,K=7168,groups=8"))
+    each = _predict(grouped, _problem("group_m=" + ":".join(["64"] * 8) + ",N=4096,K=7168"))
+    assert np.allclose(each, one, rtol=1e-12, atol=0) and (one > 0).all()
+    with_empty = _predict(grouped, _problem("group_m=64:0:32:0,N=4096,K=7168"))
+    assert with_empty.tobytes() == _predict(grouped, _problem("group_m=64:32,N=4096,K=7168")).tobytes()
+
+
+def test_a_grouped_launch_pays_each_groups_padded_tiles_once_across_all_groups(grouped):
+    """Uneven loads: 8 experts of 1, 1, 1, 1, 1, 1, 1 and 249 tokens (256 in all) run 7 + 2 tile rows of 128 (each
+    tiny group pads a whole tile) where 8 x 32 tokens run 8: slower than the even split, faster than 8 launches;
+    and the K loops are each group's own (a group of half the K costs about half)."""
+    uneven = _predict(grouped, _problem("group_m=1:1:1:1:1:1:1:249,N=4096,K=7168"))
+    even = _predict(grouped, _problem("M=32,N=4096,K=7168,groups=8"))
+    flops = 2 * 256 * 4096 * 7168
+    assert (flops / uneven > flops / even).all() and (flops / uneven < 1.25 * 9 / 8 * flops / even).all()
+    short = _predict(grouped, _problem("group_shapes=128x4096x7168:128x4096x3584"))
+    full = _predict(grouped, _problem("M=128,N=4096,K=7168,groups=2"))
+    seconds_short, seconds_full = 2 * 128 * 4096 * (7168 + 3584) / short, 2 * 2 * 128 * 4096 * 7168 / full
+    assert (seconds_short < 0.85 * seconds_full).all()
+
+
+def test_select_ranks_per_group_problems_one_by_one_or_in_a_batch(tmp_path, grouped):
+    """`rank_many` (a problems file) gives each per-group problem the ranking `rank` gives it alone."""
+    from ckast.arch.hardware import hardware
+    from ckast.select.models.analytic import AnalyticPredictor
+    from ckast.select.ranking.batch import rank_many
+    from ckast.select.ranking.rank import rank
+    from ckast.select.serving.library import Part
+
+    part = Part(tuple(f"k{i}" for i in range(len(grouped))), tuple(grouped), "gfx942", "bf16")
+    problems = [_problem(t) for t in ("group_m=3:0:200,N=4096,K=7168", "M=64,N=4096,K=7168,groups=2",
+                                      "group_shapes=64x4096x7168:100x4096x7000", "M=100,N=4096,K=7168")]
+    hw = hardware("gfx942")
+    for ranking, problem in zip(rank_many(problems, part, AnalyticPredictor(), hw, ("kernel", "dispatcher")),
+                                problems):
+        alone = rank(problem, part, AnalyticPredictor(), hw)
+        assert ranking.tflops.tobytes() == alone.tflops.tobytes() and ranking.order.tolist() == alone.order.tolist()
+
+
+def test_a_problems_file_and_json_read_per_group_rows(tmp_path):
+    from ckast.select.reports.report import parse_row
+
+    row = parse_row({"group_m": "4:0:12", "N": "4096", "K": "7168", "datatype": "bf16", "layout": "rcr"}, ("gemm",),
+                    "x.csv:2")
+    assert row.problem.group_shapes == ((4, 4096, 7168), (0, 4096, 7168), (12, 4096, 7168))
+    with pytest.raises(ProblemError, match=r"x.csv:3: group_m\[2\]"):
+        parse_row({"group_m": "4:0:-1", "N": "4096", "K": "7168", "datatype": "bf16"}, ("gemm",), "x.csv:3")
+    assert json.loads(json.dumps(problem_fields(row.problem)))["groups"] == 3
