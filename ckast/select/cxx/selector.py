@@ -47,7 +47,9 @@ from .lower_expr import lower_features
 from .lower_forest import lower_forest
 from .lower_predicate import lower_applicability
 from .lower_validity import lower_validity
-from .numeric import BOOL, DOUBLE
+from ckast.select.problem import INT_MAX, MAX_GROUPS
+
+from .numeric import BOOL, DOUBLE, INT64
 from .problem_struct import problem_struct
 
 NAMESPACE = "ckast_selector"
@@ -73,6 +75,8 @@ def _sized(of: n.Type, count: int) -> n.Expr:
 
 STRING, SIZE = n.type_of("std", "string"), n.type_of("std", "size_t")
 CHOICE = n.type_of("Choice")
+GROUP, SUMS = n.type_of("GemmGroup"), n.type_of("GroupSums")
+GROUPS = _vector(GROUP)
 CHOICES = _vector(CHOICE)
 NAMES = _vector(STRING)
 
@@ -171,6 +175,8 @@ def _header(plans: list[PartPlan], kinds: list[str]) -> n.File:
             body += [n.VarDecl(n.type_of("std", "int64_t"), value if field in _BARE_CODES else f"{field}_{value}",
                                n.IntLit(code), inline=True, constexpr=True) for value, code in codes.items() if value]
     body.append(_choice_struct())
+    if "gemm" in kinds:
+        body.append(_group_struct())
     for kind in kinds:
         params = _selector_params(kind)
         held = ", ".join(sorted({f"{p.datatype}" + (f" {p.layout}" if p.layout else "") for p in plans
@@ -193,7 +199,32 @@ def _header(plans: list[PartPlan], kinds: list[str]) -> n.File:
                       "problem, or it is invalid)."),
             n.FunctionDef("select", NAMES, params, None),
         ]
+        if kind == "gemm":
+            grouped = _group_params(params)
+            body += [
+                n.Comment("A grouped GEMM of per-group shapes: `problem`'s fields but M, N, K and groups, and each group's\n"
+                          "M, N and K (`groups`: a group of M, N or K 0 is empty and skipped, as CK's grouped kernel skips\n"
+                          f"it). `invalid`: 1 to {MAX_GROUPS} groups, each size in [0, index_t], one group at least with\n"
+                          "work, and each non-empty group a valid problem alone. `rank`: the kernels that accept every\n"
+                          "non-empty group, the analytic model pricing one launch of all the groups' tiles (a part\n"
+                          "ranked by a LightGBM model throws std::invalid_argument: its features read one shape)."),
+                _invalid_decl(kind, grouped=True),
+                n.FunctionDef("rank", CHOICES, grouped, None),
+                n.FunctionDef("select", NAMES, grouped, None),
+            ]
     return n.File([n.Namespace(NAMESPACE, body)], includes=SYSTEM, preamble=PREAMBLE)
+
+
+def _group_struct() -> n.Struct:
+    return n.Struct("GemmGroup", [
+        n.Comment("One group of a grouped GEMM of per-group shapes."),
+        *(n.VarDecl(INT64, f, n.IntLit(1)) for f in "MNK"),
+    ])
+
+
+def _group_params(params: list[n.FuncParam]) -> list[n.FuncParam]:
+    """A selector function's parameters with the groups after the problem."""
+    return [params[0], n.FuncParam(n.LRef(n.Const(GROUPS)), "groups"), *params[1:]]
 
 
 # ----- the source: per part its tables and rank, then the dispatch ----------------------------------------------
@@ -203,16 +234,22 @@ def _source(plans: list[PartPlan], kinds: list[str]) -> n.File:
     from .numeric import DEFINITIONS, HEADERS
 
     body: list[n.Decl] = [*DEFINITIONS, _better()]
+    if "gemm" in kinds:
+        body.append(_sums_struct())
     body += [_part(p) for p in plans]
     for kind in kinds:
         body += [_invalid(kind), _dispatch(kind, [p for p in plans if p.kind == kind]), _select(kind)]
+        if kind == "gemm":
+            body += [_invalid_groups(), _dispatch(kind, [p for p in plans if p.kind == kind], grouped=True),
+                     _select(kind, grouped=True)]
     return n.File([n.Namespace(NAMESPACE, body)], includes=(*HEADERS, *SYSTEM, n.Header(HEADER)),
                   preamble=PREAMBLE, pragma_once=False)
 
 
-def _invalid_decl(kind: str, body: list[n.Stmt] | None = None) -> n.FunctionDef:
-    """`const char* invalid(const <Problem>& problem)`."""
-    return n.FunctionDef("invalid", CHAR_PTR, _selector_params(kind)[:1], body)
+def _invalid_decl(kind: str, body: list[n.Stmt] | None = None, grouped: bool = False) -> n.FunctionDef:
+    """`const char* invalid(const <Problem>& problem[, const std::vector<GemmGroup>& groups])`."""
+    params = _selector_params(kind)[:1]
+    return n.FunctionDef("invalid", CHAR_PTR, _group_params(params) if grouped else params, body)
 
 
 def _invalid(kind: str) -> n.FunctionDef:
@@ -286,7 +323,69 @@ def _part(p: PartPlan) -> n.Namespace:
     rank = n.FunctionDef("rank", n.Builtin("void"), [n.FuncParam(n.LRef(n.Const(struct.type)), "problem"),
                                                      n.FuncParam(n.LRef(CHOICES), "out")],
                          [*ok.per_problem, *feats.per_problem, *body], inline=True)
-    return n.Namespace(p.namespace, [*decls, rank])
+    if p.kind != "gemm":
+        return n.Namespace(p.namespace, [*decls, rank])
+    group_decls, rank_groups = _rank_groups(p, ok)
+    return n.Namespace(p.namespace, [*decls, rank, *group_decls, rank_groups])
+
+
+def _sums_struct() -> n.Struct:
+    """What a grouped launch of per-group shapes sums over its groups (`analytic.GROUP_SUMS`), per kernel."""
+    from ckast.select.models.analytic import GROUP_SUMS
+
+    return n.Struct("GroupSums", [n.VarDecl(DOUBLE, name, n.FloatLit(0.0)) for name in GROUP_SUMS])
+
+
+def _rank_groups(p: PartPlan, ok) -> tuple[list[n.Decl], n.FunctionDef]:
+    """`rank_groups(base, groups, out)` of a GEMM part: per non-empty group (in order) the group as a problem of
+    its own shape (`applicability.evaluated`), the kernels accepting it (`ok`, the part's applicability) and,
+    for those still accepting every group, the analytic model's per-group sums (`analytic.group_sums`); then each
+    kernel's prediction from its sums (`analytic.group_trees`). A part ranked by a LightGBM model throws."""
+    from ckast.select.models.analytic import GROUP_SUMS, group_trees
+
+    struct = problem_struct("gemm")
+    params = [n.FuncParam(n.LRef(n.Const(struct.type)), "base"), n.FuncParam(n.LRef(n.Const(GROUPS)), "groups"),
+              n.FuncParam(n.LRef(CHOICES), "out")]
+    if p.model is not None:
+        return [], n.FunctionDef("rank_groups", n.Builtin("void"), params, [_refuse(n.StrLit(
+            f"ckast_selector::rank: the {p.datatype} {p.layout} kernels are ranked by a LightGBM model, whose features "
+            "read one shape; a problem of per-group shapes is ranked by the analytic model"))], inline=True)
+    hw = hardware(p.part.arch)
+    per_group, launch = group_trees(p.datatype, hw)
+    problem, sums, k, g = n.ident("problem"), n.ident("sums"), n.ident("k"), n.ident("g")
+    each = lower_features(list(per_group), p.part.table, hw_columns(hw), problem=problem, kernel=k, prefix="g")
+    total = lower_features([launch], p.part.table, hw_columns(hw), problem=sums, kernel=k, prefix="s")
+    kernels, width = len(p.part), len(GROUP_SUMS)
+    group = n.Index(n.ident("groups"), g)
+    accepts, added = n.ident("accepts"), n.ident("added")
+
+    def at(j: int) -> n.Expr:
+        return n.Index(added, n.BinOp("+", n.BinOp("*", k, n.IntLit(width)), n.IntLit(j)))
+
+    empty = _any([n.BinOp("==", n.Member(group, f), n.IntLit(0)) for f in "MNK"])
+    per_kernel = [
+        n.If(n.UnOp("!", n.Index(accepts, k)), [n.Continue()]),
+        n.If(n.UnOp("!", ok.value), [n.ExprStmt(n.BinOp("=", n.Index(accepts, k), n.BoolLit(False))), n.Continue()]),
+        *each.per_kernel,
+        *(n.ExprStmt(n.BinOp("+=", at(j), value)) for j, value in enumerate(each.values)),
+    ]
+    body = [
+        n.VarDecl(_vector(BOOL), "accepts", n.Call(n.Id(n.Name((VECTOR(T=BOOL),))), [n.IntLit(kernels), n.BoolLit(True)])),
+        n.VarDecl(_vector(DOUBLE), "added", _sized(DOUBLE, kernels * width)),
+        n.For(n.VarDecl(SIZE, "g", n.IntLit(0)), n.BinOp("<", g, n.call(n.Member(n.ident("groups"), "size"))),
+              n.UnOp("++", g), [
+                  n.If(empty, [n.Continue()]),
+                  n.VarDecl(struct.type, "problem", n.ident("base")),
+                  *(_assign(problem, f, n.Member(group, f)) for f in "MNK"),
+                  _assign(problem, "groups", n.StaticCast(INT64, n.call(n.Member(n.ident("groups"), "size")))),
+                  *ok.per_problem, *each.per_problem,
+                  n.For(_count("k"), n.BinOp("<", k, n.IntLit(kernels)), n.UnOp("++", k), per_kernel)]),
+        n.For(_count("k"), n.BinOp("<", k, n.IntLit(kernels)), n.UnOp("++", k), [
+            n.If(n.UnOp("!", n.Index(accepts, k)), [n.Continue()]),
+            n.VarDecl(n.Const(SUMS), "sums", n.BraceInit(SUMS, [at(j) for j in range(width)])),
+            *total.per_problem, *total.per_kernel, _push(k, total.values[0])]),
+    ]
+    return [*each.decls, *total.decls], n.FunctionDef("rank_groups", n.Builtin("void"), params, body, inline=True)
 
 
 BATCH_SHARE = 6
@@ -403,13 +502,14 @@ def _matches(field: str, value: str | None) -> n.Expr:
     return n.BinOp("||", n.BinOp("==", n.ident(field), n.NullPtr()), given)
 
 
-def _dispatch(kind: str, plans: list[PartPlan]) -> n.FunctionDef:
+def _dispatch(kind: str, plans: list[PartPlan], grouped: bool = False) -> n.FunctionDef:
     """`rank(problem, datatype[, layout])`: nothing for an invalid problem, else the part of the problem's direction
     and rank that `datatype` (and `layout`) name, ranked and sorted; invalid_argument for a null name with several
     parts to choose from, and for a name (or names together) no part of the problem's direction and rank has."""
     problem, out = n.ident("problem"), n.ident("out")
+    given = (problem, n.ident("groups")) if grouped else (problem,)
     body: list[n.Stmt] = [n.VarDecl(CHOICES, "out"),
-                          n.If(n.BinOp("!=", n.call("invalid", problem), n.NullPtr()), [n.Return(out)])]
+                          n.If(n.BinOp("!=", n.call("invalid", *given), n.NullPtr()), [n.Return(out)])]
     groups: dict[tuple, list[PartPlan]] = {}
     for p in plans:
         groups.setdefault((p.direction, p.ndim), []).append(p)
@@ -438,7 +538,7 @@ def _dispatch(kind: str, plans: list[PartPlan]) -> n.FunctionDef:
         body.append(n.VarDecl(BOOL, f"served{number}", n.BoolLit(False)))
         for p in group:
             test = _all([*where, *(_matches(f, getattr(p, f)) for f in names)])
-            body.append(n.If(test, [n.ExprStmt(n.call(f"{p.namespace}::rank", problem, out)),
+            body.append(n.If(test, [n.ExprStmt(n.call(f"{p.namespace}::rank{'_groups' if grouped else ''}", *given, out)),
                                     n.ExprStmt(n.BinOp("=", served, n.BoolLit(True)))]))
         if len(names) > 1:  # each name held, but not together
             held = ", ".join(sorted(" ".join(getattr(p, f) for f in names) for p in group))
@@ -449,7 +549,8 @@ def _dispatch(kind: str, plans: list[PartPlan]) -> n.FunctionDef:
         n.ExprStmt(n.call("std::sort", n.call(n.Member(out, "begin")), n.call(n.Member(out, "end")), n.ident("better"))),
         n.Return(out),
     ]
-    return n.FunctionDef("rank", CHOICES, _without_defaults(_selector_params(kind)), body)
+    params = _selector_params(kind)
+    return n.FunctionDef("rank", CHOICES, _without_defaults(_group_params(params) if grouped else params), body)
 
 
 def _refuse(message: n.Expr) -> n.Stmt:
@@ -457,8 +558,37 @@ def _refuse(message: n.Expr) -> n.Stmt:
     return n.Throw(n.call("std::invalid_argument", message))
 
 
-def _select(kind: str) -> n.FunctionDef:
-    params = _without_defaults(_selector_params(kind))
+def _invalid_groups() -> n.FunctionDef:
+    """`invalid(problem, groups)`: the group count, each group's sizes, one group with work, and each non-empty group
+    as a problem alone (`validity.check` of a problem of per-group shapes)."""
+    groups, g = n.ident("groups"), n.ident("g")
+    group, count = n.Index(groups, g), n.call(n.Member(groups, "size"))
+    q, work = n.ident("q"), n.ident("work")
+    broken = n.ident("broken")
+    return _invalid_decl("gemm", grouped=True, body=[
+        n.If(_any([n.call(n.Member(groups, "empty")), n.BinOp(">", count, n.IntLit(MAX_GROUPS))]),
+             [n.Return(n.StrLit(f"group_shapes: a grouped problem has 1 to {MAX_GROUPS} groups"))]),
+        n.VarDecl(BOOL, "work", n.BoolLit(False)),
+        n.For(n.VarDecl(SIZE, "g", n.IntLit(0)), n.BinOp("<", g, count), n.UnOp("++", g), [
+            n.If(_any([n.BinOp(op, n.Member(group, f), n.IntLit(bound)) for f in "MNK"
+                       for op, bound in (("<", 0), (">", INT_MAX))]),
+                 [n.Return(n.StrLit(f"group_shapes: each group's M, N and K must be in [0, {INT_MAX}]"))]),
+            n.If(_any([n.BinOp("==", n.Member(group, f), n.IntLit(0)) for f in "MNK"]), [n.Continue()]),
+            n.ExprStmt(n.BinOp("=", work, n.BoolLit(True))),
+            n.VarDecl(problem_struct("gemm").type, "q", n.ident("problem")),
+            *(_assign(q, f, n.Member(group, f)) for f in "MNK"),
+            _assign(q, "groups", n.IntLit(1)),
+            n.VarDecl(n.Const(CHAR_PTR), "broken", n.call("invalid", q)),
+            n.If(n.BinOp("!=", broken, n.NullPtr()), [n.Return(broken)]),
+        ]),
+        n.If(n.UnOp("!", work), [n.Return(n.StrLit("group_shapes: every group is empty (M, N or K 0): one group at "
+                                                   "least has work"))]),
+        n.Return(n.NullPtr()),
+    ])
+
+
+def _select(kind: str, grouped: bool = False) -> n.FunctionDef:
+    params = _without_defaults(_group_params(_selector_params(kind)) if grouped else _selector_params(kind))
     ranked, names, i = n.ident("ranked"), n.ident("names"), n.ident("i")
     return n.FunctionDef("select", NAMES, params, [
         n.VarDecl(n.Const(CHOICES), "ranked", n.call("rank", *(n.ident(q.name) for q in params))),
