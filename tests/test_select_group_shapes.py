@@ -178,3 +178,108 @@ def test_a_problems_file_and_json_read_per_group_rows(tmp_path):
     with pytest.raises(ProblemError, match=r"x.csv:3: group_m\[2\]"):
         parse_row({"group_m": "4:0:-1", "N": "4096", "K": "7168", "datatype": "bf16"}, ("gemm",), "x.csv:3")
     assert json.loads(json.dumps(problem_fields(row.problem)))["groups"] == 3
+
+
+# --- the C++ selector -----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def selector(tmp_path_factory):
+    """A library of bf16 grouped kernels of several tiles (padded or not in N and K), one persistent, and a padded
+    standard kernel, its selector compiled."""
+    pytest.importorskip("cppyy")
+    from ckast.select.cxx.selector import write_selector
+    from ckast.select.serving.library import load_library
+
+    from .select_helpers import GEMM_TILES, write_library
+    from .test_select_cxx_selector import _jit
+
+    root = tmp_path_factory.mktemp("groups")
+    base = {"kind": "gemm", "variant": "grouped", "datatype": "bf16", "layout": "rcr", "arch": "gfx942",
+            "ck_api": "ck-2026.06", "pipeline": "compv3", "pad_m": True}
+    configs = [{**base, "tile_m": m, "tile_n": n, "tile_k": k, "warp_m": wm, "warp_n": wn, "warp_k": 1,
+                "warp_tile_m": wt, "warp_tile_n": wt, "warp_tile_k": 16 if wt == 32 else 32, "pad_n": padded,
+                "pad_k": padded} for (m, n, k, wm, wn, wt) in GEMM_TILES for padded in (False, True)]
+    configs += [{**configs[4], "persistent": True}, {**configs[5], "variant": "standard"}]
+    (root / "kernels.json").write_text(json.dumps({"kernels": configs}))
+    lib = write_library(root / "lib", entries(Selection("", "", "ck-2026.06", (), (), (), None,
+                                                         (root / "kernels.json",))))
+    write_selector(lib, [], root / "selector")
+    return load_library(lib), _jit(root / "selector")
+
+
+def _groups(ns, shapes):
+    import cppyy
+
+    out = cppyy.gbl.std.vector[ns.GemmGroup]()
+    for m, n, k in shapes:
+        group = ns.GemmGroup()
+        group.M, group.N, group.K = m, n, k
+        out.push_back(group)
+    return out
+
+
+def test_the_cxx_selector_ranks_per_group_problems_as_python_bit_for_bit(selector):
+    """Random MoE-like problems (1 to 9 groups, some empty, uneven M, shared or own N and K, split K): the emitted
+    selector's `rank_groups(problem, groups, ...)` is Python's ranking, names and TFLOPS bit for bit."""
+    import random
+
+    from ckast.select.models.analytic import AnalyticPredictor
+
+    from .select_helpers import bits, python_ranking
+    from .test_select_cxx_selector import _struct
+
+    library, ns = selector
+    rng = random.Random(39)
+    ranked = []
+    for _ in range(40):
+        count = rng.randint(1, 9)
+        n, k = rng.choice((4096, 7168, 1000, 2048)), rng.choice((7168, 4096, 3584, 1000))
+        own = rng.random() < 0.3
+        shapes = [(rng.choice((0, 1, 3, 16, 64, 200, 1024)), rng.choice((n, 512)) if own else n,
+                   rng.choice((k, 960)) if own else k) for _ in range(count)]
+        if not any(m for m, _, _ in shapes):
+            shapes[0] = (5, n, k)
+        text = "group_shapes=" + ":".join("x".join(map(str, s)) for s in shapes) + f",k_batch={rng.choice((1, 1, 2))}"
+        problem = _problem(text)
+        expected = python_ranking(library, problem, AnalyticPredictor(), "bf16", "rcr")
+        got = [(str(c.kernel), c.tflops)
+               for c in ns.rank_groups(_struct(ns, problem), _groups(ns, shapes), "bf16", "rcr")]
+        assert bits(got) == bits(expected), text
+        ranked.append(len(got))
+    assert 0 < min(ranked) < max(ranked)  # some groups refuse the unpadded kernels, the padded serve all
+
+
+def test_the_cxx_selector_refuses_the_groups_python_refuses(selector):
+    from .test_select_cxx_selector import _struct
+
+    _, ns = selector
+    struct = _struct(ns, _problem("M=1,N=1,K=1"))
+    for shapes, rule in ((((64, 4096, 7168), (0, 4096, 7168)), None), (((0, 4096, 7168),), "every group is empty"),
+                         ((), "1 to 4096 groups"), (((64, -1, 7168),), "must be in [0, 2147483647]"),
+                         (((2000000, 2000, 4096),), "A: the A tensor")):
+        found = ns.invalid_groups(struct, _groups(ns, shapes))
+        assert (found == "") if rule is None else rule in str(found), (shapes, found)  # "": null
+        if rule is not None:
+            assert list(ns.rank_groups(struct, _groups(ns, shapes), "bf16", "rcr")) == []
+    assert "1 to 4096 groups" in str(ns.invalid_groups(struct, _groups(ns, [(1, 1, 1)] * 4097)))
+    named = ns.select_groups(struct, _groups(ns, [(64, 4096, 7168), (0, 1, 1), (16, 4096, 7168)]), "bf16", "rcr")
+    assert len(named) > 0 and all("_grouped_" in str(name) for name in named)
+
+
+def test_the_routed_workload_is_the_tools_output():
+    """examples/workloads/moe_routed_gemm.csv is what tools/quant_moe_workloads.py writes; each row's experts hold
+    its tokens x top_k routed tokens."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("quant_moe_workloads", ROOT / "tools" / "quant_moe_workloads.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    rows = tool.moe_routed_rows()
+    text = (ROOT / "examples" / "workloads" / "moe_routed_gemm.csv").read_text().splitlines()
+    assert len(text) == len(rows) + 1 and text[1].startswith(f"{rows[0]['group_m']},")
+    top_k = {experts: k for _, _, _, experts, k, _ in tool.MOE_MODELS}
+    tokens = [t for name, *_ in tool.MOE_MODELS for t in tool.ROUTED_TOKENS[name] for _ in range(2)]
+    for row, t in zip(rows, tokens):
+        counts = [int(c) for c in row["group_m"].split(":")]
+        assert sum(counts) == t * top_k[len(counts)] and max(counts) <= t

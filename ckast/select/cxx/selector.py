@@ -204,13 +204,13 @@ def _header(plans: list[PartPlan], kinds: list[str]) -> n.File:
             body += [
                 n.Comment("A grouped GEMM of per-group shapes: `problem`'s fields but M, N, K and groups, and each group's\n"
                           "M, N and K (`groups`: a group of M, N or K 0 is empty and skipped, as CK's grouped kernel skips\n"
-                          f"it). `invalid`: 1 to {MAX_GROUPS} groups, each size in [0, index_t], one group at least with\n"
-                          "work, and each non-empty group a valid problem alone. `rank`: the kernels that accept every\n"
+                          f"it). `invalid_groups`: 1 to {MAX_GROUPS} groups, each size in [0, index_t], one group at least\n"
+                          "with work, and each non-empty group a valid problem alone. `rank_groups`: the kernels that accept every\n"
                           "non-empty group, the analytic model pricing one launch of all the groups' tiles (a part\n"
                           "ranked by a LightGBM model throws std::invalid_argument: its features read one shape)."),
                 _invalid_decl(kind, grouped=True),
-                n.FunctionDef("rank", CHOICES, grouped, None),
-                n.FunctionDef("select", NAMES, grouped, None),
+                n.FunctionDef("rank_groups", CHOICES, grouped, None),
+                n.FunctionDef("select_groups", NAMES, grouped, None),
             ]
     return n.File([n.Namespace(NAMESPACE, body)], includes=SYSTEM, preamble=PREAMBLE)
 
@@ -247,9 +247,10 @@ def _source(plans: list[PartPlan], kinds: list[str]) -> n.File:
 
 
 def _invalid_decl(kind: str, body: list[n.Stmt] | None = None, grouped: bool = False) -> n.FunctionDef:
-    """`const char* invalid(const <Problem>& problem[, const std::vector<GemmGroup>& groups])`."""
+    """`const char* invalid(const <Problem>& problem)`, or `invalid_groups(problem, groups)`."""
     params = _selector_params(kind)[:1]
-    return n.FunctionDef("invalid", CHAR_PTR, _group_params(params) if grouped else params, body)
+    return n.FunctionDef("invalid_groups" if grouped else "invalid", CHAR_PTR,
+                         _group_params(params) if grouped else params, body)
 
 
 def _invalid(kind: str) -> n.FunctionDef:
@@ -509,7 +510,8 @@ def _dispatch(kind: str, plans: list[PartPlan], grouped: bool = False) -> n.Func
     problem, out = n.ident("problem"), n.ident("out")
     given = (problem, n.ident("groups")) if grouped else (problem,)
     body: list[n.Stmt] = [n.VarDecl(CHOICES, "out"),
-                          n.If(n.BinOp("!=", n.call("invalid", *given), n.NullPtr()), [n.Return(out)])]
+                          n.If(n.BinOp("!=", n.call("invalid_groups" if grouped else "invalid", *given), n.NullPtr()),
+                               [n.Return(out)])]
     groups: dict[tuple, list[PartPlan]] = {}
     for p in plans:
         groups.setdefault((p.direction, p.ndim), []).append(p)
@@ -550,7 +552,8 @@ def _dispatch(kind: str, plans: list[PartPlan], grouped: bool = False) -> n.Func
         n.Return(out),
     ]
     params = _selector_params(kind)
-    return n.FunctionDef("rank", CHOICES, _without_defaults(_group_params(params) if grouped else params), body)
+    return n.FunctionDef("rank_groups" if grouped else "rank", CHOICES,
+                         _without_defaults(_group_params(params) if grouped else params), body)
 
 
 def _refuse(message: n.Expr) -> n.Stmt:
@@ -559,7 +562,7 @@ def _refuse(message: n.Expr) -> n.Stmt:
 
 
 def _invalid_groups() -> n.FunctionDef:
-    """`invalid(problem, groups)`: the group count, each group's sizes, one group with work, and each non-empty group
+    """`invalid_groups(problem, groups)`: the group count, each group's sizes, one group with work, and each non-empty group
     as a problem alone (`validity.check` of a problem of per-group shapes)."""
     groups, g = n.ident("groups"), n.ident("g")
     group, count = n.Index(groups, g), n.call(n.Member(groups, "size"))
@@ -590,8 +593,9 @@ def _invalid_groups() -> n.FunctionDef:
 def _select(kind: str, grouped: bool = False) -> n.FunctionDef:
     params = _without_defaults(_group_params(_selector_params(kind)) if grouped else _selector_params(kind))
     ranked, names, i = n.ident("ranked"), n.ident("names"), n.ident("i")
-    return n.FunctionDef("select", NAMES, params, [
-        n.VarDecl(n.Const(CHOICES), "ranked", n.call("rank", *(n.ident(q.name) for q in params))),
+    suffix = "_groups" if grouped else ""
+    return n.FunctionDef(f"select{suffix}", NAMES, params, [
+        n.VarDecl(n.Const(CHOICES), "ranked", n.call(f"rank{suffix}", *(n.ident(q.name) for q in params))),
         n.VarDecl(NAMES, "names"),
         n.For(n.VarDecl(SIZE, "i", n.IntLit(0)), n.BinOp("<", i, n.call(n.Member(ranked, "size"))), n.UnOp("++", i), [
             n.ExprStmt(n.call(n.Member(names, "push_back"), n.Member(n.Index(ranked, i), "kernel"))),
