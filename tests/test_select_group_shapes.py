@@ -283,3 +283,20 @@ def test_the_routed_workload_is_the_tools_output():
     for row, t in zip(rows, tokens):
         counts = [int(c) for c in row["group_m"].split(":")]
         assert sum(counts) == t * top_k[len(counts)] and max(counts) <= t
+
+
+def test_the_features_refuse_per_group_shapes_they_cannot_read(grouped):
+    """A LightGBM model's features (and training's) read one shape: a problem of per-group shapes is refused by
+    name, never priced as its largest group."""
+    from ckast.arch.hardware import hardware
+    from ckast.select.features import KernelTable
+    from ckast.select.models.inputs import model_features
+
+    problem = _problem("group_m=4:0:12,N=4096,K=7168")
+    with pytest.raises(ProblemError, match="read one shape per problem") as exc:
+        model_features("gemm").matrix(problem, KernelTable.of(grouped), hardware("gfx942"))
+    assert exc.value.field == "group_shapes"
+    mask = np.ones((2, len(grouped)), dtype=bool)
+    with pytest.raises(ProblemError, match="group_m=4:0:12"):
+        model_features("gemm").matrix_many([_problem("M=4,N=4096,K=7168"), problem], KernelTable.of(grouped),
+                                           hardware("gfx942"), mask)

@@ -124,7 +124,6 @@ class LightGBMPredictor:
         from .inputs import model_features
 
         self._bound(part)
-        self._one_shape([problem])
         x = model_features(self.kind).matrix(problem, part.table, self.hw)
         x = x[:, self.columns] if rows is None else x[np.ix_(rows, self.columns)]
         raw = self.forest.predict(x)
@@ -140,13 +139,6 @@ class LightGBMPredictor:
         self._finite(tflops, lambda _: problem)
         return tflops
 
-    def _one_shape(self, problems: Sequence[Problem]) -> None:
-        """ModelError for a grouped problem of per-group shapes: the model's features read one shape."""
-        for problem in problems:
-            if getattr(problem, "group_shapes", ()):
-                raise ModelError(f"{self.path}: the model's features read one shape per problem, not "
-                                 f"{problem_label(problem)}'s per-group shapes: rank them with the analytic model")
-
     def predict_many(self, problems: Sequence[Problem], part, hw, mask: np.ndarray) -> np.ndarray:
         """`predict_tflops` of problems of one part at once, of the kernels where `mask` (problems x kernels)
         holds: problems x kernels, each of those entries the one `predict_tflops` gives, NaN elsewhere. Their
@@ -155,7 +147,6 @@ class LightGBMPredictor:
         from .inputs import model_features
 
         self._bound(part)
-        self._one_shape(problems)
         x = model_features(self.kind).matrix_many(problems, part.table, self.hw, mask)[:, self.columns]
         raw = self.forest.predict(x)
         if self.base == "analytic":
