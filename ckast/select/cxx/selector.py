@@ -6,14 +6,17 @@ The C++ files through ckast's nodes and printer only, and the CMake file that bu
   (a kernel name and its predicted TFLOPS) and, per op kind of the library, `invalid(problem)` (null, or
   the first of the problem's rules, `validity.rules`, it breaks), `rank(problem, datatype[, layout])`
   (the applicable kernels of the problem's part, best predicted first, ties by kernel name: what
-  `ckast select` ranks; nothing for an invalid problem) and `select` (their names). Only the standard
-  library is included.
+  `ckast select` ranks; nothing for an invalid problem) and `select` (their names); for GEMM also
+  `invalid_groups`, `rank_groups` and `select_groups` of a grouped problem of per-group shapes (a vector of
+  `GemmGroup`). Only the standard library is included.
 - `ckast_selector.cpp`: one namespace per part (kind, direction, rank, datatype, layout). Each holds the
   part's kernel names, its applicability (`lower_applicability`, of the layers chosen: by default CK's
   dispatcher's check as well as the kernel's, what a dispatcher user gets), the features its predictor reads
   (`lower_features`: kernel- and hardware-only subtrees are constants here) and the predictor: the
   analytic model's tree, or a LightGBM forest (`lower_forest`, partially evaluated per kernel). A part's
-  `rank` tests each kernel's applicability first and scores only the applicable ones.
+  `rank` tests each kernel's applicability first and scores only the applicable ones. A GEMM part's
+  `rank_groups` checks each non-empty group as a problem of its shape, adds the analytic model's per-group
+  terms group by group and prices each kernel still accepting every group from its sums.
 - `ckast_selector_ck.hpp`: the problems of CK Tile's own host arguments (`gemm_problem(GemmHostArgs)`,
   `conv_problem(ConvParam, direction)`): CK Tile headers only.
 - `ckast_selector_dispatcher.hpp`: the hook CK's dispatchers take (`set_heuristic`, strategy Heuristic).

@@ -4,7 +4,9 @@ on CK's published measurements (no timing data at run time).
 
 The problem is seen as the GEMM its kernels run (`view`): a GEMM problem's `batch` x `groups` GEMMs of (M, N, K)
 (1 but for a batched or grouped problem: a grouped launch's tiles are all its groups' tiles, its last wave the
-last across all groups); for a conv problem per direction, forward (M, N, K) = (N x output, K, C x
+last across all groups; a grouped problem of per-group shapes sums each non-empty group's tiles, tiles x
+k-steps, bytes and FLOPs, `group_trees`, and prices the one launch of those tiles, each of the tile-averaged
+k-steps); for a conv problem per direction, forward (M, N, K) = (N x output, K, C x
 filter), bwd_data (N x input, C, K x filter) and bwd_weight (K, C x filter, N x output), G of them. A kernel
 of tile (tm, tn, tk) and w warps (wm x wn x wk), on a GPU of `num_cus` CUs of peak matrix rate P (dense, of
 the datatype, a quantized one's at the rate of the type its warp GEMM computes in, `rate_datatype`;

@@ -13,6 +13,9 @@ bool tree of the selection language (`select.expr`) over the fields the C++ sele
   exact below 2**53, and rounding never takes a product above `INT_MAX` below it, so each comparison is
   the exact one, and no product can overflow in the C++.
 
+A grouped problem of per-group shapes meets them group by group: each non-empty group alone (groups 1), its
+tensors those of that group (the reader checks them, `check`; the C++ selector's `invalid_groups`).
+
 Python decides the rules of one field as it reads that field (`problem._int`, `_choice`: the rules are
 made of the same bounds, `problem.bounds`, and choices), the others (`read` false) through their trees: for
 one problem (`check`) or for many read problems at once (`first_broken`, each tree evaluated over numpy
