@@ -50,6 +50,7 @@ def test_each_group_gives_its_m_or_its_whole_shape():
     assert gemm_problem({"group_m": [64, 128, 0, 256], "N": 4096, "K": 7168, "groups": 4}) == problem  # JSON, Python
     assert gemm_problem({"group_shapes": [[64, 4096, 7168], "16x2048x512"]}) == mixed
     assert _problem("group_m=64:128:0:256,N=4096,K=7168,group_count=4") == problem
+    assert _problem("group_m=64,N=4096,K=7168") == _problem("group_shapes=64x4096x7168") == GemmProblem(64, 4096, 7168)
 
 
 @pytest.mark.parametrize(("text", "field", "message"), [
@@ -64,7 +65,8 @@ def test_each_group_gives_its_m_or_its_whole_shape():
     ("group_shapes=64x4096", "group_shapes[0]", "is not M x N x K"),
     ("group_shapes=64x4096x7168:1xax1", "group_shapes[1].N", "'a' is not an integer"),
     ("group_m=64", "N", "missing"),
-    ("group_shapes=2000000x2000x4096", "group_shapes[0].A", "at most 2147483647 elements"),
+    ("group_shapes=1x1x1:2000000x2000x4096", "group_shapes[1].A", "at most 2147483647 elements"),
+    ("group_m=64,N=4096,K=7168,groups=2", "groups", "2 disagrees with the 1 groups of group_m"),
     (f"group_m={':'.join(['1'] * (MAX_GROUPS + 1))},N=1,K=1", "group_m", f"a grouped problem has 1 to {MAX_GROUPS}"),
 ])
 def test_a_bad_per_group_problem_is_refused_by_the_path_of_its_field(text, field, message):
@@ -100,7 +102,7 @@ def test_a_kernel_serves_every_non_empty_group_or_none(grouped):
     assert ok.tolist() == [False, False, True] and refused == {"dispatcher.pad_k": 2}
     standard = {**padded, "variant": "standard"}
     assert why_not(problem, standard).startswith("group 0 (M=64, N=4096, K=7168): gemm.groups")
-    assert applicable(_problem("group_m=64,N=4096,K=7168"), [standard]).tolist() == [True]  # one group: plain GEMM
+    assert applicable(_problem("group_m=64,N=4096,K=7168"), [standard]).tolist() == [True]  # one group: one GEMM
 
 
 def test_many_problems_are_checked_as_each_alone(grouped):

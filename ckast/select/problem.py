@@ -27,7 +27,7 @@ own shape instead (`GROUP_FIELDS`; a mixture-of-experts layer routes a different
 weights share N and K): `group_m` lists each group's M, of the problem's N and K (`group_m=64:128:0:256,N=4096,
 K=7168`), `group_shapes` each group's M x N x K (`group_shapes=64x4096x7168:128x2048x7168`), the groups separated
 by `:` (a CSV cell or JSON: a list as well). The count is the group count (`groups`, when given as well, must
-agree); a group of M, N or K 0 is empty and skipped, as CK's grouped kernel skips it (`MakeKargs`), and one group at
+agree; one group is the GEMM of its shape); a group of M, N or K 0 is empty and skipped, as CK's grouped kernel skips it (`MakeKargs`), and one group at
 least has work. Such a problem holds the shapes as `group_shapes` and, as M, N and K, the largest group's of each. Kernel variants that compute another
 variant's GEMM (`COMPUTES`: Stream-K, batched and grouped kernels compute the standard GEMM) are no problem
 variants: a standard problem is served by them too.

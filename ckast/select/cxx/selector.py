@@ -341,55 +341,78 @@ def _sums_struct() -> n.Struct:
 
 
 def _rank_groups(p: PartPlan, ok) -> tuple[list[n.Decl], n.FunctionDef]:
-    """`rank_groups(base, groups, out)` of a GEMM part: per non-empty group (in order) the group as a problem of
-    its own shape (`applicability.evaluated`), the kernels accepting it (`ok`, the part's applicability) and,
-    for those still accepting every group, the analytic model's per-group sums (`analytic.group_sums`); then each
-    kernel's prediction from its sums (`analytic.group_trees`). A part ranked by a LightGBM model throws."""
+    """`rank_groups(base, groups, out)` of a GEMM part, for two groups or more (`rank_groups` of one group ranks
+    the problem of its shape): over the part's kernels that take more than one group (`gemm.groups`), per
+    non-empty group in order the group as a problem of its own shape (`applicability.evaluated`), the kernels
+    accepting it (`ok`, the part's applicability) and, for those still accepting every group, the analytic
+    model's per-group terms added up (`analytic.group_sums`); then each kernel's prediction from its sums
+    (`analytic.group_trees`). A part ranked by a LightGBM model throws where a kernel accepts every group."""
+    from ckast.select.expr import Scope
+    from ckast.select.features import KernelTable
     from ckast.select.models.analytic import GROUP_SUMS, group_trees
+    from ckast.select.serving.applicability import GEMM_GROUPS
+
+    import numpy as np
 
     struct = problem_struct("gemm")
     params = [n.FuncParam(n.LRef(n.Const(struct.type)), "base"), n.FuncParam(n.LRef(n.Const(GROUPS)), "groups"),
               n.FuncParam(n.LRef(CHOICES), "out")]
-    if p.model is not None:
-        return [], n.FunctionDef("rank_groups", n.Builtin("void"), params, [_refuse(n.StrLit(
-            f"ckast_selector::rank: the {p.datatype} {p.layout} kernels are ranked by a LightGBM model, whose features "
-            "read one shape; a problem of per-group shapes is ranked by the analytic model"))], inline=True)
-    hw = hardware(p.part.arch)
-    per_group, launch = group_trees(p.datatype, hw)
-    problem, sums, k, g = n.ident("problem"), n.ident("sums"), n.ident("k"), n.ident("g")
-    each = lower_features(list(per_group), p.part.table, hw_columns(hw), problem=problem, kernel=k, prefix="g")
-    total = lower_features([launch], p.part.table, hw_columns(hw), problem=sums, kernel=k, prefix="s")
-    kernels, width = len(p.part), len(GROUP_SUMS)
+    refused = np.broadcast_to(np.asarray(Scope(p.part.table).value(GEMM_GROUPS.when), dtype=bool), (len(p.part),))
+    rows = [int(i) for i in np.flatnonzero(~refused)]
+    if not rows:
+        return [], n.FunctionDef("rank_groups", n.Builtin("void"), params, [], inline=True)
+    problem, sums, j, k, g = n.ident("problem"), n.ident("sums"), n.ident("j"), n.ident("k"), n.ident("g")
+    count, width = len(rows), len(GROUP_SUMS)
     group = n.Index(n.ident("groups"), g)
     accepts, added = n.ident("accepts"), n.ident("added")
+    each = total = None
+    if p.model is None:
+        hw = hardware(p.part.arch)
+        per_group, launch = group_trees(p.datatype, hw)
+        table = KernelTable.of([p.part.configs[i] for i in rows])
+        each = lower_features(list(per_group), table, hw_columns(hw), problem=problem, kernel=j, prefix="g")
+        total = lower_features([launch], table, hw_columns(hw), problem=sums, kernel=j, prefix="s")
 
-    def at(j: int) -> n.Expr:
-        return n.Index(added, n.BinOp("+", n.BinOp("*", k, n.IntLit(width)), n.IntLit(j)))
+    def at(column: int) -> n.Expr:
+        return n.Index(added, n.BinOp("+", n.BinOp("*", j, n.IntLit(width)), n.IntLit(column)))
+
+    def kernels(body: list[n.Stmt]) -> n.For:
+        """`for (int j = 0; j < count; ++j) { const int k = multi[j]; <body> }`."""
+        return n.For(_count("j"), n.BinOp("<", j, n.IntLit(count)), n.UnOp("++", j),
+                     [n.VarDecl(n.Const(INT), "k", n.Index(n.ident("multi"), j)), *body])
 
     empty = _any([n.BinOp("==", n.Member(group, f), n.IntLit(0)) for f in "MNK"])
     per_kernel = [
-        n.If(n.UnOp("!", n.Index(accepts, k)), [n.Continue()]),
-        n.If(n.UnOp("!", ok.value), [n.ExprStmt(n.BinOp("=", n.Index(accepts, k), n.BoolLit(False))), n.Continue()]),
-        *each.per_kernel,
-        *(n.ExprStmt(n.BinOp("+=", at(j), value)) for j, value in enumerate(each.values)),
+        n.If(n.UnOp("!", n.Index(accepts, j)), [n.Continue()]),
+        n.If(n.UnOp("!", ok.value), [n.ExprStmt(n.BinOp("=", n.Index(accepts, j), n.BoolLit(False))), n.Continue()]),
     ]
+    if each is not None:
+        per_kernel += [*each.per_kernel, *(n.ExprStmt(n.BinOp("+=", at(c), v)) for c, v in enumerate(each.values))]
+    if total is None:
+        last = [n.If(n.Index(accepts, j), [_refuse(n.StrLit(
+            f"ckast_selector::rank_groups: the {p.datatype} {p.layout} kernels are ranked by a LightGBM model, whose "
+            "features read one shape; a problem of per-group shapes is ranked by the analytic model"))])]
+    else:
+        last = [n.If(n.UnOp("!", n.Index(accepts, j)), [n.Continue()]),
+                n.VarDecl(n.Const(SUMS), "sums", n.BraceInit(SUMS, [at(c) for c in range(width)])),
+                *total.per_problem, *total.per_kernel, _push(k, total.values[0])]
     body = [
-        n.VarDecl(_vector(BOOL), "accepts", n.Call(n.Id(n.Name((VECTOR(T=BOOL),))), [n.IntLit(kernels), n.BoolLit(True)])),
-        n.VarDecl(_vector(DOUBLE), "added", _sized(DOUBLE, kernels * width)),
+        n.VarDecl(_vector(BOOL), "accepts", n.Call(n.Id(n.Name((VECTOR(T=BOOL),))), [n.IntLit(count), n.BoolLit(True)])),
+        n.VarDecl(_vector(DOUBLE), "added", _sized(DOUBLE, count * width)),
         n.For(n.VarDecl(SIZE, "g", n.IntLit(0)), n.BinOp("<", g, n.call(n.Member(n.ident("groups"), "size"))),
               n.UnOp("++", g), [
                   n.If(empty, [n.Continue()]),
                   n.VarDecl(struct.type, "problem", n.ident("base")),
                   *(_assign(problem, f, n.Member(group, f)) for f in "MNK"),
                   _assign(problem, "groups", n.StaticCast(INT64, n.call(n.Member(n.ident("groups"), "size")))),
-                  *ok.per_problem, *each.per_problem,
-                  n.For(_count("k"), n.BinOp("<", k, n.IntLit(kernels)), n.UnOp("++", k), per_kernel)]),
-        n.For(_count("k"), n.BinOp("<", k, n.IntLit(kernels)), n.UnOp("++", k), [
-            n.If(n.UnOp("!", n.Index(accepts, k)), [n.Continue()]),
-            n.VarDecl(n.Const(SUMS), "sums", n.BraceInit(SUMS, [at(j) for j in range(width)])),
-            *total.per_problem, *total.per_kernel, _push(k, total.values[0])]),
+                  *ok.per_problem, *(each.per_problem if each is not None else ()),
+                  kernels(per_kernel)]),
+        kernels(last),
     ]
-    return [*each.decls, *total.decls], n.FunctionDef("rank_groups", n.Builtin("void"), params, body, inline=True)
+    multi = n.VarDecl(n.Array(n.Const(INT), None), "multi", n.BraceInit(None, [n.IntLit(i) for i in rows]),
+                      static=True, constexpr=True)
+    decls = [multi, *(each.decls + total.decls if each is not None else ())]
+    return decls, n.FunctionDef("rank_groups", n.Builtin("void"), params, body, inline=True)
 
 
 BATCH_SHARE = 6
@@ -515,6 +538,12 @@ def _dispatch(kind: str, plans: list[PartPlan], grouped: bool = False) -> n.Func
     body: list[n.Stmt] = [n.VarDecl(CHOICES, "out"),
                           n.If(n.BinOp("!=", n.call("invalid_groups" if grouped else "invalid", *given), n.NullPtr()),
                                [n.Return(out)])]
+    if grouped:  # one group: the problem of its shape (as the reader reads it)
+        q, first = n.ident("q"), n.Index(n.ident("groups"), n.IntLit(0))
+        body.append(n.If(n.BinOp("==", n.call(n.Member(n.ident("groups"), "size")), n.IntLit(1)), [
+            n.VarDecl(problem_struct(kind).type, "q", problem),
+            *(_assign(q, f, n.Member(first, f)) for f in "MNK"), _assign(q, "groups", n.IntLit(1)),
+            n.Return(n.call("rank", q, *(n.ident(f) for f in ("datatype", "layout"))))]))
     groups: dict[tuple, list[PartPlan]] = {}
     for p in plans:
         groups.setdefault((p.direction, p.ndim), []).append(p)

@@ -55,10 +55,15 @@ def gemm_problem(fields: Mapping[str, Any], where: str = "", checked: bool = Tru
     _known(fields, set(GEMM_FIELDS), where)
     shapes = _group_shapes(fields, where)
     if shapes:
-        size = dict(zip("MNK", (max(s[d] for s in shapes) for d in range(3))))
         fields = {**fields, "groups": _int(fields, "groups", where, len(shapes))}
         if fields["groups"] != len(shapes):
-            raise ProblemError("groups", f"{fields['groups']} disagrees with the {len(shapes)} groups of {next(f for f in GROUP_FIELDS if f in fields)}", where)
+            raise ProblemError("groups", f"{fields['groups']} disagrees with the {len(shapes)} groups of "
+                               f"{next(f for f in GROUP_FIELDS if f in fields)}", where)
+    if len(shapes) == 1:  # one group: the GEMM of its shape
+        (m, n, k), shapes = shapes[0], ()
+        fields = {**{f: v for f, v in fields.items() if f not in GROUP_FIELDS}, "M": m, "N": n, "K": k}
+    if shapes:
+        size = dict(zip("MNK", (max(s[d] for s in shapes) for d in range(3))))
     else:
         size = {f: _int(fields, f, where) for f in ("M", "N", "K")}
     variant = _choice(fields, "variant", problem_variants(VARIANTS[GEMM]), "standard", where)
