@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 
+import attrs
 import numpy as np
 import pytest
 
@@ -302,3 +303,21 @@ def test_the_features_refuse_per_group_shapes_they_cannot_read(grouped):
     with pytest.raises(ProblemError, match="group_m=4:0:12"):
         model_features("gemm").matrix_many([_problem("M=4,N=4096,K=7168"), problem], KernelTable.of(grouped),
                                            hardware("gfx942"), mask)
+
+
+def test_a_part_ranked_by_a_lightgbm_model_throws_where_a_kernel_takes_every_group(selector):
+    """Its features read one shape (as Python's refuse): the part's `rank_groups` checks the groups, then throws
+    if a kernel accepts them all; a part of no grouped kernel ranks nothing for two groups or more."""
+    from ckast import nodes as n
+    from ckast.select.cxx.lower_predicate import lower_applicability
+    from ckast.select.cxx.selector import PartPlan, _rank_groups
+
+    library, _ = selector
+    (key, part), = library.parts()
+    plan = PartPlan(0, part, "gemm", "gemm", None, "bf16", "rcr", model=object())
+    ok = lower_applicability(part.table, "gemm", problem=n.ident("problem"), kernel=n.ident("k"), prefix="ok")
+    decls, function = _rank_groups(plan, ok)
+    text = n.to_source(n.File([*decls, function]))
+    assert "throw std::invalid_argument" in text and "ranked by a LightGBM model" in text and "accepts" in text
+    standard = attrs.evolve(part, configs=tuple(c for c in part.configs if c["variant"] == "standard"))
+    assert _rank_groups(attrs.evolve(plan, part=standard, model=None), ok)[1].body == ()
