@@ -477,11 +477,13 @@ def test_cover_breaks_ties_by_gain_among_the_kernels_of_the_most_problems(seed):
 @pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
 @pytest.mark.parametrize(("workload", "selection", "most"), [
     ("fp8_blockscale_gemm.csv", ("--rule-set", "gemm-quant"), 2),
-    ("moe_gemm.csv", ("--rule-set", "gemm-full", "--variant", "grouped", "--datatype", "bf16"), 4)])
+    ("moe_gemm.csv", ("--rule-set", "gemm-full", "--variant", "grouped", "--datatype", "bf16"), 4),
+    ("moe_routed_gemm.csv", ("--rule-set", "gemm-full", "--variant", "grouped", "--datatype", "bf16"), 4)])
 def test_the_quant_and_moe_workloads_are_served_whole_by_the_shipped_rule_sets(arch, workload, selection, most):
     """Every fp8 block-scale GEMM (DeepSeek-V3's and Qwen3-32B-FP8's: 1 x 128 activation, 128 x 128 weight scales)
     is served by gemm-quant's abquant kernels, every grouped expert GEMM (Mixtral-8x7B, Qwen3-30B-A3B, decode to
-    prefill) by gemm-full's grouped kernels, within 2% of each one's best, with few kernels."""
+    prefill; evenly routed, or each expert its own token count) by gemm-full's grouped kernels, within 2% of each
+    one's best, with few kernels."""
     path = ROOT / "examples" / "workloads" / workload
     code, out, err = _run(list_, *selection, "--arch", arch, "--ck-api", "ck-2026.06", "--for", path, "--within", "2",
                           "--json")
@@ -493,7 +495,8 @@ def test_the_quant_and_moe_workloads_are_served_whole_by_the_shipped_rule_sets(a
 
 @pytest.mark.parametrize(("workload", "selection", "kernel"), [
     ("fp8_blockscale_gemm.csv", ("--rule-set", "gemm-quant"), "_abquant_"),
-    ("moe_gemm.csv", ("--rule-set", "gemm-full", "--variant", "grouped", "--datatype", "bf16"), "_grouped_")])
+    ("moe_gemm.csv", ("--rule-set", "gemm-full", "--variant", "grouped", "--datatype", "bf16"), "_grouped_"),
+    ("moe_routed_gemm.csv", ("--rule-set", "gemm-full", "--variant", "grouped", "--datatype", "bf16"), "_grouped_")])
 def test_generate_for_the_quant_and_moe_workloads_writes_kernels_serving_every_problem(tmp_path, workload, selection,
                                                                                         kernel):
     path = ROOT / "examples" / "workloads" / workload

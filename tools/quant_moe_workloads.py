@@ -10,6 +10,12 @@ configurations: `python tools/quant_moe_workloads.py` rewrites them.
   `groups = min(E, T x top_k)` experts of `M = ceil(T x top_k / E)` rows each; gate+up fused (N = 2 x expert
   intermediate, K = hidden), then down (N = hidden, K = expert intermediate).
 
+- `moe_routed_gemm.csv`: the same expert GEMMs with uneven expert loads, each expert's own token count (`group_m`,
+  one group per expert, 0 for an expert no token reached): T tokens each routed to top_k distinct experts drawn
+  with probabilities proportional to 1 / (rank + 1) over the experts (a Zipf-like skew: routers are not
+  balanced, which is what load-balancing losses are for), by `random.Random(ROUTING_SEED)`. The counts are
+  drawn, not measured: they show the shape uneven routing gives (hot experts, idle ones), not one model's.
+
 `M` / `T` is the number of tokens in flight: 1, 2, 4, ..., 16384 (decode of one to a few hundred sequences,
 then prefill). A row's `weight` is its GEMM's share of the FLOPs of the model's GEMMs listed at that token count
 (FLOPs x the layers holding it), so each (model, tokens) sums to 1.
@@ -20,6 +26,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import random
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,6 +75,38 @@ def moe_rows() -> list[dict[str, object]]:
     return out
 
 
+ROUTED_TOKENS = {"Mixtral-8x7B": (1, 16, 128, 512, 4096, 16384), "Qwen3-30B-A3B": (16, 512, 8192)}
+"""Tokens in flight of the routed rows: decode batches, then prefill."""
+ROUTING_SEED = 39
+
+
+def routed(tokens: int, experts: int, top_k: int, rng: random.Random) -> list[int]:
+    """Each expert's token count when `tokens` tokens each pick `top_k` distinct experts, expert e with weight
+    1 / (e + 1)."""
+    counts = [0] * experts
+    weights = [1 / (e + 1) for e in range(experts)]
+    for _ in range(tokens):
+        chosen: set[int] = set()
+        while len(chosen) < top_k:
+            chosen.add(rng.choices(range(experts), weights)[0])
+        for e in chosen:
+            counts[e] += 1
+    return counts
+
+
+def moe_routed_rows() -> list[dict[str, object]]:
+    out = []
+    rng = random.Random(ROUTING_SEED)
+    for name, hidden, inter, experts, top_k, _layers in MOE_MODELS:
+        for tokens in ROUTED_TOKENS[name]:
+            counts = ":".join(map(str, routed(tokens, experts, top_k, rng)))
+            gemms = [(2 * inter, hidden), (hidden, inter)]
+            total = sum(n * k for n, k in gemms)
+            out += [{"group_m": counts, "N": n, "K": k, "datatype": "bf16", "layout": "rcr",
+                     "weight": f"{n * k / total:.6f}"} for n, k in gemms]
+    return out
+
+
 def write(path: Path, table: list[dict[str, object]]) -> None:
     text = io.StringIO()
     writer = csv.DictWriter(text, fieldnames=list(table[0]), lineterminator="\n")
@@ -79,6 +118,7 @@ def write(path: Path, table: list[dict[str, object]]) -> None:
 def main() -> None:
     write(ROOT / "examples" / "workloads" / "fp8_blockscale_gemm.csv", fp8_rows())
     write(ROOT / "examples" / "workloads" / "moe_gemm.csv", moe_rows())
+    write(ROOT / "examples" / "workloads" / "moe_routed_gemm.csv", moe_routed_rows())
 
 
 if __name__ == "__main__":

@@ -22,7 +22,13 @@ of these defaults as the kernel knob does. A problem of another variant has no D
 is how many GEMMs of the shape the problem runs at once (CK's `batch_count`, each with its own A, B and C): a
 problem of batch > 1 is served by batched kernels only. `groups` (default 1) is a grouped GEMM's group count
 (CK's `group_count`: the experts of a mixture-of-experts layer), each group of the problem's M, N and K, in one
-launch: a problem of groups > 1 is served by grouped kernels only. Kernel variants that compute another
+launch: a problem of groups > 1 is served by grouped kernels only. A grouped problem may give each group its
+own shape instead (`GROUP_FIELDS`; a mixture-of-experts layer routes a different token count M to each expert, whose
+weights share N and K): `group_m` lists each group's M, of the problem's N and K (`group_m=64:128:0:256,N=4096,
+K=7168`), `group_shapes` each group's M x N x K (`group_shapes=64x4096x7168:128x2048x7168`), the groups separated
+by `:` (a CSV cell or JSON: a list as well). The count is the group count (`groups`, when given as well, must
+agree; one group is the GEMM of its shape); a group of M, N or K 0 is empty and skipped, as CK's grouped kernel skips it (`MakeKargs`), and one group at
+least has work. Such a problem holds the shapes as `group_shapes` and, as M, N and K, the largest group's of each. Kernel variants that compute another
 variant's GEMM (`COMPUTES`: Stream-K, batched and grouped kernels compute the standard GEMM) are no problem
 variants: a standard problem is served by them too.
 
@@ -57,6 +63,11 @@ STREAM_K, BATCHED, GROUPED = "stream_k", "batched", "grouped"
 """The GEMM kernel variants of CK's Stream-K, batched and grouped kernels."""
 COMPUTES = {STREAM_K: "standard", BATCHED: "standard", GROUPED: "standard"}
 """Kernel variant -> the problem variant whose GEMM it computes (a variant not listed computes its own)."""
+GROUP_FIELDS = ("group_m", "group_shapes")
+"""A grouped problem's per-group shapes: each group's M (N and K shared), or each group's M x N x K."""
+MAX_GROUPS = 4096
+"""The most groups a problem of per-group shapes has (ckast prices each group; an MoE layer has at most a few
+hundred experts)."""
 QUANT_GROUPS = ("aquant_group_k", "bquant_group_n", "bquant_group_k")
 """A quantized GEMM problem's scale group sizes (the kernel knobs of the same names; 0: not its variant's)."""
 
@@ -101,12 +112,22 @@ class GemmProblem:
     bquant_group_n: int = 0
     bquant_group_k: int = 0
     groups: int = 1
+    group_shapes: tuple[tuple[int, int, int], ...] = attrs.field(default=(), converter=lambda v: tuple(map(tuple, v)))
+    """Each group's (M, N, K) of a grouped problem of per-group shapes; empty: every group of (M, N, K)."""
 
     kind = "gemm"
 
     @property
     def flops(self) -> int:
+        if self.group_shapes:
+            return 2 * self.batch * sum(m * n * k for m, n, k in self.group_shapes)
         return 2 * self.batch * self.groups * self.M * self.N * self.K
+
+    def group_problems(self) -> tuple[tuple[int, GemmProblem], ...]:
+        """(index, the problem of that group alone) of each non-empty group of a problem of per-group shapes (each
+        still of `groups` groups, so grouped kernels serve it); empty for a problem of one shape."""
+        return tuple((i, attrs.evolve(self, M=m, N=n, K=k, group_shapes=()))
+                     for i, (m, n, k) in enumerate(self.group_shapes) if m and n and k)
 
     @property
     def quant_groups(self) -> dict[str, int]:
@@ -120,6 +141,8 @@ class GemmProblem:
         `bquant GEMM (scale groups bquant_group_n=1, bquant_group_k=128)`."""
         if self.batch > 1:
             return f"batched {self.variant} GEMM (batch {self.batch})"
+        if self.group_shapes:
+            return f"grouped {self.variant} GEMM ({self.groups} groups of their own shapes)"
         if self.groups > 1:
             return f"grouped {self.variant} GEMM ({self.groups} groups)"
         if quant := self.quant_groups:
@@ -181,7 +204,8 @@ def problem_fields(problem: Problem) -> dict[str, Any]:
     if isinstance(problem, GemmProblem):
         hidden = (D_FIELDS if problem.variant != "multi_d" else ()) + (("batch",) if problem.batch == 1 else ())
         hidden += (("groups",) if problem.groups == 1 else ()) + tuple(f for f in QUANT_GROUPS if not fields[f])
-        fields = {k: v for k, v in fields.items() if k not in hidden}
+        hidden += ("group_shapes",) if not problem.group_shapes else ()
+        fields = {k: [list(s) for s in v] if k == "group_shapes" else v for k, v in fields.items() if k not in hidden}
     return {"kind": problem.kind, **fields}
 
 
@@ -191,9 +215,9 @@ def problem_label(problem: Problem, datatype: str | None = None, layout: str | N
     groups where not standard; conv
     C and K over all groups, strides, dilations and pads shown where not 1, 1 and 0)."""
     if isinstance(problem, GemmProblem):
-        pairs: list[tuple[str, Any]] = [("M", problem.M), ("N", problem.N), ("K", problem.K)]
+        pairs: list[tuple[str, Any]] = _shape_pairs(problem)
         pairs += [("batch", problem.batch)] if problem.batch > 1 else []
-        pairs += [("groups", problem.groups)] if problem.groups > 1 else []
+        pairs += [("groups", problem.groups)] if problem.groups > 1 and not problem.group_shapes else []
         pairs += [("k_batch", problem.k_batch)] if problem.k_batch > 1 else []
         pairs += [("variant", problem.variant)] if problem.variant != "standard" else []
         pairs += [(f, getattr(problem, f)) for f in D_FIELDS] if problem.variant == "multi_d" else []
@@ -212,6 +236,17 @@ def problem_label(problem: Problem, datatype: str | None = None, layout: str | N
                   if v not in (1, "forward")]
     pairs += [(f, v) for f, v in (("datatype", datatype), ("layout", layout)) if v is not None]
     return ",".join(f"{k}={v}" for k, v in pairs)
+
+
+def _shape_pairs(problem: GemmProblem) -> list[tuple[str, Any]]:
+    """M, N and K; a problem of per-group shapes: `group_m` with N and K where the groups share them, else
+    `group_shapes`."""
+    shapes = problem.group_shapes
+    if not shapes:
+        return [("M", problem.M), ("N", problem.N), ("K", problem.K)]
+    if len({(n, k) for _, n, k in shapes}) == 1:
+        return [("group_m", ":".join(str(m) for m, _, _ in shapes)), ("N", shapes[0][1]), ("K", shapes[0][2])]
+    return [("group_shapes", ":".join("x".join(map(str, s)) for s in shapes))]
 
 
 def bounds(name: str) -> tuple[int, int]:

@@ -6,14 +6,17 @@ The C++ files through ckast's nodes and printer only, and the CMake file that bu
   (a kernel name and its predicted TFLOPS) and, per op kind of the library, `invalid(problem)` (null, or
   the first of the problem's rules, `validity.rules`, it breaks), `rank(problem, datatype[, layout])`
   (the applicable kernels of the problem's part, best predicted first, ties by kernel name: what
-  `ckast select` ranks; nothing for an invalid problem) and `select` (their names). Only the standard
-  library is included.
+  `ckast select` ranks; nothing for an invalid problem) and `select` (their names); for GEMM also
+  `invalid_groups`, `rank_groups` and `select_groups` of a grouped problem of per-group shapes (a vector of
+  `GemmGroup`). Only the standard library is included.
 - `ckast_selector.cpp`: one namespace per part (kind, direction, rank, datatype, layout). Each holds the
   part's kernel names, its applicability (`lower_applicability`, of the layers chosen: by default CK's
   dispatcher's check as well as the kernel's, what a dispatcher user gets), the features its predictor reads
   (`lower_features`: kernel- and hardware-only subtrees are constants here) and the predictor: the
   analytic model's tree, or a LightGBM forest (`lower_forest`, partially evaluated per kernel). A part's
-  `rank` tests each kernel's applicability first and scores only the applicable ones.
+  `rank` tests each kernel's applicability first and scores only the applicable ones. A GEMM part's
+  `rank_groups` checks each non-empty group as a problem of its shape, adds the analytic model's per-group
+  terms group by group and prices each kernel still accepting every group from its sums.
 - `ckast_selector_ck.hpp`: the problems of CK Tile's own host arguments (`gemm_problem(GemmHostArgs)`,
   `conv_problem(ConvParam, direction)`): CK Tile headers only.
 - `ckast_selector_dispatcher.hpp`: the hook CK's dispatchers take (`set_heuristic`, strategy Heuristic).
@@ -47,7 +50,9 @@ from .lower_expr import lower_features
 from .lower_forest import lower_forest
 from .lower_predicate import lower_applicability
 from .lower_validity import lower_validity
-from .numeric import BOOL, DOUBLE
+from ckast.select.problem import INT_MAX, MAX_GROUPS
+
+from .numeric import BOOL, DOUBLE, INT64
 from .problem_struct import problem_struct
 
 NAMESPACE = "ckast_selector"
@@ -73,6 +78,8 @@ def _sized(of: n.Type, count: int) -> n.Expr:
 
 STRING, SIZE = n.type_of("std", "string"), n.type_of("std", "size_t")
 CHOICE = n.type_of("Choice")
+GROUP, SUMS = n.type_of("GemmGroup"), n.type_of("GroupSums")
+GROUPS = _vector(GROUP)
 CHOICES = _vector(CHOICE)
 NAMES = _vector(STRING)
 
@@ -171,6 +178,8 @@ def _header(plans: list[PartPlan], kinds: list[str]) -> n.File:
             body += [n.VarDecl(n.type_of("std", "int64_t"), value if field in _BARE_CODES else f"{field}_{value}",
                                n.IntLit(code), inline=True, constexpr=True) for value, code in codes.items() if value]
     body.append(_choice_struct())
+    if "gemm" in kinds:
+        body.append(_group_struct())
     for kind in kinds:
         params = _selector_params(kind)
         held = ", ".join(sorted({f"{p.datatype}" + (f" {p.layout}" if p.layout else "") for p in plans
@@ -193,7 +202,32 @@ def _header(plans: list[PartPlan], kinds: list[str]) -> n.File:
                       "problem, or it is invalid)."),
             n.FunctionDef("select", NAMES, params, None),
         ]
+        if kind == "gemm":
+            grouped = _group_params(params)
+            body += [
+                n.Comment("A grouped GEMM of per-group shapes: `problem`'s fields but M, N, K and groups, and each group's\n"
+                          "M, N and K (`groups`: a group of M, N or K 0 is empty and skipped, as CK's grouped kernel skips\n"
+                          f"it). `invalid_groups`: 1 to {MAX_GROUPS} groups, each size in [0, index_t], one group at least\n"
+                          "with work, and each non-empty group a valid problem alone. `rank_groups`: the kernels that accept every\n"
+                          "non-empty group, the analytic model pricing one launch of all the groups' tiles (a part\n"
+                          "ranked by a LightGBM model throws std::invalid_argument: its features read one shape)."),
+                _invalid_decl(kind, grouped=True),
+                n.FunctionDef("rank_groups", CHOICES, grouped, None),
+                n.FunctionDef("select_groups", NAMES, grouped, None),
+            ]
     return n.File([n.Namespace(NAMESPACE, body)], includes=SYSTEM, preamble=PREAMBLE)
+
+
+def _group_struct() -> n.Struct:
+    return n.Struct("GemmGroup", [
+        n.Comment("One group of a grouped GEMM of per-group shapes."),
+        *(n.VarDecl(INT64, f, n.IntLit(1)) for f in "MNK"),
+    ])
+
+
+def _group_params(params: list[n.FuncParam]) -> list[n.FuncParam]:
+    """A selector function's parameters with the groups after the problem."""
+    return [params[0], n.FuncParam(n.LRef(n.Const(GROUPS)), "groups"), *params[1:]]
 
 
 # ----- the source: per part its tables and rank, then the dispatch ----------------------------------------------
@@ -203,16 +237,23 @@ def _source(plans: list[PartPlan], kinds: list[str]) -> n.File:
     from .numeric import DEFINITIONS, HEADERS
 
     body: list[n.Decl] = [*DEFINITIONS, _better()]
+    if "gemm" in kinds:
+        body.append(_sums_struct())
     body += [_part(p) for p in plans]
     for kind in kinds:
         body += [_invalid(kind), _dispatch(kind, [p for p in plans if p.kind == kind]), _select(kind)]
+        if kind == "gemm":
+            body += [_invalid_groups(), _dispatch(kind, [p for p in plans if p.kind == kind], grouped=True),
+                     _select(kind, grouped=True)]
     return n.File([n.Namespace(NAMESPACE, body)], includes=(*HEADERS, *SYSTEM, n.Header(HEADER)),
                   preamble=PREAMBLE, pragma_once=False)
 
 
-def _invalid_decl(kind: str, body: list[n.Stmt] | None = None) -> n.FunctionDef:
-    """`const char* invalid(const <Problem>& problem)`."""
-    return n.FunctionDef("invalid", CHAR_PTR, _selector_params(kind)[:1], body)
+def _invalid_decl(kind: str, body: list[n.Stmt] | None = None, grouped: bool = False) -> n.FunctionDef:
+    """`const char* invalid(const <Problem>& problem)`, or `invalid_groups(problem, groups)`."""
+    params = _selector_params(kind)[:1]
+    return n.FunctionDef("invalid_groups" if grouped else "invalid", CHAR_PTR,
+                         _group_params(params) if grouped else params, body)
 
 
 def _invalid(kind: str) -> n.FunctionDef:
@@ -286,7 +327,92 @@ def _part(p: PartPlan) -> n.Namespace:
     rank = n.FunctionDef("rank", n.Builtin("void"), [n.FuncParam(n.LRef(n.Const(struct.type)), "problem"),
                                                      n.FuncParam(n.LRef(CHOICES), "out")],
                          [*ok.per_problem, *feats.per_problem, *body], inline=True)
-    return n.Namespace(p.namespace, [*decls, rank])
+    if p.kind != "gemm":
+        return n.Namespace(p.namespace, [*decls, rank])
+    group_decls, rank_groups = _rank_groups(p, ok)
+    return n.Namespace(p.namespace, [*decls, rank, *group_decls, rank_groups])
+
+
+def _sums_struct() -> n.Struct:
+    """What a grouped launch of per-group shapes sums over its groups (`analytic.GROUP_SUMS`), per kernel."""
+    from ckast.select.models.analytic import GROUP_SUMS
+
+    return n.Struct("GroupSums", [n.VarDecl(DOUBLE, name, n.FloatLit(0.0)) for name in GROUP_SUMS])
+
+
+def _rank_groups(p: PartPlan, ok) -> tuple[list[n.Decl], n.FunctionDef]:
+    """`rank_groups(base, groups, out)` of a GEMM part, for two groups or more (`rank_groups` of one group ranks
+    the problem of its shape): over the part's kernels that take more than one group (`gemm.groups`), per
+    non-empty group in order the group as a problem of its own shape (`applicability.evaluated`), the kernels
+    accepting it (`ok`, the part's applicability) and, for those still accepting every group, the analytic
+    model's per-group terms added up (`analytic.group_sums`); then each kernel's prediction from its sums
+    (`analytic.group_trees`). A part ranked by a LightGBM model throws where a kernel accepts every group."""
+    from ckast.select.expr import Scope
+    from ckast.select.features import KernelTable
+    from ckast.select.models.analytic import GROUP_SUMS, group_trees
+    from ckast.select.serving.applicability import GEMM_GROUPS
+
+    import numpy as np
+
+    struct = problem_struct("gemm")
+    params = [n.FuncParam(n.LRef(n.Const(struct.type)), "base"), n.FuncParam(n.LRef(n.Const(GROUPS)), "groups"),
+              n.FuncParam(n.LRef(CHOICES), "out")]
+    refused = np.broadcast_to(np.asarray(Scope(p.part.table).value(GEMM_GROUPS.when), dtype=bool), (len(p.part),))
+    rows = [int(i) for i in np.flatnonzero(~refused)]
+    if not rows:
+        return [], n.FunctionDef("rank_groups", n.Builtin("void"), params, [], inline=True)
+    problem, sums, j, k, g = n.ident("problem"), n.ident("sums"), n.ident("j"), n.ident("k"), n.ident("g")
+    count, width = len(rows), len(GROUP_SUMS)
+    group = n.Index(n.ident("groups"), g)
+    accepts, added = n.ident("accepts"), n.ident("added")
+    each = total = None
+    if p.model is None:
+        hw = hardware(p.part.arch)
+        per_group, launch = group_trees(p.datatype, hw)
+        table = KernelTable.of([p.part.configs[i] for i in rows])
+        each = lower_features(list(per_group), table, hw_columns(hw), problem=problem, kernel=j, prefix="g")
+        total = lower_features([launch], table, hw_columns(hw), problem=sums, kernel=j, prefix="s")
+
+    def at(column: int) -> n.Expr:
+        return n.Index(added, n.BinOp("+", n.BinOp("*", j, n.IntLit(width)), n.IntLit(column)))
+
+    def kernels(body: list[n.Stmt]) -> n.For:
+        """`for (int j = 0; j < count; ++j) { const int k = multi[j]; <body> }`."""
+        return n.For(_count("j"), n.BinOp("<", j, n.IntLit(count)), n.UnOp("++", j),
+                     [n.VarDecl(n.Const(INT), "k", n.Index(n.ident("multi"), j)), *body])
+
+    empty = _any([n.BinOp("==", n.Member(group, f), n.IntLit(0)) for f in "MNK"])
+    per_kernel = [
+        n.If(n.UnOp("!", n.Index(accepts, j)), [n.Continue()]),
+        n.If(n.UnOp("!", ok.value), [n.ExprStmt(n.BinOp("=", n.Index(accepts, j), n.BoolLit(False))), n.Continue()]),
+    ]
+    if each is not None:
+        per_kernel += [*each.per_kernel, *(n.ExprStmt(n.BinOp("+=", at(c), v)) for c, v in enumerate(each.values))]
+    if total is None:
+        last = [n.If(n.Index(accepts, j), [_refuse(n.StrLit(
+            f"ckast_selector::rank_groups: the {p.datatype} {p.layout} kernels are ranked by a LightGBM model, whose "
+            "features read one shape; a problem of per-group shapes is ranked by the analytic model"))])]
+    else:
+        last = [n.If(n.UnOp("!", n.Index(accepts, j)), [n.Continue()]),
+                n.VarDecl(n.Const(SUMS), "sums", n.BraceInit(SUMS, [at(c) for c in range(width)])),
+                *total.per_problem, *total.per_kernel, _push(k, total.values[0])]
+    body = [
+        n.VarDecl(_vector(BOOL), "accepts", n.Call(n.Id(n.Name((VECTOR(T=BOOL),))), [n.IntLit(count), n.BoolLit(True)])),
+        n.VarDecl(_vector(DOUBLE), "added", _sized(DOUBLE, count * width)),
+        n.For(n.VarDecl(SIZE, "g", n.IntLit(0)), n.BinOp("<", g, n.call(n.Member(n.ident("groups"), "size"))),
+              n.UnOp("++", g), [
+                  n.If(empty, [n.Continue()]),
+                  n.VarDecl(struct.type, "problem", n.ident("base")),
+                  *(_assign(problem, f, n.Member(group, f)) for f in "MNK"),
+                  _assign(problem, "groups", n.StaticCast(INT64, n.call(n.Member(n.ident("groups"), "size")))),
+                  *ok.per_problem, *(each.per_problem if each is not None else ()),
+                  kernels(per_kernel)]),
+        kernels(last),
+    ]
+    multi = n.VarDecl(n.Array(n.Const(INT), None), "multi", n.BraceInit(None, [n.IntLit(i) for i in rows]),
+                      static=True, constexpr=True)
+    decls = [multi, *(each.decls + total.decls if each is not None else ())]
+    return decls, n.FunctionDef("rank_groups", n.Builtin("void"), params, body, inline=True)
 
 
 BATCH_SHARE = 6
@@ -403,13 +529,21 @@ def _matches(field: str, value: str | None) -> n.Expr:
     return n.BinOp("||", n.BinOp("==", n.ident(field), n.NullPtr()), given)
 
 
-def _dispatch(kind: str, plans: list[PartPlan]) -> n.FunctionDef:
+def _dispatch(kind: str, plans: list[PartPlan], grouped: bool = False) -> n.FunctionDef:
     """`rank(problem, datatype[, layout])`: nothing for an invalid problem, else the part of the problem's direction
     and rank that `datatype` (and `layout`) name, ranked and sorted; invalid_argument for a null name with several
     parts to choose from, and for a name (or names together) no part of the problem's direction and rank has."""
     problem, out = n.ident("problem"), n.ident("out")
+    given = (problem, n.ident("groups")) if grouped else (problem,)
     body: list[n.Stmt] = [n.VarDecl(CHOICES, "out"),
-                          n.If(n.BinOp("!=", n.call("invalid", problem), n.NullPtr()), [n.Return(out)])]
+                          n.If(n.BinOp("!=", n.call("invalid_groups" if grouped else "invalid", *given), n.NullPtr()),
+                               [n.Return(out)])]
+    if grouped:  # one group: the problem of its shape (as the reader reads it)
+        q, first = n.ident("q"), n.Index(n.ident("groups"), n.IntLit(0))
+        body.append(n.If(n.BinOp("==", n.call(n.Member(n.ident("groups"), "size")), n.IntLit(1)), [
+            n.VarDecl(problem_struct(kind).type, "q", problem),
+            *(_assign(q, f, n.Member(first, f)) for f in "MNK"), _assign(q, "groups", n.IntLit(1)),
+            n.Return(n.call("rank", q, *(n.ident(f) for f in ("datatype", "layout"))))]))
     groups: dict[tuple, list[PartPlan]] = {}
     for p in plans:
         groups.setdefault((p.direction, p.ndim), []).append(p)
@@ -438,7 +572,7 @@ def _dispatch(kind: str, plans: list[PartPlan]) -> n.FunctionDef:
         body.append(n.VarDecl(BOOL, f"served{number}", n.BoolLit(False)))
         for p in group:
             test = _all([*where, *(_matches(f, getattr(p, f)) for f in names)])
-            body.append(n.If(test, [n.ExprStmt(n.call(f"{p.namespace}::rank", problem, out)),
+            body.append(n.If(test, [n.ExprStmt(n.call(f"{p.namespace}::rank{'_groups' if grouped else ''}", *given, out)),
                                     n.ExprStmt(n.BinOp("=", served, n.BoolLit(True)))]))
         if len(names) > 1:  # each name held, but not together
             held = ", ".join(sorted(" ".join(getattr(p, f) for f in names) for p in group))
@@ -449,7 +583,9 @@ def _dispatch(kind: str, plans: list[PartPlan]) -> n.FunctionDef:
         n.ExprStmt(n.call("std::sort", n.call(n.Member(out, "begin")), n.call(n.Member(out, "end")), n.ident("better"))),
         n.Return(out),
     ]
-    return n.FunctionDef("rank", CHOICES, _without_defaults(_selector_params(kind)), body)
+    params = _selector_params(kind)
+    return n.FunctionDef("rank_groups" if grouped else "rank", CHOICES,
+                         _without_defaults(_group_params(params) if grouped else params), body)
 
 
 def _refuse(message: n.Expr) -> n.Stmt:
@@ -457,11 +593,41 @@ def _refuse(message: n.Expr) -> n.Stmt:
     return n.Throw(n.call("std::invalid_argument", message))
 
 
-def _select(kind: str) -> n.FunctionDef:
-    params = _without_defaults(_selector_params(kind))
+def _invalid_groups() -> n.FunctionDef:
+    """`invalid_groups(problem, groups)`: the group count, each group's sizes, one group with work, and each non-empty group
+    as a problem alone (`validity.check` of a problem of per-group shapes)."""
+    groups, g = n.ident("groups"), n.ident("g")
+    group, count = n.Index(groups, g), n.call(n.Member(groups, "size"))
+    q, work = n.ident("q"), n.ident("work")
+    broken = n.ident("broken")
+    return _invalid_decl("gemm", grouped=True, body=[
+        n.If(_any([n.call(n.Member(groups, "empty")), n.BinOp(">", count, n.IntLit(MAX_GROUPS))]),
+             [n.Return(n.StrLit(f"group_shapes: a grouped problem has 1 to {MAX_GROUPS} groups"))]),
+        n.VarDecl(BOOL, "work", n.BoolLit(False)),
+        n.For(n.VarDecl(SIZE, "g", n.IntLit(0)), n.BinOp("<", g, count), n.UnOp("++", g), [
+            n.If(_any([n.BinOp(op, n.Member(group, f), n.IntLit(bound)) for f in "MNK"
+                       for op, bound in (("<", 0), (">", INT_MAX))]),
+                 [n.Return(n.StrLit(f"group_shapes: each group's M, N and K must be in [0, {INT_MAX}]"))]),
+            n.If(_any([n.BinOp("==", n.Member(group, f), n.IntLit(0)) for f in "MNK"]), [n.Continue()]),
+            n.ExprStmt(n.BinOp("=", work, n.BoolLit(True))),
+            n.VarDecl(problem_struct("gemm").type, "q", n.ident("problem")),
+            *(_assign(q, f, n.Member(group, f)) for f in "MNK"),
+            _assign(q, "groups", n.IntLit(1)),
+            n.VarDecl(n.Const(CHAR_PTR), "broken", n.call("invalid", q)),
+            n.If(n.BinOp("!=", broken, n.NullPtr()), [n.Return(broken)]),
+        ]),
+        n.If(n.UnOp("!", work), [n.Return(n.StrLit("group_shapes: every group is empty (M, N or K 0): one group at "
+                                                   "least has work"))]),
+        n.Return(n.NullPtr()),
+    ])
+
+
+def _select(kind: str, grouped: bool = False) -> n.FunctionDef:
+    params = _without_defaults(_group_params(_selector_params(kind)) if grouped else _selector_params(kind))
     ranked, names, i = n.ident("ranked"), n.ident("names"), n.ident("i")
-    return n.FunctionDef("select", NAMES, params, [
-        n.VarDecl(n.Const(CHOICES), "ranked", n.call("rank", *(n.ident(q.name) for q in params))),
+    suffix = "_groups" if grouped else ""
+    return n.FunctionDef(f"select{suffix}", NAMES, params, [
+        n.VarDecl(n.Const(CHOICES), "ranked", n.call(f"rank{suffix}", *(n.ident(q.name) for q in params))),
         n.VarDecl(NAMES, "names"),
         n.For(n.VarDecl(SIZE, "i", n.IntLit(0)), n.BinOp("<", i, n.call(n.Member(ranked, "size"))), n.UnOp("++", i), [
             n.ExprStmt(n.call(n.Member(names, "push_back"), n.Member(n.Index(ranked, i), "kernel"))),

@@ -23,7 +23,7 @@ import attrs
 import numpy as np
 
 from ckast.arch.hardware import Hardware
-from ckast.select.problem import AXES, ConvProblem, GemmProblem
+from ckast.select.problem import AXES, ConvProblem, GemmProblem, ProblemError, problem_label
 
 from ckast.select.expr import Col, Expr, Field, Hw, ProblemsScope, Scope, lookup, problems_values, walk
 
@@ -66,6 +66,14 @@ def problem_columns(problem: GemmProblem | ConvProblem) -> dict[str, int]:
         names = _SPATIAL.get(field) or tuple(f"{field}_{a}" for a in AXES)
         out.update(zip(names, values))
     return out
+
+
+def _one_shape(problems: Sequence[GemmProblem | ConvProblem]) -> None:
+    """Refuse a grouped problem of per-group shapes: the features read one shape per problem."""
+    for problem in problems:
+        if getattr(problem, "group_shapes", ()):
+            raise ProblemError("group_shapes", f"{problem_label(problem)}: the features (a LightGBM model's, "
+                               "training's) read one shape per problem; rank per-group shapes with the analytic model")
 
 
 def hw_columns(hw: Hardware) -> dict[str, float]:
@@ -135,6 +143,7 @@ class FeatureSet:
         """float64 (len(kernels), len(names)): one row per kernel, columns in `names` order."""
         if problem.kind != self.kind:
             raise ValueError(f"a {problem.kind} problem given to the {self.kind} feature set")
+        _one_shape([problem])
         scope = Scope(kernels, problem_columns(problem), hw_columns(hw))
         out = np.empty((len(kernels), len(self.features)), dtype=np.float64)
         with np.errstate(all="ignore"):  # CK's guards are where(...) over both branches, as numpy computes them
@@ -149,6 +158,7 @@ class FeatureSet:
         and kernel (each tree evaluated once for all the problems, `ProblemsScope`)."""
         if problems[0].kind != self.kind:
             raise ValueError(f"a {problems[0].kind} problem given to the {self.kind} feature set")
+        _one_shape(problems)
         scope = ProblemsScope(kernels, problems_values([problem_columns(p) for p in problems]), hw_columns(hw))
         out = np.empty((int(np.count_nonzero(mask)), len(self.features)), dtype=np.float64)
         with np.errstate(all="ignore"):

@@ -4,7 +4,9 @@ on CK's published measurements (no timing data at run time).
 
 The problem is seen as the GEMM its kernels run (`view`): a GEMM problem's `batch` x `groups` GEMMs of (M, N, K)
 (1 but for a batched or grouped problem: a grouped launch's tiles are all its groups' tiles, its last wave the
-last across all groups); for a conv problem per direction, forward (M, N, K) = (N x output, K, C x
+last across all groups; a grouped problem of per-group shapes sums each non-empty group's tiles, tiles x
+k-steps, bytes and FLOPs, `group_trees`, and prices the one launch of those tiles, each of the tile-averaged
+k-steps); for a conv problem per direction, forward (M, N, K) = (N x output, K, C x
 filter), bwd_data (N x input, C, K x filter) and bwd_weight (K, C x filter, N x output), G of them. A kernel
 of tile (tm, tn, tk) and w warps (wm x wn x wk), on a GPU of `num_cus` CUs of peak matrix rate P (dense, of
 the datatype, a quantized one's at the rate of the type its warp GEMM computes in, `rate_datatype`;
@@ -86,6 +88,7 @@ from ckast.select.expr import (
     Col,
     Const,
     Expr,
+    Field,
     Hw,
     ProblemsScope,
     Scope,
@@ -353,7 +356,7 @@ def _tree(kind: str, direction: str, datatype: str, peak_tflops: float, hbm_gbps
     a, b, c = tensor_elements(kind, direction)
     k_batch = maximum(problem("k_batch"), 1)
     hbm = Const(hbm_gbps * 1e9)
-    size, out_size = DTYPES[datatype].size, DTYPES[DTYPES[datatype].output].size
+    size = DTYPES[datatype].size
     launch = cal.launch_us * 1e-6
 
     # tiles and padding
@@ -362,7 +365,30 @@ def _tree(kind: str, direction: str, datatype: str, peak_tflops: float, hbm_gbps
     tiles_n = ceil(v.n * t.merge / t.tn)
     steps = ceil(ceil(v.k / k_batch) / t.tk)
     tiles = groups * tiles_m * tiles_n * k_batch
+    traffic = _traffic(t, datatype, (a, b, c), tiles_m, tiles_n, k_batch)
+    seconds = _seconds(t, tiles, steps, traffic, hbm, launch, cal)
 
+    if kind == "grouped_conv" and direction == "forward":
+        depthwise = _depthwise_seconds(t, Const(peak_tflops * 1e12), hbm, size, launch) if ndim == 2 else Const(np.inf)
+        seconds = where(t.depthwise, depthwise, seconds)
+    return interned(flops(kind) / seconds / 1e12)
+
+
+def _traffic(t: KernelTerms, datatype: str, tensors: tuple[Expr, Expr, Expr], tiles_m: Expr, tiles_n: Expr,
+             k_batch: Expr) -> Expr:
+    """Bytes across HBM: the tensors (A and B re-read per tile row / column at the L2 miss rate), the scales, and
+    the extra traffic of split-K and two-stage."""
+    a, b, c = tensors
+    size, out_size = DTYPES[datatype].size, DTYPES[DTYPES[datatype].output].size
+    traffic = (a * size * (1 + L2_MISS_RATE * (tiles_n - 1)) + b * size * (1 + L2_MISS_RATE * (tiles_m - 1))
+               + c * out_size + (b * t.scale_b + a * t.scale_a))
+    traffic = traffic + where(k_batch > 1, c * 4.0 * (k_batch + 1), 0.0)
+    return traffic + where(t.two_stage, c * (4.0 * 2 + out_size), 0.0)
+
+
+def _seconds(t: KernelTerms, tiles: Expr, steps: Expr, traffic: Expr, hbm: Expr, launch: float,
+             cal: Calibration) -> Expr:
+    """The launch's time: `tiles` tiles of `steps` k-steps each (see the module docstring)."""
     # the busiest CU: its tiles (a partial wave at `wave_tail`), in rounds of the resident blocks
     per_cu = tiles / Hw("num_cus")
     n = where(t.streamk, per_cu * STREAMK_OVERHEAD, _tail(per_cu, cal.wave_tail))
@@ -374,19 +400,55 @@ def _tree(kind: str, direction: str, datatype: str, peak_tflops: float, hbm_gbps
     streamk = (n * steps * t.step_work + pieces * t.output_work
                + ceil(pieces / t.occupancy) * t.tile_latency + per_slot * steps * t.step_latency)
     compute = where(t.streamk, streamk, compute)
-
-    # memory floor and the extra traffic of split-K and two-stage
-    traffic = (a * size * (1 + L2_MISS_RATE * (tiles_n - 1)) + b * size * (1 + L2_MISS_RATE * (tiles_m - 1))
-               + c * out_size + (b * t.scale_b + a * t.scale_a))
-    traffic = traffic + where(k_batch > 1, c * 4.0 * (k_batch + 1), 0.0)
-    traffic = traffic + where(t.two_stage, c * (4.0 * 2 + out_size), 0.0)
     memory = traffic / (hbm * t.memory_eff)
-    seconds = maximum(compute, memory) / t.gain + launch + where(t.two_stage, launch, 0.0)
+    return maximum(compute, memory) / t.gain + launch + where(t.two_stage, launch, 0.0)
 
-    if kind == "grouped_conv" and direction == "forward":
-        depthwise = _depthwise_seconds(t, Const(peak_tflops * 1e12), hbm, size, launch) if ndim == 2 else Const(np.inf)
-        seconds = where(t.depthwise, depthwise, seconds)
-    return interned(flops(kind) / seconds / 1e12)
+
+GROUP_SUMS = ("group_tiles", "group_tile_steps", "group_traffic", "group_flops")
+"""What a grouped launch of per-group shapes sums over its groups (`group_trees`)."""
+
+
+def group_trees(datatype: str, hw: Hardware, cal: Calibration | None = None) -> tuple[tuple[Expr, ...], Expr]:
+    """The analytic model of a grouped GEMM of per-group shapes, in two steps: per group (its M, N, K, the
+    problem's batch and k_batch) its tiles, its tiles x k-steps, its bytes across HBM and its FLOPs (`GROUP_SUMS`,
+    one float tree each); then from their sums over the non-empty groups (float problem fields of those names,
+    one value per kernel) the predicted TFLOPS of the one launch: all groups' tiles, their last wave across all
+    groups, each tile of the k-steps averaged over the tiles (each group's own K loop). Groups of one shape give
+    the one-shape model's prediction up to rounding."""
+    if hw.hbm_gbps is None:
+        raise ValueError(f"{hw.arch} has no HBM bandwidth figure")
+    rate = rate_datatype(datatype)
+    return _group_trees(datatype, hw.peak_tflops[rate], hw.hbm_gbps, hw.mfma_full_rate_k.get(rate),
+                        calibration(hw.arch) if cal is None else cal)
+
+
+@functools.lru_cache(maxsize=16)
+def _group_trees(datatype: str, peak_tflops: float, hbm_gbps: float, full_rate_k: int | None,
+                 cal: Calibration) -> tuple[tuple[Expr, ...], Expr]:
+    t = kernel_terms("gemm", datatype, peak_tflops, full_rate_k, cal)
+    batch, m, n, k = problem("batch"), problem("M"), problem("N"), problem("K")
+    k_batch = maximum(problem("k_batch"), 1)
+    tiles_m, tiles_n = ceil(m / t.tm), ceil(n / t.tn)
+    tiles = batch * tiles_m * tiles_n * k_batch
+    steps = ceil(ceil(k / k_batch) / t.tk)
+    traffic = _traffic(t, datatype, (batch * m * k, batch * k * n, batch * m * n), tiles_m, tiles_n, k_batch)
+    per_group = tuple(interned(e) for e in (tiles, tiles * steps, traffic, 2 * batch * m * n * k))
+    total_tiles, tile_steps, total_traffic, total_flops = (Field(name, type=float) for name in GROUP_SUMS)
+    seconds = _seconds(t, total_tiles, tile_steps / total_tiles, total_traffic, Const(hbm_gbps * 1e9),
+                       cal.launch_us * 1e-6, cal)
+    return per_group, interned(total_flops / seconds / 1e12)
+
+
+def group_sums(problem: Problem, part, hw, cal: Calibration | None = None) -> dict[str, np.ndarray]:
+    """`GROUP_SUMS` of a problem of per-group shapes over `part`'s kernels: each group's trees (`group_trees`)
+    evaluated and added up in group order, from 0 (what the C++ selector adds)."""
+    trees, _ = group_trees(part.datatype, hw, cal)
+    sums = [np.zeros(len(part)) for _ in trees]
+    for _, group in problem.group_problems():
+        scope = Scope(part.table, problem_columns(group), hw_columns(hw))
+        with np.errstate(all="ignore"):
+            sums = [s + scope.value(tree) for s, tree in zip(sums, trees)]
+    return dict(zip(GROUP_SUMS, sums))
 
 
 def _tail(x: Expr, tail: float) -> Expr:
@@ -418,15 +480,28 @@ class AnalyticPredictor:
         self.cal = cal
 
     def predict_tflops(self, problem: Problem, part, hw, rows: np.ndarray | None = None) -> np.ndarray:
-        scope = Scope(part.table, problem_columns(problem), hw_columns(hw))
+        tree = self._tree(problem, part, hw)
+        if getattr(problem, "group_shapes", ()):  # per-group shapes: the groups' sums, then the launch
+            tree = group_trees(part.datatype, hw, self.cal)[1]
+            scope = Scope(part.table, group_sums(problem, part, hw, self.cal), hw_columns(hw))
+        else:
+            scope = Scope(part.table, problem_columns(problem), hw_columns(hw))
         with np.errstate(all="ignore"):  # where(...) computes both branches, as numpy does
-            tflops = scope.value(self._tree(problem, part, hw))
+            tflops = scope.value(tree)
         return tflops if rows is None else tflops[rows]
 
     def predict_many(self, problems: Sequence[Problem], part, hw, mask: np.ndarray) -> np.ndarray:
         """`predict_tflops` of problems of one part at once, of the kernels where `mask` (problems x kernels)
         holds: problems x kernels, each of those entries the one `predict_tflops` gives, NaN elsewhere (every
-        entry is computed: the trees cost as much for some kernels as for all)."""
+        entry is computed: the trees cost as much for some kernels as for all). Problems of per-group shapes are
+        predicted one by one."""
+        if grouped := [i for i, p in enumerate(problems) if getattr(p, "group_shapes", ())]:
+            out = np.full(mask.shape, np.nan)
+            if one_shape := sorted(set(range(len(problems))) - set(grouped)):
+                out[one_shape] = self.predict_many([problems[i] for i in one_shape], part, hw, mask[one_shape])
+            for i in grouped:
+                out[i] = np.where(mask[i], self.predict_tflops(problems[i], part, hw), np.nan)
+            return out
         scope = ProblemsScope(part.table, problems_values([problem_columns(p) for p in problems]), hw_columns(hw))
         with np.errstate(all="ignore"):
             tflops = scope.value(self._tree(problems[0], part, hw))

@@ -324,7 +324,7 @@ def _problem_kind(problem: Problem, part: Part) -> str:
 def _kind(fields: Mapping[str, Any]) -> str:
     if fields["kind"] != "gemm":
         return f"{fields['direction']} conv"
-    plain = fields["variant"] == "standard" and fields.get("batch", 1) == 1
+    plain = fields["variant"] == "standard" and fields.get("batch", 1) == 1 and fields.get("groups", 1) == 1
     return "GEMM" if plain else GemmProblem(**{k: v for k, v in fields.items() if k != "kind"}).label
 
 

@@ -21,7 +21,10 @@ filter1x1_stride1_pad0 specialization, stream-K's arch, multi-D's D layout, the 
 sub-tile limits) are not repeated. A kernel is assumed to run on the device of its `arch`.
 
 `applicable(problem, table)` answers for every kernel of a `KernelTable` at once; `why_not(problem,
-config)` names the first condition that refuses one kernel, with the values it read.
+config)` names the first condition that refuses one kernel, with the values it read. A grouped problem of
+per-group shapes is checked group by group (`evaluated`: each non-empty group as a problem of its own shape, as
+CK's grouped kernel checks each group's arguments): a kernel accepts it when it accepts every group, and
+`why_not` names the first group that fails.
 """
 
 from __future__ import annotations
@@ -436,9 +439,16 @@ def problem_fields(problem: Problem) -> dict[str, Any]:
     `direction`."""
     if isinstance(problem, GemmProblem):
         fields = {"direction": "gemm", **attrs.asdict(problem)}
+        del fields["group_shapes"]
     else:
         fields = {**attrs.asdict(problem, recurse=False), "ndim": problem.ndim, "output": problem.output}
     return problem_values(fields)
+
+
+def evaluated(problem: Problem) -> tuple[tuple[int | None, Problem], ...]:
+    """The problems the conditions are evaluated for: each non-empty group of a problem of per-group shapes (its
+    index, the group alone: `GemmProblem.group_problems`), or the problem itself (index None)."""
+    return getattr(problem, "group_problems", tuple)() or ((None, problem),)
 
 
 def _table(kernels: KernelTable | Sequence[Mapping[str, Any]]) -> KernelTable:
@@ -450,21 +460,33 @@ def checked(problem: Problem, kernels: KernelTable | Sequence[Mapping[str, Any]]
     """(whether each kernel accepts `problem`, the kernels refused per condition that refuses them first) under
     the conditions of `layers` (or the conditions `among`)."""
     table = _table(kernels)
-    scope = Scope(table, problem_fields(problem))
     ok = np.ones(len(table), dtype=bool)
     refused: dict[str, int] = {}
-    for condition in conditions(problem.kind, layers) if among is None else among:
-        holds = np.asarray(scope.value(condition.holds), dtype=bool)
-        if count := int(np.count_nonzero(ok & ~holds)):
-            refused[condition.name] = count
-        ok &= holds
+    for _, one in evaluated(problem):  # a kernel refused by a group is counted once, by its first condition
+        scope = Scope(table, problem_fields(one))
+        for condition in conditions(problem.kind, layers) if among is None else among:
+            holds = np.asarray(scope.value(condition.holds), dtype=bool)
+            if count := int(np.count_nonzero(ok & ~holds)):
+                refused[condition.name] = refused.get(condition.name, 0) + count
+            ok &= holds
     return ok, refused
 
 
 def checked_many(problems: Sequence[Problem], table: KernelTable,
                  layers: Sequence[str] = LAYERS) -> tuple[np.ndarray, list[dict[str, int]]]:
     """`checked` for problems of one kind (and conv rank) at once: whether each kernel accepts each problem
-    (problems x kernels), and per problem the kernels refused per condition that refuses them first."""
+    (problems x kernels), and per problem the kernels refused per condition that refuses them first. Problems of
+    per-group shapes are checked one by one (`checked`)."""
+    if grouped := [i for i, p in enumerate(problems) if getattr(p, "group_shapes", ())]:
+        ok = np.zeros((len(problems), len(table)), dtype=bool)
+        counts: list[dict[str, int]] = [{} for _ in problems]
+        if one_shape := sorted(set(range(len(problems))) - set(grouped)):
+            ok[one_shape], found = checked_many([problems[i] for i in one_shape], table, layers)
+            for i, refused in zip(one_shape, found):
+                counts[i] = refused
+        for i in grouped:
+            ok[i], counts[i] = checked(problems[i], table, layers)
+        return ok, counts
     scope = ProblemsScope(table, problems_values([problem_fields(p) for p in problems]))
     ok = np.ones((len(problems), len(table)), dtype=bool)
     counts = []
@@ -491,12 +513,15 @@ def serves(problem: Problem, kernels: KernelTable | Sequence[Mapping[str, Any]])
 def why_not(problem: Problem, config: Mapping[str, Any], layers: Sequence[str] = LAYERS) -> str | None:
     """The first condition of `layers` that refuses `config` for `problem` (its name, layer, reason,
     requirement and the values it read), or None when the kernel accepts the problem."""
-    scope = Scope(KernelTable.of([config]), problem_fields(problem))
-    for condition in conditions(problem.kind, layers):
-        if _first(scope.value(condition.when)) and not _first(scope.value(condition.require)):
-            values = ", ".join(f"{text(leaf)}={_shown(scope.value(leaf), leaf)}" for leaf in leaves(condition.require))
-            return (f"{condition.name} ({condition.layer} layer): {condition.reason}; {text(condition.require)} is "
-                    f"false ({values})")
+    for index, one in evaluated(problem):
+        scope = Scope(KernelTable.of([config]), problem_fields(one))
+        group = "" if index is None else f"group {index} (M={one.M}, N={one.N}, K={one.K}): "
+        for condition in conditions(problem.kind, layers):
+            if _first(scope.value(condition.when)) and not _first(scope.value(condition.require)):
+                values = ", ".join(f"{text(leaf)}={_shown(scope.value(leaf), leaf)}"
+                                   for leaf in leaves(condition.require))
+                return (f"{group}{condition.name} ({condition.layer} layer): {condition.reason}; "
+                        f"{text(condition.require)} is false ({values})")
     return None
 
 

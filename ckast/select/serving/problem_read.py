@@ -19,6 +19,9 @@ from ckast.select.problem import (
     AXES,
     D_FIELDS,
     DIRECTIONS,
+    GROUP_FIELDS,
+    INT_MAX,
+    MAX_GROUPS,
     QUANT_GROUPS,
     ConvProblem,
     GemmProblem,
@@ -29,7 +32,7 @@ from ckast.select.problem import (
 )
 
 GEMM_FIELDS = ("M", "N", "K", "batch", "groups", "k_batch", "variant", "num_d_tensors", "d_layout",
-               "elementwise_op", *QUANT_GROUPS)
+               "elementwise_op", *QUANT_GROUPS, *GROUP_FIELDS)
 GEMM_ALIASES = {"m": "M", "n": "N", "k": "K", "split_k": "k_batch", "batch_count": "batch", "group_count": "groups"}
 """Other spellings of GEMM fields: CK's timing tables' lowercase sizes, split_k, and CK's batch_count and
 group_count."""
@@ -50,7 +53,19 @@ def gemm_problem(fields: Mapping[str, Any], where: str = "", checked: bool = Tru
 
     fields = _aliased(fields, GEMM_ALIASES, where)
     _known(fields, set(GEMM_FIELDS), where)
-    size = {f: _int(fields, f, where) for f in ("M", "N", "K")}
+    shapes = _group_shapes(fields, where)
+    if shapes:
+        fields = {**fields, "groups": _int(fields, "groups", where, len(shapes))}
+        if fields["groups"] != len(shapes):
+            raise ProblemError("groups", f"{fields['groups']} disagrees with the {len(shapes)} groups of "
+                               f"{next(f for f in GROUP_FIELDS if f in fields)}", where)
+    if len(shapes) == 1:  # one group: the GEMM of its shape
+        (m, n, k), shapes = shapes[0], ()
+        fields = {**{f: v for f, v in fields.items() if f not in GROUP_FIELDS}, "M": m, "N": n, "K": k}
+    if shapes:
+        size = dict(zip("MNK", (max(s[d] for s in shapes) for d in range(3))))
+    else:
+        size = {f: _int(fields, f, where) for f in ("M", "N", "K")}
     variant = _choice(fields, "variant", problem_variants(VARIANTS[GEMM]), "standard", where)
     d_fields: dict[str, Any] = {}
     if variant == "multi_d":
@@ -68,10 +83,72 @@ def gemm_problem(fields: Mapping[str, Any], where: str = "", checked: bool = Tru
     quant = {f: _int(fields, f, where, default) for f, default in groups.items()}
     problem = GemmProblem(**size, k_batch=_int(fields, "k_batch", where, default=1), variant=variant, **d_fields,
                           batch=_int(fields, "batch", where, default=1), **quant,
-                          groups=_int(fields, "groups", where, default=1))
-    if checked:
+                          groups=_int(fields, "groups", where, default=1), group_shapes=shapes)
+    if checked or shapes:  # many problems are checked together by rules of one shape (`validity.first_broken`)
         check(problem, where)
     return problem
+
+
+def _group_shapes(fields: Mapping[str, Any], where: str) -> tuple[tuple[int, int, int], ...]:
+    """Each group's (M, N, K) from `group_m` (with N and K) or `group_shapes` (see the `problem` module), or ()
+    for a problem of one shape."""
+    given = [f for f in GROUP_FIELDS if f in fields]
+    if not given:
+        return ()
+    if len(given) > 1:
+        raise ProblemError(given[1], f"give {given[0]} or {given[1]}, not both", where)
+    name = given[0]
+    if clash := [f for f in ("M",) + (("N", "K") if name == "group_shapes" else ()) if f in fields]:
+        one = "M, N and K" if name == "group_shapes" else "M"
+        raise ProblemError(clash[0], f"give {one} (one shape for every group) or {name}, not both", where)
+    items = _items(fields[name], name, where)
+    if not 1 <= len(items) <= MAX_GROUPS:
+        raise ProblemError(name, f"{len(items)} groups; a grouped problem has 1 to {MAX_GROUPS}", where)
+    if name == "group_m":
+        n, k = _int(fields, "N", where), _int(fields, "K", where)
+        shapes = tuple((_size(m, f"{name}[{i}]", where), n, k) for i, m in enumerate(items))
+    else:
+        shapes = tuple(_shape(item, f"{name}[{i}]", where) for i, item in enumerate(items))
+    if not any(all(s) for s in shapes):
+        raise ProblemError(name, "every group is empty (M, N or K 0): one group at least has work", where)
+    return shapes
+
+
+def _items(value: Any, name: str, where: str) -> list[Any]:
+    """A list field's items: a list or tuple, or text separated by `:`."""
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(":")]
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    raise ProblemError(name, f"{shorten(repr(value))} is not a list (groups separated by ':')", where)
+
+
+def _size(value: Any, path: str, where: str) -> int:
+    """A group's size: an integer in [0, INT_MAX] (0: an empty group)."""
+    if isinstance(value, str):
+        try:
+            value = parse_int(value)
+        except OutOfRange:
+            raise ProblemError(path, f"{shorten(value.strip(string.whitespace))} is out of range [0, {INT_MAX}]",
+                               where) from None
+        except ValueError as exc:
+            raise ProblemError(path, f"{shorten(repr(value))} {exc}", where) from None
+    elif isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ProblemError(path, f"{shorten(repr(value))} is not an integer", where)
+    if not 0 <= value <= INT_MAX:
+        raise ProblemError(path, f"{shorten(str(value))} is out of range [0, {INT_MAX}]", where)
+    return value
+
+
+def _shape(item: Any, path: str, where: str) -> tuple[int, int, int]:
+    """A group's M x N x K: text `MxNxK` or a list of three sizes."""
+    parts = item.split("x") if isinstance(item, str) else item
+    if not isinstance(parts, (list, tuple)) or len(parts) != 3:
+        raise ProblemError(path, f"{shorten(repr(item))} is not M x N x K (as 64x4096x7168)", where)
+    m, n, k = (_size(v, f"{path}.{d}", where) for v, d in zip(parts, "MNK"))
+    return m, n, k
 
 
 def conv_problem(fields: Mapping[str, Any], where: str = "", checked: bool = True) -> ConvProblem:

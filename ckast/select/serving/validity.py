@@ -13,6 +13,9 @@ bool tree of the selection language (`select.expr`) over the fields the C++ sele
   exact below 2**53, and rounding never takes a product above `INT_MAX` below it, so each comparison is
   the exact one, and no product can overflow in the C++.
 
+A grouped problem of per-group shapes meets them group by group: each non-empty group alone (groups 1), its
+tensors those of that group (the reader checks them, `check`; the C++ selector's `invalid_groups`).
+
 Python decides the rules of one field as it reads that field (`problem._int`, `_choice`: the rules are
 made of the same bounds, `problem.bounds`, and choices), the others (`read` false) through their trees: for
 one problem (`check`) or for many read problems at once (`first_broken`, each tree evaluated over numpy
@@ -109,7 +112,16 @@ def broken(kind: str, fields: Mapping[str, Any], unread_only: bool = False) -> R
 
 
 def check(problem: Problem, where: str = "") -> None:
-    """Refuse a read `problem` that breaks a rule the reader does not decide (ProblemError naming it)."""
+    """Refuse a read `problem` that breaks a rule the reader does not decide (ProblemError naming it); a problem
+    of per-group shapes: each non-empty group's tensors alone (`group_shapes[i].A`, ...)."""
+    for index, group in getattr(problem, "group_problems", tuple)():
+        alone = attrs.evolve(group, groups=1)
+        rule = _broken_unread(alone.kind, tuple(values(alone).items()))
+        if rule is not None:
+            refused = refusal(alone, rule, where)
+            raise ProblemError(f"group_shapes[{index}].{rule.field}", str(refused).split(": ", 2)[-1], where)
+    if getattr(problem, "group_shapes", ()):
+        return
     fields = values(problem)
     rule = _broken_unread(problem.kind, tuple(fields.items()))
     if rule is not None:
@@ -125,7 +137,16 @@ def first_broken(problems: Sequence[Problem]) -> tuple[int, Rule] | None:
     """The first of read `problems` (of one kind) that breaks a rule the reader does not decide and the first
     such rule it breaks (what `check` refuses it for), or None: each rule's tree is evaluated once for all the
     problems (`ProblemsScope`), every entry as `check` computes it (the fields of read problems are within
-    index_t, so no int64 operation of the trees wraps)."""
+    index_t, so no int64 operation of the trees wraps). Problems of per-group shapes are left out: the reader
+    checks them (`check`)."""
+    rows = [i for i, p in enumerate(problems) if not getattr(p, "group_shapes", ())]
+    if not rows:
+        return None
+    found = _first_broken([problems[i] for i in rows])
+    return None if found is None else (rows[found[0]], found[1])
+
+
+def _first_broken(problems: Sequence[Problem]) -> tuple[int, Rule] | None:
     unread, names = _unread(problems[0].kind)
     scope = ProblemsScope(None, problems_values([{name: v[name] for name in names} for v in map(values, problems)]))
     holds = np.column_stack([np.broadcast_to(scope.value(rule.holds), (len(problems), 1))[:, 0] for rule in unread])
