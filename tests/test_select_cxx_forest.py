@@ -181,6 +181,7 @@ def test_one_tree_and_a_single_leaf_tree():
         assert _same(single, booster.predict(rows)) and _same(batch, booster.predict(rows))
 
 
+@pytest.mark.slow  # about 20 s: 300 trees of 63 leaves trained and JIT-compiled
 def test_hundreds_of_trees():
     booster, kernels, rows = _train({"num_leaves": 63}, 300)
     _, space = _jit(booster, kernels, _masks()["varying"], kernel_keys=_keys(kernels))

@@ -64,10 +64,14 @@ def test_equal_to_lightgbm_for_each_decision_kind(params, kinds):
     assert np.array_equal(forest.predict(probe), booster.predict(probe))
 
 
-def test_many_trees_and_a_single_leaf_tree():
+@pytest.mark.slow  # about 20 s: 300 trees of 63 leaves trained
+def test_many_trees():
     booster, probe = _train({"num_leaves": 63}, 300)
     forest = parse_model(booster.model_to_string())
     assert len(forest.trees) == 300 and np.array_equal(forest.predict(probe), booster.predict(probe))
+
+
+def test_a_single_leaf_tree():
     one, probe = _train({"min_data_in_leaf": 10_000}, 1)  # nothing to split: one leaf (the mean)
     forest = parse_model(one.model_to_string())
     assert forest.trees[0].num_leaves == 1
