@@ -67,6 +67,10 @@ class Grouped(Gemm):
         return dict(TilePartitioner_=s.ref("TilePartitioner"), GemmPipeline_=s.ref("Pipeline"),
                     EpiloguePipeline_=s.ref("Epilogue"))
 
+    def group_descriptors(self, s: Scope) -> list[n.Stmt]:
+        """`kargs`: the device descriptors of the non-empty groups, from the kernel's `MakeKargs`."""
+        return [n.VarDecl(n.Const(n.Builtin("auto")), "kargs", n.call("K::MakeKargs", ids("args")))]
+
     def plain_group(self, args: n.Expr) -> dict[str, n.Expr] | None:
         """The constructor arguments, by name, of one group of the plain `GemmHostArgs` `args` (None: the
         launcher has no plain-arguments overload, as a quant kernel, whose groups need scales, would not)."""
@@ -176,7 +180,7 @@ def run(g: Grouped, s: Scope) -> n.FunctionDef:
     dim3 = n.Const(g.p.type("dim3"))
     body: list[n.Stmt] = [
         n.UsingAlias("K", s.ref("Kernel")),
-        n.VarDecl(n.Const(auto), "kargs", n.call("K::MakeKargs", ids("args"))),
+        *g.group_descriptors(s),
         n.If(n.UnOp("!", n.call("K::IsSupportedArgument", ids("kargs"))), [g.throw("arguments not supported")]),
         n.If(n.call(n.Member(ids("kargs"), "empty")), [
             n.Comment("Every group has M, N or K zero: nothing to launch."), n.Return(n.IntLit(0))]),
