@@ -66,7 +66,8 @@ class GroupedQuant(Grouped, Quant):
             n.Comment("This CK's MakeKargs does not compile: the descriptors it would make, group by group."),
             n.VarDecl(self.t("vector", T=self.p.type("QuantGemmTransKernelArg")), "kargs"),
             n.VarDecl(index, "grid_size", n.IntLit(0), brace=True),
-            n.For(n.VarDecl(self.p.type("size_t"), "group", n.IntLit(0)), n.BinOp("<", GROUP, size), n.UnOp("++", GROUP), [
+            n.For(n.VarDecl(self.p.type("size_t"), "group", n.IntLit(0)), n.BinOp("<", GROUP, size),
+                  n.UnOp("++", GROUP), [
                 n.If(empty, [n.Continue()]),
                 n.VarDecl(n.Const(index), "group_blocks", n.BinOp("*", n.call(
                     "TilePartitioner::GridSize", field("M"), field("N")), field("k_batch"))),
