@@ -4,13 +4,18 @@ ck_compile) the wheel's CK Tile."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from ckast import testing
 from ckast.check import Toolchain, check_headers
-from ckast.config import ConfigError, load_data
+from ckast.config import ConfigError, as_dict, load_data
 from ckast.emit import render, write_outputs
+from ckast.library import Selection, build
 from ckast.output import entry_points_for
+from ckast.select.features import KernelTable
+from ckast.select.serving.applicability import LAYERS, applicable, conditions, why_not
+from ckast.select.serving.problem_read import gemm_problem, parse_pairs
 
 from .goldens import GROUPED_QUANT_CASES, GROUPED_QUANT_HEADERS
 from .kernels import config_of, header_of, squash
@@ -94,6 +99,52 @@ def test_what_each_profiles_kernel_refuses_is_named(extra, rule, message):
 def test_what_the_new_profile_builds(variant, extra):
     [loaded] = load_data(dict(QUANT, variant=variant, ck_api=NEW, **extra))
     assert loaded.config.grouped
+
+
+# --- library and selection -----------------------------------------------------------------------
+
+def test_gemm_quant_proposes_each_kernel_grouped_too():
+    """Rule set gemm-quant proposes each of its kernels again as a persistent grouped kernel (`+grouped`); what a
+    profile's grouped kernel does not run is refused by the grouped rules (ck-2025.11: no grouped AQuant)."""
+    old, new = (build(Selection("gemm-quant", "gfx942", p)) for p in (OLD, NEW))
+    for lib in (old, new):
+        grouped = [e for e in lib.entries if e.candidate.origin.endswith("+grouped")]
+        assert grouped and all(e.candidate.knobs["grouped"] and e.candidate.knobs["persistent"] for e in grouped)
+        assert {e.config.grouped for e in lib.accepted} == {False, True}
+    assert {e.config.variant for e in old.accepted if e.config.grouped} == {"bquant", "rowcolquant", "tensor_quant"}
+    assert {e.config.variant for e in new.accepted if e.config.grouped} == {
+        "bquant", "abquant", "aquant", "rowcolquant", "tensor_quant"}
+
+
+def test_a_grouped_quant_problem_runs_on_grouped_kernels_of_its_family():
+    """`groups > 1` with a quant variant: only that family's grouped kernels serve it (`gemm.groups` names why the
+    plain ones do not); a single problem is served by both."""
+    lib = build(Selection("gemm-quant", "gfx942", NEW, ("fp8",), variants=("bquant",)))
+    configs = [e.config for e in lib.accepted]
+    table = [as_dict(c) for c in configs]
+    moe = gemm_problem(parse_pairs("M=64,N=4096,K=7168,variant=bquant,groups=8"))
+    served = applicable(moe, table)
+    assert served.any() and all(c.grouped for c, on in zip(configs, served) if on)
+    plain = next(c for c in configs if not c.grouped)
+    assert why_not(moe, as_dict(plain)).startswith("gemm.groups ")
+    one = applicable(gemm_problem(parse_pairs("M=64,N=4096,K=7168,variant=bquant")), table)
+    assert {c.grouped for c, on in zip(configs, one) if on} == {False, True}
+
+
+def test_the_cxx_selector_checks_grouped_quant_kernels():
+    pytest.importorskip("cppyy")
+    from .test_select_cxx_applicability import _agree
+
+    base = {"kind": "gemm", "datatype": "fp8", "arch": "gfx942", "ck_api": NEW, "pad_m": True, "pad_n": True}
+    kernels = [{**base, "variant": "bquant"}, {**base, "variant": "bquant", "grouped": True},
+               {**base, "variant": "tensor_quant", "grouped": True, "persistent": True},
+               {**base, "variant": "grouped", "datatype": "fp16"}]
+    table = KernelTable.of([as_dict(e.config) for e in load_data(kernels)])
+    problems = [gemm_problem(parse_pairs(f"M={m},N=4096,K=2048{v}{g}")) for m in (16, 192)
+                for v in (",variant=bquant", ",variant=tensor_quant", "") for g in ("", ",groups=8")]
+    answers = np.array([applicable(p, table) for p in problems])
+    assert answers.any() and not answers.all()
+    assert _agree("gemm", [c.holds for c in conditions("gemm", LAYERS)], table, problems) == 0
 
 
 # --- the host model ------------------------------------------------------------------------------
