@@ -44,6 +44,9 @@ def test_the_kernel_is_the_familys_graph_under_the_grouped_launcher():
     assert "usingGroupArgs=ck_tile::QuantGroupedGemmHostArgs;usingHostArgs=std::vector<GroupArgs>;" in grouped
     assert "QuantGroupedGemm" not in plain and "UsePersistentKernel" not in plain
     assert "launch(constck_tile::GemmHostArgs&" not in grouped  # every group needs its scales
+    assert ("launch(constck_tile::QuantGemmHostArgs&args,constck_tile::stream_config&stream){//Onegroup."
+            "constHostArgsgroups=HostArgs{GroupArgs{args.a_ptr,args.b_ptr,args.c_ptr,args.aq_ptr,args.bq_ptr,"
+            "args.k_batch,") in grouped
 
 
 def test_persistent_kernel_picks_its_tail_on_the_device():
@@ -200,6 +203,15 @@ def test_refuses_bad_groups_and_launches_nothing_for_no_work(profile):
         u.launch_gemm_grouped([(16, 64, 256)], k_batch=2)
     assert not [e for e in u.launch_gemm_grouped([]) if e.kind == "launch"]
     assert not [e for e in u.launch_gemm_grouped([(16, 0, 256)]) if e.kind == "launch"]
+
+
+@pytest.mark.parametrize("profile", [OLD, NEW])
+def test_one_problem_launch_runs_one_group(profile):
+    """The `QuantGemmHostArgs` overload (a quant problem of one shape, as a selector hands it) runs one group."""
+    u = testing.jit_header(GROUPED_QUANT_HEADERS["bquant_grouped", profile])
+    launch, = [e for e in u.launch_gemm(32, 128, 256) if e.kind == "launch"]
+    assert (launch["kernel"], launch["group_count"], launch["groups"]) == (
+        "QuantGroupedGemmKernel", 1, "a:b:e:aq:bq:32x128x256:k1:0-4")
 
 
 # --- real CK Tile --------------------------------------------------------------------------------

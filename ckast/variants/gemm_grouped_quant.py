@@ -7,7 +7,7 @@ the device workspace of `GetWorkSpaceSize(group_count)` bytes and the grid (`Max
 else `GridSize(groups)`). This context names CK's grouped quant kernel and host arguments and adds the quant
 type. A persistent kernel picks hot loop and tail per group on the device, so its pipeline problem takes none and
 its traits say `UsePersistentKernel`; a non-persistent one (ck-2026.06) takes the first group's, as the grouped
-launcher checks. There is no one-group `GemmHostArgs` overload: every group needs its scales.
+launcher checks. A `launch` overload taking the quant kernel's `QuantGemmHostArgs` runs one group.
 
 Read at: `ck_tile/ops/gemm_quant/kernel/grouped_gemm_quant_kernel.hpp` of the amd-aiter 0.1.7.post2.dev18 wheel
 (ck-2025.11: persistent only; BQuantGrouped, RowColQuant, TensorQuant) and of ROCm/rocm-libraries
@@ -37,12 +37,19 @@ class GroupedQuant(Grouped, Quant):
 
     group_args_key = "QuantGroupedGemmHostArgs"
     kernel_key = "QuantGroupedGemmKernel"
+    plain_args_key = "QuantGemmHostArgs"
 
     def kernel_args(self, s: Scope) -> dict[str, object]:
         return dict(super().kernel_args(s), QuantType_=self.p.enum_value("QuantType", QUANT_TYPES[self.c.variant]))
 
     def plain_group(self, args: n.Expr) -> dict[str, n.Expr] | None:
-        return None
+        """One group of the quant kernel's `QuantGemmHostArgs` (its output is `c_ptr`, `stride_C`)."""
+        member = functools.partial(n.Member, args)
+        return dict(a_ptr_=member("a_ptr"), b_ptr_=member("b_ptr"), e_ptr_=member("c_ptr"), aq_ptr_=member("aq_ptr"),
+                    bq_ptr_=member("bq_ptr"), k_batch_=member("k_batch"), M_=member("M"), N_=member("N"),
+                    K_=member("K"), QK_A_=member("QK_A"), QK_B_=member("QK_B"), stride_A_=member("stride_A"),
+                    stride_B_=member("stride_B"), stride_E_=member("stride_C"), stride_AQ_=member("stride_AQ"),
+                    stride_BQ_=member("stride_BQ"))
 
     def group_descriptors(self, s: Scope) -> list[n.Stmt]:
         """The kernel's `MakeKargs`, where it compiles; else (ck-2025.11, whose `MakeKargs` initializes

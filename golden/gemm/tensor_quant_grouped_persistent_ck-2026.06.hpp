@@ -16,6 +16,7 @@
 #include "ck_tile/ops/epilogue.hpp"
 #include "ck_tile/ops/gemm.hpp"
 #include "ck_tile/ops/gemm_quant.hpp"
+#include "ck_tile/ops/gemm_quant/kernel/gemm_quant_kernel.hpp"
 #include "ck_tile/ops/gemm_quant/kernel/grouped_gemm_quant_kernel.hpp"
 #include "ck_tile/ops/gemm_quant/pipeline/gemm_group_quant_utils.hpp"
 #include "ck_tile/ops/gemm_quant/pipeline/gemm_quant_pipeline_problem.hpp"
@@ -165,6 +166,31 @@ struct Launcher {
             }
         }
         return run(args, stream);
+    }
+
+    static float launch(
+        const ck_tile::QuantGemmHostArgs& args,
+        const ck_tile::stream_config& stream) {
+        // One group.
+        const HostArgs groups = HostArgs{
+            GroupArgs{
+                args.a_ptr,
+                args.b_ptr,
+                args.c_ptr,
+                args.aq_ptr,
+                args.bq_ptr,
+                args.k_batch,
+                args.M,
+                args.N,
+                args.K,
+                args.QK_A,
+                args.QK_B,
+                args.stride_A,
+                args.stride_B,
+                args.stride_C,
+                args.stride_AQ,
+                args.stride_BQ}};
+        return launch(groups, stream);
     }
 };
 } // namespace gemm_bf8_rcr_tensor_quant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_grouped_persistent_f7a74bc3f1

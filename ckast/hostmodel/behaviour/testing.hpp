@@ -59,7 +59,7 @@ template <class L>
 float launch_gemm(index_t m, index_t n, index_t k, int k_batch, bool time_kernel) {
     const auto plain = gemm_args<L>(m, n, k, k_batch);
     const ck_tile::stream_config stream{nullptr, time_kernel};
-    if constexpr (std::is_same_v<typename L::HostArgs, ck_tile::QuantGemmHostArgs>) {  // scales `aq`, `bq`
+    if constexpr (requires { L::launch(std::declval<const ck_tile::QuantGemmHostArgs&>(), stream); }) {  // `aq`, `bq`
         const ck_tile::QuantGemmHostArgs args(plain.a_ptr, plain.b_ptr, plain.e_ptr, buffer("aq"), buffer("bq"),
                                               k_batch, m, n, k, 0, 0, plain.stride_A, plain.stride_B, plain.stride_E,
                                               0, 0);
