@@ -218,14 +218,25 @@ def test_one_problem_launch_runs_one_group(profile):
 
 @pytest.mark.ck_compile
 def test_grouped_quant_compiles_against_the_wheel(tmp_path):
-    """ck-2025.11's persistent grouped bquant with device code for gfx942, its descriptors built group by group
-    (~20 s); the wheel's aggregate gemm_quant.hpp is replaced by the BQuant headers, as for the plain family."""
-    kernels = render(load_data([dict(GROUPED_QUANT_CASES["bquant_grouped"][0], ck_api=OLD)]))
+    """ck-2025.11's persistent grouped kernels of every family its kernel runs, descriptors built group by group:
+    bquant with device code for gfx942, and (host and device syntax) bquant's int4 weights on the preshuffled-B
+    pipeline (the kernel's two-LDS path), row-col and tensor quant (~40 s on 2 cores). The wheel's aggregate
+    gemm_quant.hpp is replaced by the BQuant headers, as for the plain families."""
+    configs = [dict(GROUPED_QUANT_CASES["bquant_grouped"][0], ck_api=OLD),
+               dict(QUANT, variant="bquant", datatype="fp8i4", pipeline="preshuffleb", tile_m=128, tile_n=128,
+                    tile_k=128, warp_tile_k=64, preshuffle_bquant=True, ck_api=OLD),
+               dict(QUANT, variant="rowcolquant", ck_api=OLD),
+               dict(GROUPED_QUANT_CASES["tensor_quant_grouped_persistent"][0], ck_api=OLD)]
+    kernels = render(load_data(configs))
     write_outputs(kernels, tmp_path)
-    [header] = [tmp_path / k.header for k in kernels]
-    text = header.read_text()
-    assert "ck_tile::QuantGroupedGemmKernel<" in text
-    header.write_text(text.replace('#include "ck_tile/ops/gemm_quant.hpp"\n',
-                                   "".join(f'#include "{i}"\n' for i in BQUANT_HEADERS)))
-    [result] = check_headers([header], Toolchain.discover(), entry_points_for, mode="codegen")
-    assert result.passed, result.log
+    headers = [tmp_path / k.header for k in kernels]
+    for header in headers:
+        text = header.read_text()
+        assert "ck_tile::QuantGroupedGemmKernel<" in text and "K::Base::MakeKernelArgs(" in text
+        header.write_text(text.replace('#include "ck_tile/ops/gemm_quant.hpp"\n',
+                                       "".join(f'#include "{i}"\n' for i in BQUANT_HEADERS)))
+    toolchain = Toolchain.discover()
+    [codegen] = check_headers(headers[:1], toolchain, entry_points_for, mode="codegen")
+    assert codegen.passed, codegen.log
+    results = check_headers(headers[1:], toolchain, entry_points_for, parallel=2)
+    assert len(results) == 3 and all(r.passed for r in results), "\n".join(r.log for r in results if not r.passed)
