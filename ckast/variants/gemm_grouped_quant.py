@@ -14,8 +14,8 @@ Read at: `ck_tile/ops/gemm_quant/kernel/grouped_gemm_quant_kernel.hpp` of the am
 `projects/composablekernel/include` @705d00c1b483a354153dbe0faeeff9a7c22b731c (ck-2026.06: also non-persistent,
 AQuantGrouped and ABQuantGrouped); CK's launcher, ROCm/composable_kernel
 `test/ck_tile/grouped_gemm_quant/test_grouped_gemm_util_quant.hpp` (persistent traits, a problem without hot loop
-and tail, `MaxOccupancyGridSize`). Rules profile.grouped_quant_*
-and grouped_quant.* check what each profile's kernel takes.
+and tail, `MaxOccupancyGridSize`). Rules profile.grouped_quant_* and grouped_quant.* check what each profile's
+kernel takes.
 """
 
 from __future__ import annotations

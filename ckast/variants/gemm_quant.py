@@ -9,8 +9,9 @@ the host arguments (`QuantGemmHostArgs`: scale pointers and strides beside A, B 
 (CK's 1-D partitioner, except abquant and aquant), the traits (`TileGemmQuantTraits`: quant type, scale
 layouts, preshuffled B and scales), the family's pipeline problem and pipeline, and the kernel
 (`QuantGemmKernel`). The quant problems take hot loop and tail as template arguments in every profile, so
-the launcher dispatches them at compile time (as the ck-2025.11 universal GEMM does). Rules quant.*,
-aquant.* and profile.* check the families.
+the launcher dispatches them at compile time (as the ck-2025.11 universal GEMM does), except a persistent
+`grouped` kernel (`gemm_grouped_quant`: this patch, then the grouped launcher's). Rules quant.*, aquant.* and
+profile.* check the families.
 
 Read at: CK's generators `dispatcher/codegen/unified_gemm_{bquant,abquant,aquant,rowcolquant,tensor_quant}
 _codegen.py` and `unified_grouped_gemm_{bquant,abquant,aquant}_codegen.py` (the grouped ones' form: the knobs
