@@ -134,6 +134,21 @@ def test_a_grouped_quant_problem_runs_on_grouped_kernels_of_its_family():
     assert {c.grouped for c, on in zip(configs, one) if on} == {False, True}
 
 
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+def test_gemm_quant_serves_fp8_block_scale_experts(arch):
+    """DeepSeek-V3-style experts (gate/up N = 4096, K = 7168; down N = 7168, K = 2048; 1 x 128 activation and
+    128 x 128 weight scales: abquant) and weight-only 128 x 128 blocks (bquant), decode to prefill, 8 and 32
+    experts: each has an applicable grouped kernel in ck-2026.06's gemm-quant."""
+    lib = build(Selection("gemm-quant", arch, NEW, ("fp8",)))
+    table = KernelTable.of([as_dict(e.config) for e in lib.accepted])
+    for m in (1, 16, 256, 2048):
+        for groups in (8, 32):
+            for n_, k, variant in ((4096, 7168, "abquant"), (7168, 2048, "abquant"), (1536, 2048, "bquant")):
+                problem = gemm_problem(parse_pairs(f"M={m},N={n_},K={k},groups={groups},variant={variant},"
+                                                   "bquant_group_n=128"))
+                assert applicable(problem, table).any(), problem
+
+
 def test_the_cxx_selector_checks_grouped_quant_kernels():
     pytest.importorskip("cppyy")
     from .test_select_cxx_applicability import _agree
