@@ -47,10 +47,23 @@ packed-int4 A), row-col and tensor quant in both profiles (CK's factories' tiles
 with the reduction both profiles have through a workspace (linear), persistent; grouped, also persistent (its
 kernel then picks hot loop and tail per group on the device)."""
 
+GROUPED_QUANT_CASES: dict[str, tuple[dict, tuple[str, ...]]] = {
+    "bquant_grouped": (dict(QUANT, variant="bquant", datatype="fp8", grouped=True), ("ck-2025.11", "ck-2026.06")),
+    "tensor_quant_grouped_persistent": (dict(QUANT, variant="tensor_quant", datatype="bf8", grouped=True,
+                                             persistent=True), ("ck-2025.11", "ck-2026.06")),
+    "aquant_grouped_persistent": (dict(QUANT, variant="aquant", datatype="fp8", pipeline="compv3", grouped=True,
+                                       persistent=True), ("ck-2026.06",)),
+}
+"""Golden grouped quant headers (CK Tile's QuantGroupedGemmKernel): bquant at each profile's default (ck-2025.11
+persistent, its only kernel; ck-2026.06 not, the launcher then takes the first group's tail), tensor quant
+persistent in both, and AQuant, which only ck-2026.06's kernel runs."""
+
 GEMM_HEADERS = {(case, profile): GOLDEN / "gemm" / f"{case}_{profile}.hpp"
                 for case in GEMM_CASES for profile in profile_names()}
 QUANT_HEADERS = {(case, profile): GOLDEN / "gemm" / f"{case}_{profile}.hpp"
                  for case, (_, profiles) in QUANT_CASES.items() for profile in profiles}
+GROUPED_QUANT_HEADERS = {(case, profile): GOLDEN / "gemm" / f"{case}_{profile}.hpp"
+                         for case, (_, profiles) in GROUPED_QUANT_CASES.items() for profile in profiles}
 GEMM_RUN = {
     "wrapper": GOLDEN / "gemm" / "run" / "dispatcher_wrapper_multi_d.hpp",
     "unit": GOLDEN / "gemm" / "run" / "unit_standard.cpp",
@@ -101,4 +114,5 @@ CONV_RUN_FILES = (
 """Goldens of a run's conv wrapper and registration files (chunk size 1 so chunking shows)."""
 CONV_RUN = {name: CONV_RUN_DIR / name for name in CONV_RUN_FILES}
 
-ALL = {*GEMM_HEADERS.values(), *QUANT_HEADERS.values(), *GEMM_RUN.values(), *CONV_HEADERS.values(), *CONV_RUN.values()}
+ALL = {*GEMM_HEADERS.values(), *QUANT_HEADERS.values(), *GROUPED_QUANT_HEADERS.values(), *GEMM_RUN.values(),
+       *CONV_HEADERS.values(), *CONV_RUN.values()}

@@ -58,6 +58,12 @@ INVALID = {
     "profile.aquant_mem": {"variant": "aquant", "datatype": "fp8", "ck_api": "ck-2025.11"},
     "profile.aquant_int4": {"variant": "aquant", "datatype": "fp8i4", "pipeline": "compv3", "scheduler": "intrawave",
                             "ck_api": "ck-2025.11"},
+    "profile.grouped_quant_persistent": {"variant": "bquant", "datatype": "fp8", "grouped": True, "persistent": False,
+                                         "ck_api": "ck-2025.11"},
+    "profile.grouped_quant_type": {"variant": "aquant", "datatype": "fp8", "pipeline": "compv3", "grouped": True,
+                                   "ck_api": "ck-2025.11"},
+    "grouped_quant.double_smem_buffer": {"variant": "abquant", "datatype": "fp8", "pipeline": "preshuffleb",
+                                         "grouped": True, "ck_api": "ck-2026.06"},
 }
 """GEMM cases: changes to BASE."""
 

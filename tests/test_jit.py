@@ -34,13 +34,14 @@ from ckast.variants import conv, gemm, gemm_quant, gemm_wrapper, kernel_graph
 from ckast.variants.conv_wrapper import conv_key
 
 from .conftest import GOLDEN, ROOT
-from .goldens import CONV, CONV_CASES, GEMM_CASES, QUANT_CASES, SMALL_TILE
+from .goldens import CONV, CONV_CASES, GEMM_CASES, GROUPED_QUANT_CASES, QUANT_CASES, SMALL_TILE
 from .kernels import config_of
 
 OLD, NEW = "ck-2025.11", "ck-2026.06"
 KERNEL_GOLDENS = sorted(GOLDEN.glob("*/*_ck-*.hpp"))
 CONV_CONFIGS = {case: data for case, (data, _) in CONV_CASES.items()}
-GEMM_CONFIGS = {**GEMM_CASES, **{case: data for case, (data, _) in QUANT_CASES.items()}}
+GEMM_CONFIGS = {**GEMM_CASES, **{case: data for case, (data, _) in (*QUANT_CASES.items(),
+                                                                     *GROUPED_QUANT_CASES.items())}}
 PROBLEM = testing.ConvProblem(G=2, N=4, K=16, C=16, filter=(3, 3), input=(8, 8))
 """A small 2-D problem every 2-D golden conv kernel supports (channels fit every vector size)."""
 DEPTHWISE = testing.ConvProblem(G=8, N=16, K=1, C=1, filter=(3, 3), input=(8, 8), left_pad=(1, 1), right_pad=(1, 1))

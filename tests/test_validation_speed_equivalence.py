@@ -38,18 +38,19 @@ SELECTIONS = {
     "builder tests": Selection("tests", "gfx942", "ck-2025.11", builder_conf=CONFIGS),
 }
 PINNED = {
-    "full fp16 2d": (3207, "150899b208f0b621015f712e42acc79b2809a8455d2786b76c4b90361ce16bd8"),
-    "full bf16 3d wmma": (2116, "8dad11f1cc97713032070006a6dc5566cef01b48f12f968944740385e861aeaf"),
-    "default": (456, "96afeb26470dfefcd2e670e14b60ac1b8ade68bca2416d4be6ec3fe4efb03dd0"),
-    "gemm-default fp16": (14364, "4ecc0786a631876829d0d662c3d5dfa3070f60805e0d6025a287aead09dbbeea"),
-    "gemm-default wmma": (5072, "f29c67c55f208cdc749bd1ad4bb8c8979e63bb7189234565c24cc360857546f2"),
-    "fp16_rcr_all": (27, "9fce4183f64d90a698e1126fcaefbedfaf221ba44a042778763dd630b86f8553"),
-    "mixed_precision": (2, "567ae5485520cb57340d64358bd6e5c9722ebaa46aa462501c6ac9ef91bdcce0"),
-    "builder tests": (30, "576dd16645c2b948e3676cc59b9a046516e5edc91485668d332898eee193c8be"),
+    "full fp16 2d": (3207, "ebb31aea29d054ed964c1d9055be5a139a3d85ae01453aa7f2a48f72a59de985"),
+    "full bf16 3d wmma": (2116, "fd19e696c3665e7031507e94c7aec78d2d41c9fa8385ec037cf6cac87406152d"),
+    "default": (456, "dd67279b4850fcf30ac6fec018f67d3db849e5171d72528f9473cbdae311483e"),
+    "gemm-default fp16": (14364, "083819243a9102702e016496371e13f56dfc0a3ae3de004454dc05634b7132aa"),
+    "gemm-default wmma": (5072, "2e6c4720f49bd2f12936ef4c8a530eefd9cf82883e375b60fd4eead6ec43d1a3"),
+    "fp16_rcr_all": (27, "4ca5e37c42151049b6fa7a39a90ac2b331524b2af32c193307a8581d7f93e5aa"),
+    "mixed_precision": (2, "f9ac1a28b7876a828f7633090acb1a0209fc0141051d13513e6bcb607f5e2f61"),
+    "builder tests": (30, "1dc28e70c368c53535234cc509821a98517d77bba3ca637fc9965b82c4e0c82d"),
 }
 """Selection -> (entries, digest of every entry), from the validation before it was memoized (re-pinned for the
-block-scale knobs and for `preshuffle_aquant`: see PINNED_MUTATIONS)."""
-PINNED_MUTATIONS = (6000, "b33a2ae9a0a4f5f937faee3226677dceb2324d146de9a9d7acda2228c7af3007")
+block-scale knobs and for `preshuffle_aquant`, and for the quant families' `grouped` knob and its rules: see
+PINNED_MUTATIONS)."""
+PINNED_MUTATIONS = (6000, "62a2d25d777dda3af794fa208971fbb98b43ef016cdd2fe31699e9695c014460")
 """(kernel objects, digest of every `resolve_kernel` result and its rules' outcomes). Changed twice on
 purpose: inert knobs (`Knob.inert`, stream-K's reduction and persistence without stream-K) resolve to
 their defaults (with `inert` cleared the digest is the earlier 4cd11d37...6fc); CK's spellings are read

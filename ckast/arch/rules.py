@@ -533,10 +533,10 @@ def _quant_epilogue(c: Any, arch: ArchSpec) -> Iterator[Finding]:
         yield "epilogue", f"{c.epilogue}: CK's quant GEMM generators emit the CShuffle epilogue only"
 
 
-@rule("quant.persistent", "CK's quant GEMM kernel maps one block to one tile (no persistent path)",
-      variants=QUANT_VARIANTS, reads=("persistent",))
+@rule("quant.persistent", "CK's quant GEMM kernel maps one block to one tile (no persistent path; the grouped one has)",
+      variants=QUANT_VARIANTS, reads=("persistent", "grouped"))
 def _quant_persistent(c: Any, arch: ArchSpec) -> Iterator[Finding]:
-    if c.persistent:
+    if c.persistent and not c.grouped:
         yield "persistent", "true: CK's QuantGemmKernel has no persistent kernel"
 
 
@@ -658,6 +658,37 @@ def _profile_aquant_int4(c: Any, arch: ArchSpec) -> Iterator[Finding]:
     if c.datatype.endswith("i4") and not catalog.load_profile(c.ck_api).feature("aquant_packed_int4"):
         yield "datatype", (f"{c.datatype}: CK API profile {c.ck_api}'s AQuant pipeline takes an fp8 or bf8 A only; "
                            "use fp8 or bf8, or a newer profile (ck_api)")
+
+
+# --- grouped quantized GEMM (the `grouped` knob of the quant families) --------------------------------
+# CK Tile's QuantGroupedGemmKernel (ops/gemm_quant/kernel/grouped_gemm_quant_kernel.hpp): of the amd-aiter
+# wheel for ck-2025.11, of rocm-libraries @705d00c1b483a354153dbe0faeeff9a7c22b731c for ck-2026.06. Both
+# run each group's QuantGemmKernel; split-K stays refused as for every quant family (split_k.unsupported).
+
+@rule("profile.grouped_quant_persistent", "the CK API profile's grouped quant kernel has a non-persistent path "
+      "(ck-2025.11's static_asserts a persistent pipeline)", variants=QUANT_VARIANTS,
+      reads=("grouped", "persistent", "ck_api"))
+def _grouped_quant_persistent(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.grouped and not c.persistent and not catalog.load_profile(c.ck_api).feature("grouped_quant_non_persistent"):
+        yield "persistent", (f"false: CK API profile {c.ck_api}'s QuantGroupedGemmKernel static_asserts a persistent "
+                             "kernel; set persistent to true, or use a newer profile (ck_api)")
+
+
+@rule("profile.grouped_quant_type", "the CK API profile's grouped quant kernel runs the family (ck-2025.11's: "
+      "BQuantGrouped, RowColQuant and TensorQuant)", variants=(AQUANT,), reads=("grouped", "ck_api"))
+def _grouped_quant_type(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.grouped and not catalog.load_profile(c.ck_api).feature("grouped_quant_aquant"):
+        yield "grouped", (f"true: CK API profile {c.ck_api}'s QuantGroupedGemmKernel has no AQuantGrouped path (it "
+                          "passes the pipeline no A scales); use bquant, rowcolquant or tensor_quant, or a newer "
+                          "profile (ck_api)")
+
+
+@rule("grouped_quant.double_smem_buffer", "the grouped quant kernel double-buffers LDS for BQuant only (its two-LDS "
+      "path static_asserts BQuantGrouped)", variants=QUANT_VARIANTS, reads=("grouped", "variant", "double_smem_buffer"))
+def _grouped_quant_dsb(c: Any, arch: ArchSpec) -> Iterator[Finding]:
+    if c.grouped and c.double_smem_buffer and c.variant != "bquant":
+        yield "double_smem_buffer", (f"true: CK's QuantGroupedGemmKernel runs a double LDS buffer for bquant only, "
+                                     f"not {c.variant}; use a single-buffered pipeline")
 
 
 @rule("split_k.unsupported", "split-K (k_batch > 1) only where CK's kernel accumulates partial results",

@@ -177,6 +177,11 @@ def _default_cast_policy(c: Config) -> str:
     return "before_lds_write" if takes and same_ab_types(c["variant"], c["datatype"]) else "after_lds_read"
 
 
+def _default_persistent(c: Config) -> bool:
+    """Off, except for a grouped quant kernel on a profile whose QuantGroupedGemmKernel is persistent only."""
+    return bool(c.get("grouped")) and not catalog.load_profile(c["ck_api"]).feature("grouped_quant_non_persistent")
+
+
 def _default_scheduler(c: Config) -> str:
     """Intrawave, except where the family's pipeline implements one schedule (AQuant's Mem: interwave)."""
     return QUANT_SCHEDULES.get(c["variant"], {}).get(c["pipeline"], "intrawave")
@@ -210,7 +215,10 @@ KNOBS: tuple[Knob, ...] = (
     # CK's bquant and tensor-quant generators pad K by default (its other GEMM generators pad nothing by default).
     *(Knob(f"pad_{d}", bool, default=(lambda c: c["variant"] in ("bquant", TENSOR_QUANT)) if d == "k" else False,
            variants=GEMM_VARIANTS) for d in "mnk"),
-    Knob("persistent", bool, default=False, kinds=(GEMM,)),
+    # CK Tile's multi-group quantized GEMM (QuantGroupedGemmKernel): the family's kernel run over a vector of
+    # groups in one launch; persistent by default where the profile's kernel is persistent only.
+    Knob("grouped", bool, default=False, variants=QUANT_VARIANTS),
+    Knob("persistent", bool, default=_default_persistent, kinds=(GEMM,)),
     Knob("split_k", bool, default=lambda c: split_k_default(c["kind"], c["variant"], c["epilogue"], c["datatype"]),
          kinds=(GEMM,)),
     Knob("elementwise_op", str, default="MultiDAdd", choices=(*ELEMENTWISE_OPS, *UNARY_ELEMENTWISE_OPS),

@@ -36,7 +36,7 @@ _FILES = {
     "behaviour/host.hpp": "stream_config hip_check_error cast_pointer_to_constant_address_space DeviceMem ConvParam "
                           "launch_kernel launch_kernel_time_mask make_tuple",
     "behaviour/gemm.hpp": "GemmHostArgs BatchedGemmHostArgs StreamKHostArgs",
-    "behaviour/gemm_quant.hpp": "QuantGemmHostArgs",
+    "behaviour/gemm_quant.hpp": "QuantGemmHostArgs QuantGroupedGemmHostArgs QuantGemmTransKernelArg",
     "behaviour/conv.hpp": "GroupedConvBwdDataHostArgs GroupedConvBwdWeightHostArgs",
     "behaviour/dispatcher.hpp": "KernelKey KernelInstancePtr Registry GroupedConvKernelKey GroupedConvKernelInstance "
                                 "GroupedConvKernelInstancePtr GroupedConvRegistry GroupedConvProblem HeuristicFunction "

@@ -7,7 +7,8 @@ is proposed once (from the first). A factory module no reader reads (a family ck
 grouped factories, whose configs spell their groups otherwise and configure the same single-problem kernels)
 proposes nothing; `families` says which are read. The data's `extend` entries are
 ckast's additions (each says why): a case of their modules is proposed again with their config keys set, its
-origin marked `+extend<n>` (the n-th entry).
+origin marked `+extend<n>` (the n-th entry). Its `grouped` table is another: each kernel of its families is
+proposed again as CK Tile's multi-group kernel (its knobs set), its origin marked `+grouped`.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ def candidates(selection: Selection) -> list[Candidate]:
             raise SelectionError(f"variant {variant!r} is not in {NAME}; it has: {', '.join(known)}")
     out: list[Candidate] = []
     seen: set[tuple[tuple[str, Any], ...]] = set()
+    grouped = data("gemm_quant")["grouped"]
     for case in data("gemm_quant")["cases"]:
         fam = family(case["module"])
         if fam is None or case["arch"] != selection.arch or not selection.wants(variant=fam):
@@ -64,6 +66,8 @@ def candidates(selection: Selection) -> list[Candidate]:
                     continue
                 seen.add(key)
                 out.append(Candidate(f"{origin}[{i}]", knobs))
+                if fam in grouped["families"]:
+                    out.append(Candidate(f"{origin}[{i}]+grouped", {**knobs, **grouped["knobs"]}))
     return out
 
 

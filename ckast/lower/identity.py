@@ -37,6 +37,8 @@ def _flags(c) -> list[str]:
     pads = "".join(d for d in "mnk" if getattr(c, f"pad_{d}"))
     if pads:
         out.append(f"pad{pads}")
+    if c.grouped:  # a quant family's multi-group kernel (CK's QuantGroupedGemmKernel)
+        out.append("grouped")
     if c.persistent:
         out.append("persistent")
     if c.split_k is False and c.variant not in GEMM_VARIANTS_WITHOUT_SPLIT_K:

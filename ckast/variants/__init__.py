@@ -14,7 +14,7 @@ from ckast.arch.rules import QUANT_VARIANTS
 from ckast.lower.identity import LAUNCHER, NAMESPACE, EntryPoint, kernel_name, launcher
 
 from . import (conv, conv_depthwise, conv_streamk, conv_two_stage, conv_wrapper, gemm, gemm_batched, gemm_grouped,
-               gemm_multi_d, gemm_preshuffle, gemm_quant, gemm_streamk, gemm_wrapper)
+               gemm_grouped_quant, gemm_multi_d, gemm_preshuffle, gemm_quant, gemm_streamk, gemm_wrapper)
 
 Patch = Callable[[gemm.Gemm, KernelGraph], None]
 GEMM_PATCHES: dict[str, tuple[Patch, ...]] = {
@@ -29,6 +29,15 @@ GEMM_PATCHES: dict[str, tuple[Patch, ...]] = {
 GEMM_CONTEXTS: dict[str, type[gemm.Gemm]] = {"stream_k": gemm_streamk.StreamK, "grouped": gemm_grouped.Grouped,
                                              **dict.fromkeys(QUANT_VARIANTS, gemm_quant.Quant)}
 """Variants whose kernel context differs from the shared graph's (others: `gemm.Gemm`)."""
+GROUPED_QUANT_PATCHES: tuple[Patch, ...] = (gemm_quant.patch, gemm_grouped.patch)
+"""A quant family's `grouped` kernel: the family's patch, then the grouped launcher's (CK's QuantGroupedGemmKernel)."""
+
+
+def gemm_recipe(config) -> tuple[type[gemm.Gemm], tuple[Patch, ...]]:
+    """The kernel context and the patches of a GEMM config."""
+    if config.grouped:
+        return gemm_grouped_quant.GroupedQuant, GROUPED_QUANT_PATCHES
+    return GEMM_CONTEXTS.get(config.variant, gemm.Gemm), GEMM_PATCHES[config.variant]
 
 
 ConvPatch = Callable[[conv.Conv, KernelGraph], None]
@@ -44,9 +53,10 @@ def conv_patches(config) -> tuple[ConvPatch, ...]:
 def kernel_graph(config, profile: Profile) -> tuple[str, KernelGraph]:
     """The kernel's name and its IR graph (shared graph + the variant's patches)."""
     if config.kind == "gemm":
-        g = GEMM_CONTEXTS.get(config.variant, gemm.Gemm).of(config, profile)
+        context, patches = gemm_recipe(config)
+        g = context.of(config, profile)
         graph = gemm.shared_graph(g)
-        for patch in GEMM_PATCHES[config.variant]:
+        for patch in patches:
             patch(g, graph)
         return g.name, graph
     if config.variant == conv.DEPTHWISE:

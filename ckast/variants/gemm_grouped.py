@@ -8,7 +8,8 @@ grid, tiles x k_batch blocks), checks them (`IsSupportedArgument`: the universal
 them to a device workspace of `GetWorkSpaceSize(group_count)` bytes on the stream and launches the kernel with the
 workspace and the group count, over `GridSize(groups)` blocks (persistent: `MaxOccupancyGridSize`, the kernel
 loops over the groups' tiles). With split-K, each group's C with k_batch > 1 is zeroed inside the timed region.
-A `launch` overload taking plain `GemmHostArgs` runs one group (for CK's dispatcher, whose problem has one shape).
+A `launch` overload taking plain `GemmHostArgs` runs one group (for CK's dispatcher, whose problem has one shape;
+a grouped quant kernel's takes `QuantGemmHostArgs`).
 
 Where the profile fixes hot loop and tail at compile time (ck-2025.11), CK's kernel uses them only in its
 non-persistent single-LDS path (persistent and double-LDS kernels choose per group on the device): there `launch`
@@ -52,6 +53,8 @@ class Grouped(Gemm):
 
     group_args_key = "GroupedGemmHostArgs"
     kernel_key = "GroupedGemmKernel"
+    plain_args_key = "GemmHostArgs"
+    """The one-problem host arguments of the `launch` overload that runs one group."""
 
     @property
     def compile_time_tail(self) -> bool:
@@ -67,9 +70,13 @@ class Grouped(Gemm):
         return dict(TilePartitioner_=s.ref("TilePartitioner"), GemmPipeline_=s.ref("Pipeline"),
                     EpiloguePipeline_=s.ref("Epilogue"))
 
+    def group_descriptors(self, s: Scope) -> list[n.Stmt]:
+        """`kargs`: the device descriptors of the non-empty groups, from the kernel's `MakeKargs`."""
+        return [n.VarDecl(n.Const(n.Builtin("auto")), "kargs", n.call("K::MakeKargs", ids("args")))]
+
     def plain_group(self, args: n.Expr) -> dict[str, n.Expr] | None:
-        """The constructor arguments, by name, of one group of the plain `GemmHostArgs` `args` (None: the
-        launcher has no plain-arguments overload, as a quant kernel, whose groups need scales, would not)."""
+        """The constructor arguments, by name, of one group of the one-problem host arguments `args` (None: the
+        launcher has no such overload)."""
         member = functools.partial(n.Member, args)
         return dict(a_ptr_=member("a_ptr"), b_ptr_=member("b_ptr"), ds_ptr_=n.BraceInit(None, []),
                     e_ptr_=member("e_ptr"), k_batch_=member("k_batch"), M_=member("M"), N_=member("N"),
@@ -89,7 +96,7 @@ def patch(g: Grouped, graph: KernelGraph) -> None:
                             uses=launch_construct.uses, binds=launch_construct.binds, entry_args="HostArgs"))
     if g.plain_group(ids("args")) is not None:
         graph.add(Construct("launch_plain", "launcher", lambda s: launch_plain(g, s),
-                            uses=("GroupArgs", "HostArgs", "launch"), symbol="launch", entry_args="GemmHostArgs"))
+                            uses=("GroupArgs", "HostArgs", "launch"), symbol="launch", entry_args=g.plain_args_key))
 
 
 def group_field(g: Grouped, group: n.Expr, name: str) -> n.Expr:
@@ -176,7 +183,7 @@ def run(g: Grouped, s: Scope) -> n.FunctionDef:
     dim3 = n.Const(g.p.type("dim3"))
     body: list[n.Stmt] = [
         n.UsingAlias("K", s.ref("Kernel")),
-        n.VarDecl(n.Const(auto), "kargs", n.call("K::MakeKargs", ids("args"))),
+        *g.group_descriptors(s),
         n.If(n.UnOp("!", n.call("K::IsSupportedArgument", ids("kargs"))), [g.throw("arguments not supported")]),
         n.If(n.call(n.Member(ids("kargs"), "empty")), [
             n.Comment("Every group has M, N or K zero: nothing to launch."), n.Return(n.IntLit(0))]),
@@ -193,7 +200,7 @@ def run(g: Grouped, s: Scope) -> n.FunctionDef:
 
 
 def launch_plain(g: Grouped, s: Scope) -> n.FunctionDef:
-    """`launch(const GemmHostArgs&, stream)`: one group of the plain arguments' shape."""
+    """`launch(const <plain_args_key>&, stream)`: one group of the one-problem arguments' shape."""
     fields = g.p.record(g.group_args_key).construct(g.group_args_key, **g.plain_group(ids("args")))
     host_args = s.ref("HostArgs")
     body = [
@@ -201,4 +208,4 @@ def launch_plain(g: Grouped, s: Scope) -> n.FunctionDef:
         n.VarDecl(n.Const(host_args), "groups", n.BraceInit(host_args, [n.BraceInit(s.ref("GroupArgs"), fields)])),
         n.Return(n.Call(s.call_target("launch"), [ids("groups"), ids("stream")])),
     ]
-    return n.FunctionDef("launch", n.Builtin("float"), g.host_params(g.p.type("GemmHostArgs")), body, static=True)
+    return n.FunctionDef("launch", n.Builtin("float"), g.host_params(g.p.type(g.plain_args_key)), body, static=True)

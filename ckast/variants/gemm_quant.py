@@ -9,8 +9,9 @@ the host arguments (`QuantGemmHostArgs`: scale pointers and strides beside A, B 
 (CK's 1-D partitioner, except abquant and aquant), the traits (`TileGemmQuantTraits`: quant type, scale
 layouts, preshuffled B and scales), the family's pipeline problem and pipeline, and the kernel
 (`QuantGemmKernel`). The quant problems take hot loop and tail as template arguments in every profile, so
-the launcher dispatches them at compile time (as the ck-2025.11 universal GEMM does). Rules quant.*,
-aquant.* and profile.* check the families.
+the launcher dispatches them at compile time (as the ck-2025.11 universal GEMM does), except a persistent
+`grouped` kernel (`gemm_grouped_quant`: this patch, then the grouped launcher's). Rules quant.*, aquant.* and
+profile.* check the families.
 
 Read at: CK's generators `dispatcher/codegen/unified_gemm_{bquant,abquant,aquant,rowcolquant,tensor_quant}
 _codegen.py` and `unified_grouped_gemm_{bquant,abquant,aquant}_codegen.py` (the grouped ones' form: the knobs
@@ -129,6 +130,7 @@ def constants(g: Quant) -> list[n.Decl]:
         constexpr(b, "BPreshuffleQuant", bool(c.preshuffle_bquant)),
         constexpr(b, "PreshuffleB", bool(c.preshuffle_b)),
         constexpr(b, "TransposeC", bool(c.transpose_c)),
+        *([constexpr(b, "UsePersistentKernel", c.persistent)] if c.grouped else []),
     ]
 
 
@@ -169,14 +171,15 @@ def patch(g: Quant, graph: KernelGraph) -> None:
     graph.replace(alias("Traits", "traits", lambda s: traits(g, s), "ALayout", "BLayout", "CLayout", "AQLayout",
                         "BQLayout"))
     operands = ("ADataType", "BDataType", "AccDataType", "TileShape", "Traits")
-    graph.replace(alias("BaseProblem", "pipeline_problem", lambda s: g.t(
-        "GemmPipelineProblemBase", AsDataType_=s.ref("ADataType"), BsDataType_=s.ref("BDataType"),
-        EDataType_=s.ref("AccDataType"), BlockGemmShape_=s.ref("TileShape"), Traits_=s.ref("Traits")), *operands))
+    if g.compile_time_tail:  # the launcher's loop-count dispatch (a persistent grouped kernel has none)
+        graph.replace(alias("BaseProblem", "pipeline_problem", lambda s: g.t(
+            "GemmPipelineProblemBase", AsDataType_=s.ref("ADataType"), BsDataType_=s.ref("BDataType"),
+            EDataType_=s.ref("AccDataType"), BlockGemmShape_=s.ref("TileShape"), Traits_=s.ref("Traits")), *operands))
     graph.replace(alias("Problem", "universal_problem", lambda s: problem(g, s),
                         *operands, "QDataType", "ComputeDataType", *groups, params=g.tail_params()))
     cls = QUANT_PIPELINES[c.variant][c.pipeline]
     graph.replace(alias("Pipeline", "pipeline", lambda s: g.t(cls, Problem=s.ref("Problem")), "Problem"))
-    if c.variant in QUANT_BASE_PIPELINES:
+    if c.variant in QUANT_BASE_PIPELINES and g.compile_time_tail:
         graph.replace(alias("BaseGemmPipeline", "base_pipeline", lambda s: g.t(
             QUANT_BASE_PIPELINES[c.variant], Problem=s.ref("BaseProblem")), "BaseProblem"))
     if p.feature("split_compute_type"):  # the epilogue takes the problem's A/B compute types, as CK's generators
@@ -231,6 +234,7 @@ def traits(g: Quant, s: Scope) -> n.Type:
         CLayout_=s.ref("CLayout"), QuantType_=g.p.enum_value("QuantType", QUANT_TYPES[g.c.variant]),
         AQLayout_=s.ref("AQLayout"), BQLayout_=s.ref("BQLayout"), TransposeC_=ids("TransposeC"),
         DoubleSmemBuffer_=ids("DoubleSmemBuffer"),
+        **({"UsePersistentKernel_": ids("UsePersistentKernel")} if g.c.grouped else {}),
     )
 
 
@@ -238,7 +242,9 @@ def problem(g: Quant, s: Scope) -> n.Type:
     """The family's pipeline problem: C's slot takes the accumulator type, as CK's generators pass it."""
     c, p = g.c, g.p
     sched = p.enum_value("GemmPipelineScheduler", SCHEDULERS[c.scheduler])
-    tail = dict(Scheduler_=sched, HasHotLoop_=ids("HasHotLoop"), TailNum_=ids("TailNum"))
+    tail = dict(Scheduler_=sched)
+    if g.compile_time_tail:  # a persistent grouped kernel picks them per group on the device
+        tail.update(HasHotLoop_=ids("HasHotLoop"), TailNum_=ids("TailNum"))
     if c.variant == AQUANT:
         return g.t("GemmAQuantPipelineProblem", ADataType_=s.ref("ADataType"), AQDataType_=s.ref("QDataType"),
                    BDataType_=s.ref("BDataType"), CDataType_=s.ref("AccDataType"), BlockGemmShape_=s.ref("TileShape"),

@@ -17,9 +17,9 @@
 #include "ck_tile/ops/gemm_quant/pipeline/gemm_group_quant_utils.hpp"
 
 namespace ckast {
-namespace gemm_fp4_rcr_abquant_gfx942_compv3_cshuffle_intrawave_128x128x128_1x4x1_16x16x32_142a68d95a {
+namespace gemm_fp4_rcr_abquant_gfx942_compv3_cshuffle_intrawave_128x128x128_1x4x1_16x16x32_0d4f0f6932 {
 struct Launcher {
-    static constexpr const char* kName = "gemm_fp4_rcr_abquant_gfx942_compv3_cshuffle_intrawave_128x128x128_1x4x1_16x16x32_142a68d95a";
+    static constexpr const char* kName = "gemm_fp4_rcr_abquant_gfx942_compv3_cshuffle_intrawave_128x128x128_1x4x1_16x16x32_0d4f0f6932";
     static constexpr ck_tile::index_t TileM = 128;
     static constexpr ck_tile::index_t TileN = 128;
     static constexpr ck_tile::index_t TileK = 128;
@@ -145,7 +145,7 @@ struct Launcher {
         const auto kargs = K::MakeKernelArgs(args);
         if (!K::IsSupportedArgument(kargs)) {
             throw std::runtime_error(
-                "gemm_fp4_rcr_abquant_gfx942_compv3_cshuffle_intrawave_128x128x128_1x4x1_16x16x32_142a68d95a: arguments not supported");
+                "gemm_fp4_rcr_abquant_gfx942_compv3_cshuffle_intrawave_128x128x128_1x4x1_16x16x32_0d4f0f6932: arguments not supported");
         }
         const dim3 grids = K::GridSize(args.M, args.N, args.k_batch);
         const dim3 blocks = K::BlockSize();
@@ -157,7 +157,7 @@ struct Launcher {
     static float launch(const HostArgs& args, const ck_tile::stream_config& stream) {
         if (args.k_batch != 1) {
             throw std::runtime_error(
-                "gemm_fp4_rcr_abquant_gfx942_compv3_cshuffle_intrawave_128x128x128_1x4x1_16x16x32_142a68d95a: built without split-K; k_batch must be 1");
+                "gemm_fp4_rcr_abquant_gfx942_compv3_cshuffle_intrawave_128x128x128_1x4x1_16x16x32_0d4f0f6932: built without split-K; k_batch must be 1");
         }
         float ave_time{0};
         const ck_tile::index_t k_grain = args.k_batch * TileK;
@@ -172,5 +172,5 @@ struct Launcher {
         return ave_time;
     }
 };
-} // namespace gemm_fp4_rcr_abquant_gfx942_compv3_cshuffle_intrawave_128x128x128_1x4x1_16x16x32_142a68d95a
+} // namespace gemm_fp4_rcr_abquant_gfx942_compv3_cshuffle_intrawave_128x128x128_1x4x1_16x16x32_0d4f0f6932
 } // namespace ckast

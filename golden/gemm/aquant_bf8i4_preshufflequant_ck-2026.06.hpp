@@ -18,9 +18,9 @@
 #include "ck_tile/ops/gemm_quant/pipeline/gemm_quant_pipeline_problem.hpp"
 
 namespace ckast {
-namespace gemm_bf8i4_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x64_qg1x1x128_preshufflequant_9cae5aef10 {
+namespace gemm_bf8i4_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x64_qg1x1x128_preshufflequant_1d20b2fef0 {
 struct Launcher {
-    static constexpr const char* kName = "gemm_bf8i4_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x64_qg1x1x128_preshufflequant_9cae5aef10";
+    static constexpr const char* kName = "gemm_bf8i4_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x64_qg1x1x128_preshufflequant_1d20b2fef0";
     static constexpr ck_tile::index_t TileM = 16;
     static constexpr ck_tile::index_t TileN = 64;
     static constexpr ck_tile::index_t TileK = 256;
@@ -143,7 +143,7 @@ struct Launcher {
         const auto kargs = K::MakeKernelArgs(args);
         if (!K::IsSupportedArgument(kargs)) {
             throw std::runtime_error(
-                "gemm_bf8i4_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x64_qg1x1x128_preshufflequant_9cae5aef10: arguments not supported");
+                "gemm_bf8i4_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x64_qg1x1x128_preshufflequant_1d20b2fef0: arguments not supported");
         }
         const dim3 grids = K::GridSize(args.M, args.N, args.k_batch);
         const dim3 blocks = K::BlockSize();
@@ -155,7 +155,7 @@ struct Launcher {
     static float launch(const HostArgs& args, const ck_tile::stream_config& stream) {
         if (args.k_batch != 1) {
             throw std::runtime_error(
-                "gemm_bf8i4_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x64_qg1x1x128_preshufflequant_9cae5aef10: built without split-K; k_batch must be 1");
+                "gemm_bf8i4_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x64_qg1x1x128_preshufflequant_1d20b2fef0: built without split-K; k_batch must be 1");
         }
         float ave_time{0};
         const ck_tile::index_t k_grain = args.k_batch * TileK;
@@ -170,5 +170,5 @@ struct Launcher {
         return ave_time;
     }
 };
-} // namespace gemm_bf8i4_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x64_qg1x1x128_preshufflequant_9cae5aef10
+} // namespace gemm_bf8i4_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x64_qg1x1x128_preshufflequant_1d20b2fef0
 } // namespace ckast

@@ -18,9 +18,9 @@
 #include "ck_tile/ops/gemm_quant/pipeline/gemm_quant_pipeline_problem.hpp"
 
 namespace ckast {
-namespace gemm_fp8_rcr_aquant_gfx942_mem_cshuffle_interwave_16x64x256_1x4x1_16x16x32_qg1x1x128_6f3dcbce90 {
+namespace gemm_fp8_rcr_aquant_gfx942_mem_cshuffle_interwave_16x64x256_1x4x1_16x16x32_qg1x1x128_2c8176106b {
 struct Launcher {
-    static constexpr const char* kName = "gemm_fp8_rcr_aquant_gfx942_mem_cshuffle_interwave_16x64x256_1x4x1_16x16x32_qg1x1x128_6f3dcbce90";
+    static constexpr const char* kName = "gemm_fp8_rcr_aquant_gfx942_mem_cshuffle_interwave_16x64x256_1x4x1_16x16x32_qg1x1x128_2c8176106b";
     static constexpr ck_tile::index_t TileM = 16;
     static constexpr ck_tile::index_t TileN = 64;
     static constexpr ck_tile::index_t TileK = 256;
@@ -143,7 +143,7 @@ struct Launcher {
         const auto kargs = K::MakeKernelArgs(args);
         if (!K::IsSupportedArgument(kargs)) {
             throw std::runtime_error(
-                "gemm_fp8_rcr_aquant_gfx942_mem_cshuffle_interwave_16x64x256_1x4x1_16x16x32_qg1x1x128_6f3dcbce90: arguments not supported");
+                "gemm_fp8_rcr_aquant_gfx942_mem_cshuffle_interwave_16x64x256_1x4x1_16x16x32_qg1x1x128_2c8176106b: arguments not supported");
         }
         const dim3 grids = K::GridSize(args.M, args.N, args.k_batch);
         const dim3 blocks = K::BlockSize();
@@ -155,7 +155,7 @@ struct Launcher {
     static float launch(const HostArgs& args, const ck_tile::stream_config& stream) {
         if (args.k_batch != 1) {
             throw std::runtime_error(
-                "gemm_fp8_rcr_aquant_gfx942_mem_cshuffle_interwave_16x64x256_1x4x1_16x16x32_qg1x1x128_6f3dcbce90: built without split-K; k_batch must be 1");
+                "gemm_fp8_rcr_aquant_gfx942_mem_cshuffle_interwave_16x64x256_1x4x1_16x16x32_qg1x1x128_2c8176106b: built without split-K; k_batch must be 1");
         }
         float ave_time{0};
         const ck_tile::index_t k_grain = args.k_batch * TileK;
@@ -170,5 +170,5 @@ struct Launcher {
         return ave_time;
     }
 };
-} // namespace gemm_fp8_rcr_aquant_gfx942_mem_cshuffle_interwave_16x64x256_1x4x1_16x16x32_qg1x1x128_6f3dcbce90
+} // namespace gemm_fp8_rcr_aquant_gfx942_mem_cshuffle_interwave_16x64x256_1x4x1_16x16x32_qg1x1x128_2c8176106b
 } // namespace ckast

@@ -19,9 +19,9 @@
 #include "ck_tile/ops/gemm_quant/pipeline/tile_gemm_quant_traits.hpp"
 
 namespace ckast {
-namespace gemm_fp8_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_qg1x1x128_578210256b {
+namespace gemm_fp8_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_qg1x1x128_0e1e60c476 {
 struct Launcher {
-    static constexpr const char* kName = "gemm_fp8_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_qg1x1x128_578210256b";
+    static constexpr const char* kName = "gemm_fp8_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_qg1x1x128_0e1e60c476";
     static constexpr ck_tile::index_t TileM = 16;
     static constexpr ck_tile::index_t TileN = 64;
     static constexpr ck_tile::index_t TileK = 256;
@@ -134,7 +134,7 @@ struct Launcher {
         const auto kargs = K::MakeKernelArgs(args);
         if (!K::IsSupportedArgument(kargs)) {
             throw std::runtime_error(
-                "gemm_fp8_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_qg1x1x128_578210256b: arguments not supported");
+                "gemm_fp8_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_qg1x1x128_0e1e60c476: arguments not supported");
         }
         const dim3 grids = K::GridSize(args.M, args.N, args.k_batch);
         const dim3 blocks = K::BlockSize();
@@ -146,7 +146,7 @@ struct Launcher {
     static float launch(const HostArgs& args, const ck_tile::stream_config& stream) {
         if (args.k_batch != 1) {
             throw std::runtime_error(
-                "gemm_fp8_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_qg1x1x128_578210256b: built without split-K; k_batch must be 1");
+                "gemm_fp8_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_qg1x1x128_0e1e60c476: built without split-K; k_batch must be 1");
         }
         float ave_time{0};
         const ck_tile::index_t k_grain = args.k_batch * TileK;
@@ -161,5 +161,5 @@ struct Launcher {
         return ave_time;
     }
 };
-} // namespace gemm_fp8_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_qg1x1x128_578210256b
+} // namespace gemm_fp8_rcr_aquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_qg1x1x128_0e1e60c476
 } // namespace ckast

@@ -17,9 +17,9 @@
 #include "ck_tile/ops/gemm_quant/pipeline/gemm_group_quant_utils.hpp"
 
 namespace ckast {
-namespace gemm_fp8_rcr_bquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_238bdc6a39 {
+namespace gemm_fp8_rcr_bquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_d5ec0410a6 {
 struct Launcher {
-    static constexpr const char* kName = "gemm_fp8_rcr_bquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_238bdc6a39";
+    static constexpr const char* kName = "gemm_fp8_rcr_bquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_d5ec0410a6";
     static constexpr ck_tile::index_t TileM = 16;
     static constexpr ck_tile::index_t TileN = 64;
     static constexpr ck_tile::index_t TileK = 256;
@@ -142,7 +142,7 @@ struct Launcher {
         const auto kargs = K::MakeKernelArgs(args);
         if (!K::IsSupportedArgument(kargs)) {
             throw std::runtime_error(
-                "gemm_fp8_rcr_bquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_238bdc6a39: arguments not supported");
+                "gemm_fp8_rcr_bquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_d5ec0410a6: arguments not supported");
         }
         const dim3 grids = K::GridSize(args.M, args.N, args.k_batch);
         const dim3 blocks = K::BlockSize();
@@ -154,7 +154,7 @@ struct Launcher {
     static float launch(const HostArgs& args, const ck_tile::stream_config& stream) {
         if (args.k_batch != 1) {
             throw std::runtime_error(
-                "gemm_fp8_rcr_bquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_238bdc6a39: built without split-K; k_batch must be 1");
+                "gemm_fp8_rcr_bquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_d5ec0410a6: built without split-K; k_batch must be 1");
         }
         float ave_time{0};
         const ck_tile::index_t k_grain = args.k_batch * TileK;
@@ -169,5 +169,5 @@ struct Launcher {
         return ave_time;
     }
 };
-} // namespace gemm_fp8_rcr_bquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_238bdc6a39
+} // namespace gemm_fp8_rcr_bquant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_d5ec0410a6
 } // namespace ckast

@@ -18,9 +18,9 @@
 #include "ck_tile/ops/gemm_quant/pipeline/tile_gemm_quant_traits.hpp"
 
 namespace ckast {
-namespace gemm_fp8i4_rcr_bquant_gfx942_preshuffleb_cshuffle_intrawave_128x128x128_1x4x1_16x16x64_padk_032c5837e5 {
+namespace gemm_fp8i4_rcr_bquant_gfx942_preshuffleb_cshuffle_intrawave_128x128x128_1x4x1_16x16x64_padk_de0680274c {
 struct Launcher {
-    static constexpr const char* kName = "gemm_fp8i4_rcr_bquant_gfx942_preshuffleb_cshuffle_intrawave_128x128x128_1x4x1_16x16x64_padk_032c5837e5";
+    static constexpr const char* kName = "gemm_fp8i4_rcr_bquant_gfx942_preshuffleb_cshuffle_intrawave_128x128x128_1x4x1_16x16x64_padk_de0680274c";
     static constexpr ck_tile::index_t TileM = 128;
     static constexpr ck_tile::index_t TileN = 128;
     static constexpr ck_tile::index_t TileK = 128;
@@ -132,7 +132,7 @@ struct Launcher {
         const auto kargs = K::MakeKernelArgs(args);
         if (!K::IsSupportedArgument(kargs)) {
             throw std::runtime_error(
-                "gemm_fp8i4_rcr_bquant_gfx942_preshuffleb_cshuffle_intrawave_128x128x128_1x4x1_16x16x64_padk_032c5837e5: arguments not supported");
+                "gemm_fp8i4_rcr_bquant_gfx942_preshuffleb_cshuffle_intrawave_128x128x128_1x4x1_16x16x64_padk_de0680274c: arguments not supported");
         }
         const dim3 grids = K::GridSize(args.M, args.N, args.k_batch);
         const dim3 blocks = K::BlockSize();
@@ -144,7 +144,7 @@ struct Launcher {
     static float launch(const HostArgs& args, const ck_tile::stream_config& stream) {
         if (args.k_batch != 1) {
             throw std::runtime_error(
-                "gemm_fp8i4_rcr_bquant_gfx942_preshuffleb_cshuffle_intrawave_128x128x128_1x4x1_16x16x64_padk_032c5837e5: built without split-K; k_batch must be 1");
+                "gemm_fp8i4_rcr_bquant_gfx942_preshuffleb_cshuffle_intrawave_128x128x128_1x4x1_16x16x64_padk_de0680274c: built without split-K; k_batch must be 1");
         }
         float ave_time{0};
         const ck_tile::index_t k_grain = args.k_batch * TileK;
@@ -159,5 +159,5 @@ struct Launcher {
         return ave_time;
     }
 };
-} // namespace gemm_fp8i4_rcr_bquant_gfx942_preshuffleb_cshuffle_intrawave_128x128x128_1x4x1_16x16x64_padk_032c5837e5
+} // namespace gemm_fp8i4_rcr_bquant_gfx942_preshuffleb_cshuffle_intrawave_128x128x128_1x4x1_16x16x64_padk_de0680274c
 } // namespace ckast

@@ -17,9 +17,9 @@
 #include "ck_tile/ops/gemm_quant/pipeline/gemm_group_quant_utils.hpp"
 
 namespace ckast {
-namespace gemm_fp8i4_rcr_bquant_gfx942_preshuffleb_cshuffle_intrawave_128x128x128_1x4x1_16x16x64_padk_f24650b876 {
+namespace gemm_fp8i4_rcr_bquant_gfx942_preshuffleb_cshuffle_intrawave_128x128x128_1x4x1_16x16x64_padk_d30a310207 {
 struct Launcher {
-    static constexpr const char* kName = "gemm_fp8i4_rcr_bquant_gfx942_preshuffleb_cshuffle_intrawave_128x128x128_1x4x1_16x16x64_padk_f24650b876";
+    static constexpr const char* kName = "gemm_fp8i4_rcr_bquant_gfx942_preshuffleb_cshuffle_intrawave_128x128x128_1x4x1_16x16x64_padk_d30a310207";
     static constexpr ck_tile::index_t TileM = 128;
     static constexpr ck_tile::index_t TileN = 128;
     static constexpr ck_tile::index_t TileK = 128;
@@ -141,7 +141,7 @@ struct Launcher {
         const auto kargs = K::MakeKernelArgs(args);
         if (!K::IsSupportedArgument(kargs)) {
             throw std::runtime_error(
-                "gemm_fp8i4_rcr_bquant_gfx942_preshuffleb_cshuffle_intrawave_128x128x128_1x4x1_16x16x64_padk_f24650b876: arguments not supported");
+                "gemm_fp8i4_rcr_bquant_gfx942_preshuffleb_cshuffle_intrawave_128x128x128_1x4x1_16x16x64_padk_d30a310207: arguments not supported");
         }
         const dim3 grids = K::GridSize(args.M, args.N, args.k_batch);
         const dim3 blocks = K::BlockSize();
@@ -153,7 +153,7 @@ struct Launcher {
     static float launch(const HostArgs& args, const ck_tile::stream_config& stream) {
         if (args.k_batch != 1) {
             throw std::runtime_error(
-                "gemm_fp8i4_rcr_bquant_gfx942_preshuffleb_cshuffle_intrawave_128x128x128_1x4x1_16x16x64_padk_f24650b876: built without split-K; k_batch must be 1");
+                "gemm_fp8i4_rcr_bquant_gfx942_preshuffleb_cshuffle_intrawave_128x128x128_1x4x1_16x16x64_padk_d30a310207: built without split-K; k_batch must be 1");
         }
         float ave_time{0};
         const ck_tile::index_t k_grain = args.k_batch * TileK;
@@ -168,5 +168,5 @@ struct Launcher {
         return ave_time;
     }
 };
-} // namespace gemm_fp8i4_rcr_bquant_gfx942_preshuffleb_cshuffle_intrawave_128x128x128_1x4x1_16x16x64_padk_f24650b876
+} // namespace gemm_fp8i4_rcr_bquant_gfx942_preshuffleb_cshuffle_intrawave_128x128x128_1x4x1_16x16x64_padk_d30a310207
 } // namespace ckast

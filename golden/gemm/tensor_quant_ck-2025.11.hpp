@@ -18,9 +18,9 @@
 #include "ck_tile/ops/gemm_quant/pipeline/tile_gemm_quant_traits.hpp"
 
 namespace ckast {
-namespace gemm_bf8_rcr_tensor_quant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_3748426973 {
+namespace gemm_bf8_rcr_tensor_quant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_3c6bfb3a52 {
 struct Launcher {
-    static constexpr const char* kName = "gemm_bf8_rcr_tensor_quant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_3748426973";
+    static constexpr const char* kName = "gemm_bf8_rcr_tensor_quant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_3c6bfb3a52";
     static constexpr ck_tile::index_t TileM = 16;
     static constexpr ck_tile::index_t TileN = 64;
     static constexpr ck_tile::index_t TileK = 256;
@@ -131,7 +131,7 @@ struct Launcher {
         const auto kargs = K::MakeKernelArgs(args);
         if (!K::IsSupportedArgument(kargs)) {
             throw std::runtime_error(
-                "gemm_bf8_rcr_tensor_quant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_3748426973: arguments not supported");
+                "gemm_bf8_rcr_tensor_quant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_3c6bfb3a52: arguments not supported");
         }
         const dim3 grids = K::GridSize(args.M, args.N, args.k_batch);
         const dim3 blocks = K::BlockSize();
@@ -143,7 +143,7 @@ struct Launcher {
     static float launch(const HostArgs& args, const ck_tile::stream_config& stream) {
         if (args.k_batch != 1) {
             throw std::runtime_error(
-                "gemm_bf8_rcr_tensor_quant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_3748426973: built without split-K; k_batch must be 1");
+                "gemm_bf8_rcr_tensor_quant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_3c6bfb3a52: built without split-K; k_batch must be 1");
         }
         float ave_time{0};
         const ck_tile::index_t k_grain = args.k_batch * TileK;
@@ -160,5 +160,5 @@ struct Launcher {
 
     using QuantGroupSize = ck_tile::QuantGroupShape<ck_tile::sequence<1, 1, 1>>;
 };
-} // namespace gemm_bf8_rcr_tensor_quant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_3748426973
+} // namespace gemm_bf8_rcr_tensor_quant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_3c6bfb3a52
 } // namespace ckast

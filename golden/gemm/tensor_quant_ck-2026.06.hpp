@@ -18,9 +18,9 @@
 #include "ck_tile/ops/gemm_quant/pipeline/gemm_quant_pipeline_problem.hpp"
 
 namespace ckast {
-namespace gemm_bf8_rcr_tensor_quant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_79379de46f {
+namespace gemm_bf8_rcr_tensor_quant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_6dd0ccc275 {
 struct Launcher {
-    static constexpr const char* kName = "gemm_bf8_rcr_tensor_quant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_79379de46f";
+    static constexpr const char* kName = "gemm_bf8_rcr_tensor_quant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_6dd0ccc275";
     static constexpr ck_tile::index_t TileM = 16;
     static constexpr ck_tile::index_t TileN = 64;
     static constexpr ck_tile::index_t TileK = 256;
@@ -143,7 +143,7 @@ struct Launcher {
         const auto kargs = K::MakeKernelArgs(args);
         if (!K::IsSupportedArgument(kargs)) {
             throw std::runtime_error(
-                "gemm_bf8_rcr_tensor_quant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_79379de46f: arguments not supported");
+                "gemm_bf8_rcr_tensor_quant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_6dd0ccc275: arguments not supported");
         }
         const dim3 grids = K::GridSize(args.M, args.N, args.k_batch);
         const dim3 blocks = K::BlockSize();
@@ -155,7 +155,7 @@ struct Launcher {
     static float launch(const HostArgs& args, const ck_tile::stream_config& stream) {
         if (args.k_batch != 1) {
             throw std::runtime_error(
-                "gemm_bf8_rcr_tensor_quant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_79379de46f: built without split-K; k_batch must be 1");
+                "gemm_bf8_rcr_tensor_quant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_6dd0ccc275: built without split-K; k_batch must be 1");
         }
         float ave_time{0};
         const ck_tile::index_t k_grain = args.k_batch * TileK;
@@ -170,5 +170,5 @@ struct Launcher {
         return ave_time;
     }
 };
-} // namespace gemm_bf8_rcr_tensor_quant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_79379de46f
+} // namespace gemm_bf8_rcr_tensor_quant_gfx942_compv3_cshuffle_intrawave_16x64x256_1x4x1_16x16x32_padk_6dd0ccc275
 } // namespace ckast

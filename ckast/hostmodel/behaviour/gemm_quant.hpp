@@ -127,3 +127,128 @@ struct alias<tag::QuantGemmKernel, P> {
 };
 
 } // namespace ckast_model
+
+namespace ck_tile {
+
+/// CK's QuantGroupedGemmHostArgs: one group of the multi-group quantized GEMM (QuantGemmHostArgs' fields, the
+/// output as e_ptr / stride_E).
+struct QuantGroupedGemmHostArgs {
+    QuantGroupedGemmHostArgs(const void* a, const void* b, void* e, const void* aq, const void* bq, index_t k_batch_,
+                             index_t m, index_t n, index_t k, index_t qk_a, index_t qk_b, index_t a_stride,
+                             index_t b_stride, index_t e_stride, index_t aq_stride, index_t bq_stride)
+        : a_ptr(a), b_ptr(b), aq_ptr(aq), bq_ptr(bq), e_ptr(e), M(m), N(n), K(k), QK_A(qk_a), QK_B(qk_b),
+          stride_A(a_stride), stride_B(b_stride), stride_AQ(aq_stride), stride_BQ(bq_stride), stride_E(e_stride),
+          k_batch(k_batch_) {}
+
+    const void* a_ptr;
+    const void* b_ptr;
+    const void* aq_ptr;
+    const void* bq_ptr;
+    void* e_ptr;
+    index_t M;
+    index_t N;
+    index_t K;
+    index_t QK_A;
+    index_t QK_B;
+    index_t stride_A;
+    index_t stride_B;
+    index_t stride_AQ;
+    index_t stride_BQ;
+    index_t stride_E;
+    index_t k_batch;
+};
+
+/// CK's QuantGemmTransKernelArg: one group as the grouped quant kernel reads it from its device workspace (its
+/// QuantGemmKernel arguments and the range [block_start, block_end) of the 1-D grid it owns). Plain data, so the
+/// model reads it back from the bytes the launcher copied to the device.
+struct QuantGemmTransKernelArg {
+    QuantGemmTransKernelArg(ckast_model::quant_gemm_kargs&& karg, index_t start, index_t end)
+        : group_karg(karg), block_start(start), block_end(end) {}
+
+    ckast_model::quant_gemm_kargs group_karg;
+    index_t block_start;
+    index_t block_end;
+};
+
+} // namespace ck_tile
+
+namespace ckast_model {
+
+/// CK's QuantGroupedGemmKernel: each group's QuantGemmKernel (`Base`) over one 1-D grid. MakeKargs turns the group
+/// descriptors into one QuantGemmTransKernelArg per group with work (groups with M, N or K zero are left out), each
+/// owning tiles x k_batch blocks in order; IsSupportedArgument is QuantGemmKernel's check for every group;
+/// GetWorkSpaceSize(group_count) is the bytes of the descriptors the launcher copies to the device; GridSize sums
+/// the groups' blocks, MaxOccupancyGridSize is one block per CU (persistent: the kernel loops over the groups'
+/// tiles and picks hot loop and tail per group). A launch logs every group read from the device copy:
+/// `groups=<a>:<b>:<e>:<aq>:<bq>:MxNxK:k<k_batch>:<start>-<end>;...`.
+template <class P>
+struct behaviour<tag::QuantGroupedGemmKernel, P> : quant_gemm_kernel<P> {
+    using ckast_tag = tag::QuantGroupedGemmKernel;
+    using Base = quant_gemm_kernel<P>;
+    using Traits = typename Base::Traits;
+    using TransArg = ck_tile::QuantGemmTransKernelArg;
+
+    static std::vector<TransArg> MakeKargs(const std::vector<ck_tile::QuantGroupedGemmHostArgs>& descs) {
+        std::vector<TransArg> out;
+        index_t grid = 0;
+        for (const auto& d : descs) {
+            if (d.M == 0 || d.N == 0 || d.K == 0) {
+                continue;
+            }
+            const index_t blocks = Base::TilePartitioner::GridSize(d.M, d.N) * d.k_batch;
+            out.emplace_back(quant_gemm_kargs{d.a_ptr, d.b_ptr, d.aq_ptr, d.bq_ptr, d.e_ptr, d.M, d.N, d.K, d.k_batch},
+                             grid, grid + blocks);
+            grid += blocks;
+        }
+        return out;
+    }
+
+    static bool IsSupportedArgument(const std::vector<TransArg>& kargs) {
+        for (const auto& g : kargs) {
+            if (!Base::IsSupportedArgument(g.group_karg)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    static dim3 GridSize(const std::vector<ck_tile::QuantGroupedGemmHostArgs>& descs) {
+        index_t grid = 0;
+        for (const auto& d : descs) {
+            grid += Base::TilePartitioner::GridSize(d.M, d.N) * d.k_batch;
+        }
+        return dim3(static_cast<unsigned>(grid), 1, 1);
+    }
+
+    static dim3 MaxOccupancyGridSize(const ck_tile::stream_config&) { return dim3(num_cu); }
+
+    static std::size_t GetWorkSpaceSize(index_t group_count) {
+        return static_cast<std::size_t>(group_count) * sizeof(TransArg);
+    }
+
+    static std::string ckast_details(const void* descs, index_t group_count) {
+        const auto* bytes = ckast_hostmodel::copied(descs, GetWorkSpaceSize(group_count));
+        if (bytes == nullptr) {
+            throw std::runtime_error("QuantGroupedGemmKernel: the group descriptors were not copied to its workspace");
+        }
+        const auto* groups = reinterpret_cast<const TransArg*>(bytes);
+        const bool device_tail = Traits::UsePersistentKernel_ || Traits::DoubleSmemBuffer_;
+        std::string out = (device_tail ? tail_text(false, false, TailNumber::Full)
+                                       : tail_fields<typename Base::GemmPipeline>()) +
+                          " quant=" + enum_name(P::QuantType_) +
+                          " persistent=" + (Traits::UsePersistentKernel_ ? "1" : "0") +
+                          " group_count=" + std::to_string(group_count) + " groups=";
+        for (index_t i = 0; i < group_count; ++i) {
+            const auto& g = groups[i].group_karg;
+            out += (i ? ";" : "") + ckast_hostmodel::pointer_name(g.a_ptr) + ":" +
+                   ckast_hostmodel::pointer_name(g.b_ptr) + ":" + ckast_hostmodel::pointer_name(g.c_ptr) + ":" +
+                   ckast_hostmodel::pointer_name(g.aq_ptr) + ":" + ckast_hostmodel::pointer_name(g.bq_ptr) + ":" +
+                   std::to_string(g.M) + "x" + std::to_string(g.N) + "x" + std::to_string(g.K) + ":k" +
+                   std::to_string(g.k_batch) + ":" + std::to_string(groups[i].block_start) + "-" +
+                   std::to_string(groups[i].block_end);
+        }
+        return out;
+    }
+};
+
+} // namespace ckast_model

@@ -59,7 +59,7 @@ template <class L>
 float launch_gemm(index_t m, index_t n, index_t k, int k_batch, bool time_kernel) {
     const auto plain = gemm_args<L>(m, n, k, k_batch);
     const ck_tile::stream_config stream{nullptr, time_kernel};
-    if constexpr (std::is_same_v<typename L::HostArgs, ck_tile::QuantGemmHostArgs>) {  // scales `aq`, `bq`
+    if constexpr (requires { L::launch(std::declval<const ck_tile::QuantGemmHostArgs&>(), stream); }) {  // `aq`, `bq`
         const ck_tile::QuantGemmHostArgs args(plain.a_ptr, plain.b_ptr, plain.e_ptr, buffer("aq"), buffer("bq"),
                                               k_batch, m, n, k, 0, 0, plain.stride_A, plain.stride_B, plain.stride_E,
                                               0, 0);
@@ -98,17 +98,25 @@ float launch_gemm_batched(index_t m, index_t n, index_t k, int k_batch, index_t 
 }
 
 /// `L::launch` with one `GroupedGemmHostArgs` per group: group i's M, N, K and k_batch are `shapes[4 i ...]`, its
-/// operands packed (A is M x K, B is K x N, C is M x N) in buffers `a<i>`, `b<i>`, `e<i>`.
+/// operands packed (A is M x K, B is K x N, C is M x N) in buffers `a<i>`, `b<i>`, `e<i>` (quantized: one
+/// `QuantGroupedGemmHostArgs` per group, with scale buffers `aq<i>`, `bq<i>`).
 template <class L>
 float launch_gemm_grouped(index_t group_count, const index_t* shapes, bool time_kernel) {
     typename L::HostArgs groups;
     for (index_t i = 0; i < group_count; ++i) {
         const index_t* s = shapes + 4 * i;
         const auto name = [&](const char* operand) { return buffer((operand + std::to_string(i)).c_str()); };
-        groups.emplace_back(name("a"), name("b"), std::array<const void*, 0>{}, name("e"), s[3], s[0], s[1], s[2],
-                            leading_stride<typename L::ALayout>(s[0], s[2]),
-                            leading_stride<typename L::BLayout>(s[2], s[1]), std::array<index_t, 0>{},
-                            leading_stride<typename L::CLayout>(s[0], s[1]));
+        if constexpr (std::is_same_v<typename L::GroupArgs, ck_tile::QuantGroupedGemmHostArgs>) {
+            groups.emplace_back(name("a"), name("b"), name("e"), name("aq"), name("bq"), s[3], s[0], s[1], s[2], 0, 0,
+                                leading_stride<typename L::ALayout>(s[0], s[2]),
+                                leading_stride<typename L::BLayout>(s[2], s[1]),
+                                leading_stride<typename L::CLayout>(s[0], s[1]), 0, 0);
+        } else {
+            groups.emplace_back(name("a"), name("b"), std::array<const void*, 0>{}, name("e"), s[3], s[0], s[1], s[2],
+                                leading_stride<typename L::ALayout>(s[0], s[2]),
+                                leading_stride<typename L::BLayout>(s[2], s[1]), std::array<index_t, 0>{},
+                                leading_stride<typename L::CLayout>(s[0], s[1]));
+        }
     }
     return L::launch(groups, ck_tile::stream_config{nullptr, time_kernel});
 }

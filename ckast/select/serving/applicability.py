@@ -151,8 +151,11 @@ GEMM_VARIANT = Condition("gemm.variant", "a kernel runs the GEMM of its variant:
                          computes.eq(Field("variant")))
 GEMM_BATCH = Condition("gemm.batch", "a problem of batch > 1 runs on a batched kernel (CK's BatchedGemmKernel, "
                        "batch_count GEMMs in one launch); the others run one GEMM", batch.eq(1), variant.ne(BATCHED))
+grouped_kernel = Named("grouped_kernel", variant.eq(GROUPED) | (variant.isin(QUANT_VARIANTS) & Col("grouped")))
+"""Grouped kernels: the grouped variant's and the quant families' with the `grouped` knob."""
 GEMM_GROUPS = Condition("gemm.groups", "a problem of groups > 1 runs on a grouped kernel (CK's GroupedGemmKernel, "
-                        "group_count GEMMs in one launch)", Field("groups").eq(1), variant.ne(GROUPED))
+                        "or a quant family's QuantGroupedGemmKernel: group_count GEMMs in one launch)",
+                        Field("groups").eq(1), ~grouped_kernel)
 GEMM_D_TENSORS = Condition("gemm.d_tensors", "a multi-D kernel takes the problem's D tensors: their count, layout "
                            "and element-wise op", Col("num_d_tensors").eq(Field("num_d_tensors"))
                            & Col("d_layout").eq(Field("d_layout")) & Col("elementwise_op").eq(Field("elementwise_op")),
