@@ -30,7 +30,8 @@ from ckast.select.serving.validity import broken
 from .select_helpers import ROOT, bits, conv_entries, entries, gemm_entries, python_ranking, synth_module, write_library
 
 CLANG = shutil.which("clang++-19")
-pytestmark = pytest.mark.skipif(CLANG is None, reason="clang++-19 not installed")
+pytestmark = [pytest.mark.skipif(CLANG is None, reason="clang++-19 not installed"),
+              pytest.mark.slow]  # about 13 s: sanitized selectors built and fuzzed
 
 SANITIZE = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer")
 HOSTILE = (0, -1, -4096, INT_MAX, INT_MAX + 1, -INT_MAX - 1, 3 * 10**9, 2**62, 2**63 - 1, -2**63)
