@@ -53,7 +53,7 @@ from ckast.select.problem import D_FIELDS, ConvProblem, GemmProblem
 from ckast.select.serving.problem_read import conv_problem, gemm_problem
 
 OLD, NEW = "ck-2025.11", "ck-2026.06"
-VARIANT_CONDITIONS = {"stream_k.k_batch": "stream_k", "quant.b_group_k": "bquant", "quant.b_group_n": "bquant",
+VARIANT_CONDITIONS = {"stream_k.k_batch": "stream_k", "quant.b_group_k": "bquant",
                       "quant.vector_bq": "bquant", "quant.a_group_k": "abquant", "quant.vector_aq": "aquant"}
 """Conditions of one GEMM kernel variant: covered once the variant's kernels are among this file's."""
 SMALL = {"tile_m": 16, "tile_n": 64, "tile_k": 64, "warp_m": 1, "warp_n": 4, "warp_k": 1, "warp_tile_m": 16,

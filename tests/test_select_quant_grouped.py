@@ -77,9 +77,9 @@ def test_quant_problems_run_on_their_family_and_groups(quant):
     assert why_not(other, fp8).startswith("quant.bquant_group_k (kernel layer)")
     assert "problem_bquant_group_k=64" in why_not(other, fp8)
     assert why_not(_problem("M=128,N=7168,K=2000,variant=bquant"), fp8).startswith("quant.b_group_k")
-    two_d = {**fp8, "bquant_group_n": 128}
-    assert why_not(_problem("M=128,N=7200,K=2048,variant=bquant,bquant_group_n=128"), two_d).startswith(
-        "quant.b_group_n")
+    two_d = {**fp8, "bquant_group_n": 128, "pad_n": True}
+    # N need not be whole groups: CK's B-scale view rounds N / bquant_group_n up (the last group partial)
+    assert why_not(_problem("M=128,N=576,K=2048,variant=bquant,bquant_group_n=128"), two_d) is None
     assert why_not(_problem("M=192,N=7168,K=2048,variant=abquant"), ab) is None
     assert why_not(_problem("M=192,N=7168,K=2048,variant=abquant,aquant_group_k=64"), ab).startswith(
         "quant.aquant_group_k")
@@ -245,3 +245,14 @@ def test_every_quant_datatype_is_priced_at_the_rate_its_warp_gemm_computes(arch)
         problem = _problem(f"M=64,N=4096,K=4096,variant={c['variant']},{groups}")
         tflops = AnalyticPredictor().predict_tflops(problem, part, hardware(arch))
         assert np.isfinite(tflops).all() and (tflops > 0).all(), datatype
+
+
+def test_each_group_of_a_grouped_problem_counts_its_own_tensors():
+    """CK's grouped kernels take each group's own A, B and C: 256 experts whose weights together pass index_t are a
+    valid problem, while a batched problem's batches share one index_t offset and stay bounded together."""
+    from ckast.select.serving.validity import check
+
+    assert check(_problem("M=1,N=4096,K=7168,groups=256")) is None
+    assert check(_problem("M=1,N=4096,K=7168,groups=256,variant=abquant,bquant_group_n=128")) is None
+    with pytest.raises(ProblemError, match="all batches"):
+        _problem("M=1,N=4096,K=7168,batch=256")

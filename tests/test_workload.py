@@ -477,11 +477,13 @@ def test_cover_breaks_ties_by_gain_among_the_kernels_of_the_most_problems(seed):
 @pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
 @pytest.mark.parametrize(("workload", "selection", "most"), [
     ("fp8_blockscale_gemm.csv", ("--rule-set", "gemm-quant"), 2),
+    ("fp8_moe_gemm.csv", ("--rule-set", "gemm-quant"), 2),
     ("moe_gemm.csv", ("--rule-set", "gemm-full", "--variant", "grouped", "--datatype", "bf16"), 4),
     ("moe_routed_gemm.csv", ("--rule-set", "gemm-full", "--variant", "grouped", "--datatype", "bf16"), 4)])
 def test_the_quant_and_moe_workloads_are_served_whole_by_the_shipped_rule_sets(arch, workload, selection, most):
-    """Every fp8 block-scale GEMM (DeepSeek-V3's and Qwen3-32B-FP8's: 1 x 128 activation, 128 x 128 weight scales)
-    is served by gemm-quant's abquant kernels, every grouped expert GEMM (Mixtral-8x7B, Qwen3-30B-A3B, decode to
+    """Every fp8 block-scale GEMM (DeepSeek-V3's and Qwen3-32B-FP8's: 1 x 128 activation, 128 x 128 weight scales;
+    DeepSeek-V3's and Qwen3-235B-A22B-FP8's routed experts as grouped GEMMs) is served by gemm-quant's abquant
+    kernels (grouped ones for the experts), every bf16 grouped expert GEMM (Mixtral-8x7B, Qwen3-30B-A3B, decode to
     prefill; evenly routed, or each expert its own token count) by gemm-full's grouped kernels, within 2% of each
     one's best, with few kernels."""
     path = ROOT / "examples" / "workloads" / workload
@@ -495,6 +497,7 @@ def test_the_quant_and_moe_workloads_are_served_whole_by_the_shipped_rule_sets(a
 
 @pytest.mark.parametrize(("workload", "selection", "kernel"), [
     ("fp8_blockscale_gemm.csv", ("--rule-set", "gemm-quant"), "_abquant_"),
+    ("fp8_moe_gemm.csv", ("--rule-set", "gemm-quant"), "_abquant_"),
     ("moe_gemm.csv", ("--rule-set", "gemm-full", "--variant", "grouped", "--datatype", "bf16"), "_grouped_"),
     ("moe_routed_gemm.csv", ("--rule-set", "gemm-full", "--variant", "grouped", "--datatype", "bf16"), "_grouped_")])
 def test_generate_for_the_quant_and_moe_workloads_writes_kernels_serving_every_problem(tmp_path, workload, selection,
@@ -508,3 +511,18 @@ def test_generate_for_the_quant_and_moe_workloads_writes_kernels_serving_every_p
     ranked = json.loads(out)["problems"]
     assert len(ranked) == len(path.read_text().splitlines()) - 1
     assert all(p["top"] and kernel in p["top"][0]["name"] for p in ranked)
+
+
+def test_the_quant_and_moe_workloads_are_the_tools_output():
+    """Each block-scale and mixture-of-experts workload file is what tools/quant_moe_workloads.py writes."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("quant_moe_workloads", ROOT / "tools" / "quant_moe_workloads.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    tables = tool.tables()
+    assert set(tables) == {"fp8_blockscale_gemm.csv", "fp8_moe_gemm.csv", "moe_gemm.csv", "moe_routed_gemm.csv"}
+    for name, rows in tables.items():
+        assert (ROOT / "examples" / "workloads" / name).read_text(encoding="utf-8") == tool.text_of(rows), name
+    kv_a = [r for r in tables["fp8_blockscale_gemm.csv"] if r["N"] == 576]  # DeepSeek-V3's partial weight block
+    assert len(kv_a) == len(tool.TOKENS) and all(r["K"] == 7168 for r in kv_a)

@@ -10,6 +10,8 @@ configurations: `python tools/quant_moe_workloads.py` rewrites them.
   `groups = min(E, T x top_k)` experts of `M = ceil(T x top_k / E)` rows each; gate+up fused (N = 2 x expert
   intermediate, K = hidden), then down (N = hidden, K = expert intermediate).
 
+- `fp8_moe_gemm.csv`: the routed experts of two fp8 block-scale mixture-of-experts models as `moe_gemm.csv`'s
+  balanced grouped GEMMs, scaled as `fp8_blockscale_gemm.csv`'s (`variant=abquant,bquant_group_n=128`, fp8).
 - `moe_routed_gemm.csv`: the same expert GEMMs with uneven expert loads, each expert's own token count (`group_m`,
   one group per expert, 0 for an expert no token reached): T tokens each routed to top_k distinct experts drawn
   with probabilities proportional to 1 / (rank + 1) over the experts (a Zipf-like skew: routers are not
@@ -37,8 +39,9 @@ BLOCK = 128
 FP8_MODELS = (
     # DeepSeek-V3: hidden 7168, 128 heads, MLA (q_lora_rank 1536, kv_lora_rank 512, qk_nope 128 + rope 64,
     # v_head 128), 61 layers: 3 dense (intermediate 18432), 58 MoE with one shared expert (moe intermediate
-    # 2048). kv_a_proj_with_mqa (N = 512 + 64 = 576) is left out: 576 is not whole 128-wide weight blocks.
-    ("DeepSeek-V3", [("q_a", 1536, 7168, 61), ("q_b", 128 * 192, 1536, 61), ("kv_b", 128 * 256, 512, 61),
+    # 2048). kv_a_proj_with_mqa (N = 512 + 64 = 576) ships 5 x 56 weight scales: its last 128-wide block is
+    # partial (64 rows), which CK's kernels take (their B-scale view rounds N / 128 up).
+    ("DeepSeek-V3", [("q_a", 1536, 7168, 61), ("kv_a", 576, 7168, 61), ("q_b", 128 * 192, 1536, 61), ("kv_b", 128 * 256, 512, 61),
                      ("o", 7168, 128 * 128, 61), ("dense_gate_up", 2 * 18432, 7168, 3),
                      ("dense_down", 7168, 18432, 3), ("shared_gate_up", 2 * 2048, 7168, 58),
                      ("shared_down", 7168, 2048, 58)]),
@@ -50,6 +53,10 @@ FP8_MODELS = (
 MOE_MODELS = (
     ("Mixtral-8x7B", 4096, 14336, 8, 2, 32),
     ("Qwen3-30B-A3B", 2048, 768, 128, 8, 48),
+)
+FP8_MOE_MODELS = (  # their routed experts, shipped with 128 x 128 fp8 weight blocks
+    ("DeepSeek-V3", 7168, 2048, 256, 8, 58),
+    ("Qwen3-235B-A22B-FP8", 4096, 1536, 128, 8, 94),
 )
 
 
@@ -63,14 +70,16 @@ def fp8_rows() -> list[dict[str, object]]:
     return out
 
 
-def moe_rows() -> list[dict[str, object]]:
+def moe_rows(models=MOE_MODELS, quant: dict[str, object] | None = None) -> list[dict[str, object]]:
+    """Balanced routing's grouped GEMMs of `models`, in bf16 or (`quant`: the problem's scale fields) fp8."""
     out = []
-    for _, hidden, inter, experts, top_k, _layers in MOE_MODELS:
+    for _, hidden, inter, experts, top_k, _layers in models:
         for tokens in TOKENS:
             groups, m = min(experts, tokens * top_k), math.ceil(tokens * top_k / experts)
             gemms = [(2 * inter, hidden), (hidden, inter)]
             total = sum(n * k for n, k in gemms)
-            out += [{"M": m, "N": n, "K": k, "groups": groups, "datatype": "bf16", "layout": "rcr",
+            out += [{"M": m, "N": n, "K": k, "groups": groups, **(quant or {}),
+                     "datatype": "fp8" if quant else "bf16", "layout": "rcr",
                      "weight": f"{n * k / total:.6f}"} for n, k in gemms]
     return out
 
@@ -107,18 +116,24 @@ def moe_routed_rows() -> list[dict[str, object]]:
     return out
 
 
-def write(path: Path, table: list[dict[str, object]]) -> None:
+def tables() -> dict[str, list[dict[str, object]]]:
+    """Each workload file's name and rows."""
+    return {"fp8_blockscale_gemm.csv": fp8_rows(), "moe_gemm.csv": moe_rows(),
+            "moe_routed_gemm.csv": moe_routed_rows(),
+            "fp8_moe_gemm.csv": moe_rows(FP8_MOE_MODELS, {"variant": "abquant", "bquant_group_n": BLOCK})}
+
+
+def text_of(table: list[dict[str, object]]) -> str:
     text = io.StringIO()
     writer = csv.DictWriter(text, fieldnames=list(table[0]), lineterminator="\n")
     writer.writeheader()
     writer.writerows(table)
-    path.write_text(text.getvalue(), encoding="utf-8")
+    return text.getvalue()
 
 
 def main() -> None:
-    write(ROOT / "examples" / "workloads" / "fp8_blockscale_gemm.csv", fp8_rows())
-    write(ROOT / "examples" / "workloads" / "moe_gemm.csv", moe_rows())
-    write(ROOT / "examples" / "workloads" / "moe_routed_gemm.csv", moe_routed_rows())
+    for name, table in tables().items():
+        (ROOT / "examples" / "workloads" / name).write_text(text_of(table), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -261,8 +261,6 @@ vector_aq = _scale_vector("vector_aq", tile_m, tile_k // aq_group_k)
 QUANT_CONDITIONS = (
     Condition("quant.b_group_k", "K is whole B scale groups along K", (K % bq_group_k).eq(0),
               _having("bquant_group_k")),
-    Condition("quant.b_group_n", "N is whole B scale groups along N", (N % bq_group_n).eq(0),
-              _having("bquant_group_n")),
     Condition("quant.a_group_k", "K is whole A scale groups along K", (K % aq_group_k).eq(0),
               _having("aquant_group_k")),
     Condition("quant.vector_bq", "B's scale groups along K (K / bquant_group_k) are whole scale load vectors",
@@ -277,8 +275,9 @@ read in the amd-aiter wheel's `ck_tile/ops/gemm_quant/kernel/gemm_quant_kernel.h
 `pipeline/gemm_group_quant_utils.hpp` (ck-2025.11; ABQuant, 2026 only, is checked as BQuant's B scales), and
 ROCm/rocm-libraries `projects/composablekernel/include/ck_tile/ops/gemm_quant/kernel/gemm_quant_kernel.hpp`
 @05fca22dddabd764da1caf054b0ffcc19c6f7162 (its scale views: QK_A and QK_B groups of K, B's groups of N). A
-problem's K and N are whole scale groups (the host's QK_A = K / aquant_group_k, QK_B = K / bquant_group_k; that
-kernel's B-scale view rounds N / bquant_group_n up, so `quant.b_group_n` may be stricter than it). That newer
+problem's K is whole scale groups (the host's QK_A = K / aquant_group_k, QK_B = K / bquant_group_k); its N need
+not be: both kernels' B-scale views hold ceil(N / bquant_group_n) groups along N (the last one partial, as
+DeepSeek-V3's 576-wide kv_a projection ships its 128 x 128 scales), and an N tile past them is padded. That newer
 kernel also splits K (B- and AB-scaled, scales not preshuffled) and takes a row-major C's M in whole tiles
 unless padded or of eight waves; neither is modelled here: ckast builds the families without split-K
 (`gemm.split_k`), and which API profile's kernel checks M so is not pinned (`gemm-quant` holds M-padded

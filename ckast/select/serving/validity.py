@@ -7,9 +7,10 @@ bool tree of the selection language (`select.expr`) over the fields the C++ sele
 - a conv problem's axes beyond its `ndim` hold the lengths of no axis (1, pads 0), and along each axis the
   dilated filter fits the padded input (an output length of at least 1);
 - a quantized GEMM's scale groups are at least 1 where its variant has them, 0 where not;
-- each tensor's elements (GEMM A = M x K, B = K x N, C and each D = M x N, all `batch` (or `groups`) of them:
-  CK's batched kernel offsets each batch's tensors by an index_t product; conv input, weight and output, all groups) are
-  within `index_t`, which CK's kernels address them by. The counts are products of floats:
+- each tensor's elements (GEMM A = M x K, B = K x N, C and each D = M x N, all `batch` of them: CK's batched
+  kernel offsets each batch's tensors by an index_t product, while a grouped kernel takes each group's own
+  pointers, so a group's tensors count alone; conv input, weight and output, all groups) are within `index_t`,
+  which CK's kernels address them by. The counts are products of floats:
   exact below 2**53, and rounding never takes a product above `INT_MAX` below it, so each comparison is
   the exact one, and no product can overflow in the C++.
 
@@ -216,7 +217,7 @@ def _gemm_rules() -> tuple[Rule, ...]:
             Field(name).eq(0)
         out.append(Rule(name, f"must be at least 1 in a {'/'.join(having) or 'quantized'} problem, 0 in another",
                         holds & (Field(name) <= INT_MAX), Field(name), read=True))
-    m, n, k, batch = Field("M"), Field("N"), Field("K"), Field("batch") * Field("groups")
+    m, n, k, batch = Field("M"), Field("N"), Field("K"), Field("batch")  # a grouped launch: each group its own
     return (*out, _elements("A", (batch, m, k), "M x K, all batches"),
             _elements("B", (batch, k, n), "K x N, all batches"), _elements("C", (batch, m, n), "M x N, all batches, as each D tensor"))
 
