@@ -125,21 +125,7 @@ def _items(value: Any, name: str, where: str) -> list[Any]:
 
 def _size(value: Any, path: str, where: str) -> int:
     """A group's size: an integer in [0, INT_MAX] (0: an empty group)."""
-    if isinstance(value, str):
-        try:
-            value = parse_int(value)
-        except OutOfRange:
-            raise ProblemError(path, f"{shorten(value.strip(string.whitespace))} is out of range [0, {INT_MAX}]",
-                               where) from None
-        except ValueError as exc:
-            raise ProblemError(path, f"{shorten(repr(value))} {exc}", where) from None
-    elif isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ProblemError(path, f"{shorten(repr(value))} is not an integer", where)
-    if not 0 <= value <= INT_MAX:
-        raise ProblemError(path, f"{shorten(str(value))} is out of range [0, {INT_MAX}]", where)
-    return value
+    return _integer(value, path, 0, INT_MAX, where)
 
 
 def _shape(item: Any, path: str, where: str) -> tuple[int, int, int]:
@@ -245,20 +231,25 @@ def _int(fields: Mapping[str, Any], name: str, where: str, default: int | None =
             raise ProblemError(name, "missing", where)
         return default
     lo, hi = bounds(name)
+    return _integer(value, name, lo, hi, where)
+
+
+def _integer(value: Any, path: str, lo: int, hi: int, where: str) -> int:
+    """`value` (text of ASCII digits, an int or a whole float) as an int in [lo, hi] (ProblemError at `path`)."""
     if isinstance(value, str):
         try:
             value = parse_int(value)
         except OutOfRange:
-            raise ProblemError(name, f"{shorten(value.strip(string.whitespace))} is out of range [{lo}, {hi}]",
+            raise ProblemError(path, f"{shorten(value.strip(string.whitespace))} is out of range [{lo}, {hi}]",
                                where) from None
         except ValueError as exc:
-            raise ProblemError(name, f"{shorten(repr(value))} {exc}", where) from None
+            raise ProblemError(path, f"{shorten(repr(value))} {exc}", where) from None
     elif isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ProblemError(name, f"{shorten(repr(value))} is not an integer", where)
+        raise ProblemError(path, f"{shorten(repr(value))} is not an integer", where)
     if not lo <= value <= hi:
-        raise ProblemError(name, f"{shorten(str(value))} is out of range [{lo}, {hi}]", where)
+        raise ProblemError(path, f"{shorten(str(value))} is out of range [{lo}, {hi}]", where)
     return value
 
 
