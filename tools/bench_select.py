@@ -99,8 +99,11 @@ def rank_times(library_dir: Path, model_dir: Path | None, repeats: int, texts=PR
 
 
 def batch_file(path: Path, count: int) -> None:
-    """`count` distinct forward problems as a CSV."""
+    """`count` distinct valid forward problems as a CSV (a drawn shape whose tensors pass index_t is redrawn)."""
     import random
+
+    from ckast.select.problem import ProblemError
+    from ckast.select.serving.problem_read import conv_problem
 
     rng = random.Random(7)
     shapes = synth_timings.conv_shapes(rng, "forward", 2)
@@ -108,7 +111,11 @@ def batch_file(path: Path, count: int) -> None:
     while len(rows) < count:
         fields = next(shapes)
         key = tuple(sorted(fields.items()))
-        if key not in seen and fields["N"] * fields["C"] * fields["Hi"] * fields["Wi"] < 2**31:
+        try:
+            conv_problem({**fields, "direction": "forward"})
+        except ProblemError:
+            continue
+        if key not in seen:
             seen.add(key)
             rows.append(fields)
     synth_timings.write(rows, path)
