@@ -171,6 +171,12 @@ class ConvProblem:
     k_batch: int = 1
 
     kind = "grouped_conv"
+    group_shapes = ()
+    """A conv problem has one shape (as a GEMM problem's `group_shapes`, so either is read alike)."""
+
+    def group_problems(self) -> tuple:
+        """Empty: a conv problem has one shape (as `GemmProblem.group_problems` of a one-shape problem)."""
+        return ()
 
     @property
     def ndim(self) -> int:

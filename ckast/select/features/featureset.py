@@ -71,7 +71,7 @@ def problem_columns(problem: GemmProblem | ConvProblem) -> dict[str, int]:
 def _one_shape(problems: Sequence[GemmProblem | ConvProblem]) -> None:
     """Refuse a grouped problem of per-group shapes: the features read one shape per problem."""
     for problem in problems:
-        if getattr(problem, "group_shapes", ()):
+        if problem.group_shapes:
             raise ProblemError("group_shapes", f"{problem_label(problem)}: the features (a LightGBM model's, "
                                "training's) read one shape per problem; rank per-group shapes with the analytic model")
 

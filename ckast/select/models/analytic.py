@@ -481,7 +481,7 @@ class AnalyticPredictor:
 
     def predict_tflops(self, problem: Problem, part, hw, rows: np.ndarray | None = None) -> np.ndarray:
         tree = self._tree(problem, part, hw)
-        if getattr(problem, "group_shapes", ()):  # per-group shapes: the groups' sums, then the launch
+        if problem.group_shapes:  # per-group shapes: the groups' sums, then the launch
             tree = group_trees(part.datatype, hw, self.cal)[1]
             scope = Scope(part.table, group_sums(problem, part, hw, self.cal), hw_columns(hw))
         else:
@@ -495,7 +495,7 @@ class AnalyticPredictor:
         holds: problems x kernels, each of those entries the one `predict_tflops` gives, NaN elsewhere (every
         entry is computed: the trees cost as much for some kernels as for all). Problems of per-group shapes are
         predicted one by one."""
-        if grouped := [i for i, p in enumerate(problems) if getattr(p, "group_shapes", ())]:
+        if grouped := [i for i, p in enumerate(problems) if p.group_shapes]:
             out = np.full(mask.shape, np.nan)
             if one_shape := sorted(set(range(len(problems))) - set(grouped)):
                 out[one_shape] = self.predict_many([problems[i] for i in one_shape], part, hw, mask[one_shape])

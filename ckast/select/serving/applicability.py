@@ -450,7 +450,7 @@ def problem_fields(problem: Problem) -> dict[str, Any]:
 def evaluated(problem: Problem) -> tuple[tuple[int | None, Problem], ...]:
     """The problems the conditions are evaluated for: each non-empty group of a problem of per-group shapes (its
     index, the group alone: `GemmProblem.group_problems`), or the problem itself (index None)."""
-    return getattr(problem, "group_problems", tuple)() or ((None, problem),)
+    return problem.group_problems() or ((None, problem),)
 
 
 def _table(kernels: KernelTable | Sequence[Mapping[str, Any]]) -> KernelTable:
@@ -479,7 +479,7 @@ def checked_many(problems: Sequence[Problem], table: KernelTable,
     """`checked` for problems of one kind (and conv rank) at once: whether each kernel accepts each problem
     (problems x kernels), and per problem the kernels refused per condition that refuses them first. Problems of
     per-group shapes are checked one by one (`checked`)."""
-    if grouped := [i for i, p in enumerate(problems) if getattr(p, "group_shapes", ())]:
+    if grouped := [i for i, p in enumerate(problems) if p.group_shapes]:
         ok = np.zeros((len(problems), len(table)), dtype=bool)
         counts: list[dict[str, int]] = [{} for _ in problems]
         if one_shape := sorted(set(range(len(problems))) - set(grouped)):

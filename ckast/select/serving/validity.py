@@ -115,13 +115,13 @@ def broken(kind: str, fields: Mapping[str, Any], unread_only: bool = False) -> R
 def check(problem: Problem, where: str = "") -> None:
     """Refuse a read `problem` that breaks a rule the reader does not decide (ProblemError naming it); a problem
     of per-group shapes: each non-empty group's tensors alone (`group_shapes[i].A`, ...)."""
-    for index, group in getattr(problem, "group_problems", tuple)():
+    for index, group in problem.group_problems():
         alone = attrs.evolve(group, groups=1)
         rule = _broken_unread(alone.kind, tuple(values(alone).items()))
         if rule is not None:
             refused = refusal(alone, rule, where)
             raise ProblemError(f"group_shapes[{index}].{rule.field}", str(refused).split(": ", 2)[-1], where)
-    if getattr(problem, "group_shapes", ()):
+    if problem.group_shapes:
         return
     fields = values(problem)
     rule = _broken_unread(problem.kind, tuple(fields.items()))
@@ -140,7 +140,7 @@ def first_broken(problems: Sequence[Problem]) -> tuple[int, Rule] | None:
     problems (`ProblemsScope`), every entry as `check` computes it (the fields of read problems are within
     index_t, so no int64 operation of the trees wraps). Problems of per-group shapes are left out: the reader
     checks them (`check`)."""
-    rows = [i for i, p in enumerate(problems) if not getattr(p, "group_shapes", ())]
+    rows = [i for i, p in enumerate(problems) if not p.group_shapes]
     if not rows:
         return None
     found = _first_broken([problems[i] for i in rows])
