@@ -304,7 +304,11 @@ def test_a_signal_during_the_api_parse():
     proc = subprocess.Popen([sys.executable, "-m", "ckast", "api", "check", "--ck-include", str(find_ck_include())],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "CKAST_CACHE_DIR": "off"})
-    time.sleep(2.0)
+    maps = Path(f"/proc/{proc.pid}/maps")
+    deadline = time.monotonic() + HANG
+    while "libclang" not in maps.read_text() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)  # the parse begins once libclang is loaded into the process
+    time.sleep(0.3)
     if proc.poll() is not None:
         pytest.skip("the parse ended before the signal (a machine faster than this test assumes)")
     sent = time.monotonic()
