@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import calibrate_analytic as cal_tool  # noqa: E402
 
+from ckast.select.models import calibrate as calib  # noqa: E402
 from ckast.arch.calibration import calibration  # noqa: E402
 from ckast.select.models.analytic import gemm_view  # noqa: E402
 from ckast.select.ranking.evaluate import outcome, summary  # noqa: E402
@@ -60,7 +61,7 @@ class _Scored:
         self.efficiency, self.top1, self.top5 = efficiency, top1, top5
 
 
-def figures(data: cal_tool.Measured, predicted: np.ndarray, problems: np.ndarray | None = None) -> dict[str, float]:
+def figures(data: calib.Measured, predicted: np.ndarray, problems: np.ndarray | None = None) -> dict[str, float]:
     """`ckast select eval`'s figures of `predicted` (one per row of `data`) over `problems` (default all), and
     the median |predicted / measured - 1| of the picked kernels."""
     problems = np.arange(len(data.problems)) if problems is None else problems
@@ -83,25 +84,25 @@ def line(label: str, f: dict[str, float | None]) -> str:
 HEADER = f"{'predictor':<58}{'n':>4}{'mean':>8}{'P10':>8}{'P50':>8}{'min':>8}{'top-1':>8}{'top-5':>8}{'|err|':>8}"
 
 
-def problem_folds(data: cal_tool.Measured) -> np.ndarray:
+def problem_folds(data: calib.Measured) -> np.ndarray:
     """Each problem's fold: `ckast select train`'s GroupKFold assignment of the rows."""
     from ckast.select.ranking.train import group_folds
 
     return group_folds(data.group, FOLDS)[data.starts[:-1]]
 
 
-def analytic_cv(data: cal_tool.Measured, folds: np.ndarray) -> np.ndarray:
+def analytic_cv(data: calib.Measured, folds: np.ndarray) -> np.ndarray:
     """Predictions of every row by the analytic model calibrated on the other folds' problems."""
     predicted = np.empty(len(data.tflops))
-    start = cal_tool.start_calibration(data.hw.arch)
+    start = calib.start_calibration(data.hw.arch)
     for f in range(FOLDS):
-        train = cal_tool.fit(data.subset(np.flatnonzero(folds != f)), start, cal_tool.CONV_FITTED, True)
+        train = calib.fit(data.subset(np.flatnonzero(folds != f)), start, calib.CONV_FITTED, True)
         held = np.flatnonzero(folds == f)
-        predicted[data.rows_of(held)] = cal_tool.predict(data.subset(held), train)
+        predicted[data.rows_of(held)] = calib.predict(data.subset(held), train)
     return predicted
 
 
-def lightgbm_cv(data: cal_tool.Measured, library, folds: np.ndarray, base: str) -> np.ndarray:
+def lightgbm_cv(data: calib.Measured, library, folds: np.ndarray, base: str) -> np.ndarray:
     """Predictions of every row by `ckast select train`'s defaults on `base` trained on the other folds."""
     from ckast.arch.hardware import hardware
     from ckast.select.tables.timings import read_timings
@@ -179,7 +180,7 @@ def main() -> int:
         print("ckast select train: lightgbm is not installed (pip install ckast[select])")
     cv = analytic_cv(conv, folds)
     print(line("analytic, calibrated on the train folds (CV)", figures(conv, cv)))
-    shipped = cal_tool.predict(conv, calibration("gfx950"))
+    shipped = calib.predict(conv, calibration("gfx950"))
     print(line("analytic, shipped constants (in-sample)", figures(conv, shipped)))
     for family, keep in FAMILIES:
         chosen = np.array([i for i, p in enumerate(conv.problems) if keep(p)])
@@ -192,16 +193,16 @@ def main() -> int:
     shipped_cal = calibration("gfx942")
     for label, data in (("A", run_a), ("B", run_b)):
         print(line(f"analytic, shipped constants (in-sample), run {label}",
-                   figures(data, cal_tool.predict(data, shipped_cal))))
-    base = cal_tool.mi300x_start(calibration("gfx950"))
+                   figures(data, calib.predict(data, shipped_cal))))
+    base = calib.mi300x_start(calibration("gfx950"))
     for train, test, label in ((run_a, run_b, "A -> B"), (run_b, run_a, "B -> A")):
-        fitted = cal_tool.fit(train, base, cal_tool.GEMM_FITTED, False)
-        print(line(f"analytic, calibrated on run {label}", figures(test, cal_tool.predict(test, fitted))))
+        fitted = calib.fit(train, base, calib.GEMM_FITTED, False)
+        print(line(f"analytic, calibrated on run {label}", figures(test, calib.predict(test, fitted))))
     loso = np.empty(len(gemm.tflops))
     for s in range(len(gemm.problems)):
         others = np.array([p for p in range(len(gemm.problems)) if p != s])
-        fitted = cal_tool.fit(gemm.subset(others), base, cal_tool.GEMM_FITTED, False)
-        loso[gemm.rows_of(np.array([s]))] = cal_tool.predict(gemm.subset(np.array([s])), fitted)
+        fitted = calib.fit(gemm.subset(others), base, calib.GEMM_FITTED, False)
+        loso[gemm.rows_of(np.array([s]))] = calib.predict(gemm.subset(np.array([s])), fitted)
     print(line("analytic, leave-one-shape-out (runs combined)", figures(gemm, loso)))
     for p, problem in enumerate(gemm.problems):
         rows = slice(gemm.starts[p], gemm.starts[p + 1])

@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import calibrate_analytic as cal_tool  # noqa: E402
 
+from ckast.select.models import calibrate as calib  # noqa: E402
 from ckast.select.ranking.evaluate import outcome, summary  # noqa: E402
 
 SHIFTS = (
@@ -86,9 +87,9 @@ def recalibrated(data, measured, train_p: np.ndarray):
     the scored shapes either."""
     import attrs
 
-    cal = cal_tool.fit(measured.subset(train_p), cal_tool.start_calibration(measured.hw.arch), cal_tool.CONV_FITTED,
+    cal = calib.fit(measured.subset(train_p), calib.start_calibration(measured.hw.arch), calib.CONV_FITTED,
                        True)
-    return attrs.evolve(data, analytic=cal_tool.predict(measured, cal))
+    return attrs.evolve(data, analytic=calib.predict(measured, cal))
 
 
 def splits(data, every: np.ndarray):
