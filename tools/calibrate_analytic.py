@@ -36,7 +36,8 @@ from ckast.arch.calibration import CONSTANTS, PATH, Calibration, parse  # noqa: 
 from ckast.config import as_dict, load_file  # noqa: E402
 from ckast.lower.identity import kernel_name  # noqa: E402
 from ckast.select.models.calibrate import (  # noqa: E402
-    CONV_FITTED, GEMM_FITTED, Measured, fit, measured_of, mi300x_start, start_calibration, with_values)
+    CONV_FITTED, GEMM_FITTED, Measured, fit, measured_of, mi300x_start, problem_digest, start_calibration,
+    with_values)
 from ckast.select.ranking.evaluate import group_runs  # noqa: E402
 from ckast.select.serving.applicability import LAYERS  # noqa: E402
 from ckast.select.serving.library import Library  # noqa: E402
@@ -113,13 +114,20 @@ def calibrate(conv: Measured, gemm: Measured) -> dict[str, tuple[Calibration, di
     return out
 
 
-def toml_text(fitted: Mapping[str, tuple[Calibration, Mapping[str, tuple[str, str]]]]) -> str:
-    """calibration.toml's text."""
+def digests(data: Measured) -> list[str]:
+    """The digests of the problems of `data` (`problem_digest`), sorted."""
+    return sorted(problem_digest(p, data.part.arch, data.part.datatype) for p in data.problems)
+
+
+def toml_text(fitted: Mapping[str, tuple[Calibration, Mapping[str, tuple[str, str]]]],
+              problems: Mapping[str, Sequence[str]]) -> str:
+    """calibration.toml's text (`problems`: per arch, the digests of the problems its constants were fitted on)."""
     lines = [
         "# The analytic model's calibrated constants per arch (ckast/select/models/analytic.py says what each means).",
         "# Written by tools/calibrate_analytic.py from CK's published measurements (examples/ck-real): do not",
         "# edit, rerun the tool. Every value is { value, source [, note] }; `source` names an entry of",
-        "# [sources]. An arch without a table uses the table of `fallback`.",
+        "# [sources]. An arch without a table uses the table of `fallback`. `fitted_on.problems`: digests of the",
+        "# problems an arch's constants were fitted on (ckast.select.models.calibrate.problem_digest).",
         "",
         'fallback = "gfx942"',
         "",
@@ -134,6 +142,10 @@ def toml_text(fitted: Mapping[str, tuple[Calibration, Mapping[str, tuple[str, st
             lines.append(_entry(name, value, *cites[name]))
         lines += ["", f"[archs.{arch}.pipeline_step]"]
         lines += [_entry(p, v, *cites[f"pipeline_step.{p}"]) for p, v in steps]
+        lines += ["", f"[archs.{arch}.fitted_on]", "problems = ["]
+        mine = list(problems[arch])
+        lines += ["    " + " ".join(f'"{d}",' for d in mine[i:i + 6]) for i in range(0, len(mine), 6)]
+        lines.append("]")
     return "\n".join(lines) + "\n"
 
 
@@ -149,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     conv, gemm = conv_gfx950(), gemm_gfx942()
     fitted = calibrate(conv, gemm)
-    text = toml_text(fitted)
+    text = toml_text(fitted, {"gfx950": digests(conv), "gfx942": digests(gemm)})
     import tomllib
 
     for arch, (cal, cites) in fitted.items():

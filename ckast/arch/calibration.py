@@ -69,6 +69,14 @@ def parse(raw: Mapping[str, Any], arch: str) -> Calibration:
 
 
 @functools.cache
+def fitted_problems(arch: str) -> frozenset[str]:
+    """The digests of the problems `arch`'s own constants were fitted on (`fitted_on.problems`; none for an arch
+    that uses the fallback's table)."""
+    raw = load_toml(PATH)
+    return frozenset(raw["archs"].get(arch, {}).get("fitted_on", {}).get("problems", ()))
+
+
+@functools.cache
 def calibration(arch: str) -> Calibration:
     """The analytic model's constants for `arch` (an arch of archs.toml): its own, else the fallback arch's."""
     if arch not in ARCH_NAMES:
