@@ -1,7 +1,8 @@
 """Models on the analytic model (`select train --predictor residual`): the prediction is the analytic
-model's times exp of the trees' scaled output, the analytic model's alone outside the training domain the spec
-records; `select`, `select eval` and `generate --for --model` say what lies outside; the reader refuses a bad
-predictor or domain."""
+model's times exp of the trees' scaled output, the analytic model's alone for a problem choosing among kernels
+outside the training domain the spec records (a problem outside it is corrected as one inside); `select`, `select
+eval` and `generate --for --model` say what lies outside and what ckast did; the reader refuses a bad predictor or
+domain."""
 
 from __future__ import annotations
 
@@ -43,7 +44,8 @@ def _invoke(*args):
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     """The fp16 2-D forward kernels (655); a 30-tree residual model trained on runs of their compv3 kernels only;
-    the same model with a domain that holds everything; the synthetic table of every kernel."""
+    the same model with a domain that holds everything (`wide`) and with one that holds every kernel, its problems
+    the trained model's (`kernels`); the synthetic table of every kernel."""
     root = tmp_path_factory.mktemp("residual")
     lib = write_library(root / "lib", conv_entries("forward"))
     synth = synth_module()
@@ -58,7 +60,12 @@ def models(tmp_path_factory):
     spec = json.loads((root / "wide" / "feature_spec.json").read_text())
     spec["domain"] = {"problems": {}, "kernels": {}}
     (root / "wide" / "feature_spec.json").write_text(json.dumps(spec))
-    return {"lib": lib, "model": root / "model", "wide": root / "wide", "all": root / "all.csv"}
+    shutil.copytree(root / "model", root / "kernels")
+    spec = json.loads((root / "kernels" / "feature_spec.json").read_text())
+    spec["domain"]["kernels"] = {}
+    (root / "kernels" / "feature_spec.json").write_text(json.dumps(spec))
+    return {"lib": lib, "model": root / "model", "wide": root / "wide", "kernels": root / "kernels",
+            "all": root / "all.csv"}
 
 
 def test_prediction_is_analytic_times_exp_of_the_scaled_trees(models):
@@ -79,16 +86,36 @@ def test_prediction_is_analytic_times_exp_of_the_scaled_trees(models):
                                                              np.flatnonzero(mask[1])).tolist()
 
 
-def test_far_outside_the_domain_the_ranking_is_the_analytic_models(models):
+def test_among_kernels_outside_the_domain_the_ranking_is_the_analytic_models(models):
     library = load_library(models["lib"])
     wide, model = load_model(models["wide"]), load_model(models["model"])
     far = attrs.evolve(PROBLEM, N=4096, input=(300, 300))
     analytic = python_ranking(library, far, AnalyticPredictor())
     assert python_ranking(library, far, model) == analytic
     assert python_ranking(library, far, wide) != analytic  # the trees do change it where they count
-    assert not model.domain.problem_inside(far) and model.domain.problems_outside(far)[0].startswith("N=4096 (trained")
+    assert model.domain.problems_outside(far)[0].startswith("N=4096 (trained")
     assert set(model.spec["domain"]) == {"problems", "kernels"}
     assert model.spec["domain"]["kernels"]["is_compv3"] == [1]
+
+
+def test_a_problem_outside_the_domain_is_corrected_as_one_inside(models):
+    """A problem outside the problems trained on, among kernels inside the domain: the trees' (halved) correction
+    counts as it does inside (the ranking of a model whose domain holds every problem), not the analytic model
+    alone; `select` says the problem lies outside and that the trees corrected it."""
+    library = load_library(models["lib"])
+    kernels, wide = load_model(models["kernels"]), load_model(models["wide"])
+    far = attrs.evolve(PROBLEM, N=4096, input=(300, 300))
+    assert kernels.domain.problems_outside(far) and kernels.kernels_inside(library.part(far)).all()
+    ranking = python_ranking(library, far, kernels)
+    assert ranking == python_ranking(library, far, wide) != python_ranking(library, far, AnalyticPredictor())
+    code, out, err = _invoke("select", "--library", models["lib"], "--model", models["kernels"], "--problem",
+                             "G=1,N=4096,C=64,K=128,Hi=28,Wi=28,Y=3,X=3,pad_h=1,pad_w=1", "--json")
+    assert code == 0, err
+    domain = json.loads(out)["problems"][0]["domain"]
+    assert domain["ranked_by"] == "model" and domain["kernels_outside"] == 0
+    assert domain["problem_outside"][0].startswith("N=4096 (trained ")
+    assert err.endswith("1 of 1 problem outside the model's training domain: 0 problems ranked by the analytic model "
+                        "alone, 1 problem outside ranked by the analytic model with the trees' correction, as inside\n")
 
 
 def test_each_model_keeps_its_own_domain_on_a_part(models, monkeypatch):

@@ -139,7 +139,7 @@ def select(ctx, library_dir, problem_texts, problems_file, model_dir, top, datat
 @click.option("--predictor", default="best", show_default=True,
               help="The predictor to write: best (the one that does best on held-out families), or analytic, lightgbm "
                    "(LightGBM on log1p TFLOPS, as CK's models) or residual (LightGBM on the analytic model's error; "
-                   "a problem or kernel outside the training data is ranked by the analytic model alone).")
+                   "a problem choosing among kernels outside the training data is ranked by the analytic model alone).")
 @click.option("--seed", type=Integer(), default=0, show_default=True)
 @jobs_option("Fits at a time (the final model and each CV fold, one LightGBM thread each); the model is the same "
              "for any.")
@@ -158,7 +158,8 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, pred
     written has the highest worst-family P10 (ties: the mean over families), and is a learned one only when it
     is below the analytic model on neither (with --folds 0: residual, not validated); feature_spec.json names
     it (predictor). An analytic model directory has no forest, and `select --model` ranks with the analytic
-    model; a residual model ranks a problem or kernel outside its training data by the analytic model alone.
+    model; a residual model ranks a problem whose kernels include one outside its training data by the analytic model
+    alone (a problem outside it is corrected as one inside, and said so).
 
     \b
     Examples:
@@ -205,6 +206,8 @@ def train(data, library_dir, out_dir, skip_bad, kernels_file, trees, folds, pred
         click.echo("\n".join(shift_table(report_rows(predictors, f"{cv['folds']} random folds"))))
         for entry in cv["skipped"]:
             click.echo(f"not held out: {entry['name']} ({entry['where']}): {entry['reason']}")
+        if cv["analytic_constants"]["fitted_on"]:
+            click.echo(f"analytic constants: {cv['analytic_constants']['why']}")
     click.echo(f"model: {cv['chosen']['why']}")
     on = " (a correction of the analytic model)" if spec.get("predictor") == "residual" else ""
     what = (f"{trees} trees, {len(spec['feature_names'])} features{on}" if "feature_names" in spec

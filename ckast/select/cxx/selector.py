@@ -434,14 +434,13 @@ def _push(k: n.Expr, score: n.Expr) -> n.Stmt:
 @attrs.frozen
 class _Residual:
     """A residual model's analytic side: `decls` (the kernels' domain and the analytic model's arrays), `per_problem`
-    and `per_kernel` statements, `analytic` (a kernel's analytic TFLOPS), `trusted` (the problem lies inside the
-    training domain), `inside` (the array of the kernels that do) and the trees' `scale`."""
+    and `per_kernel` statements, `analytic` (a kernel's analytic TFLOPS), `inside` (the array of the kernels that lie
+    inside the training domain) and the trees' `scale`."""
 
     decls: tuple[n.Decl, ...]
     per_problem: tuple[n.Stmt, ...]
     per_kernel: tuple[n.Stmt, ...]
     analytic: n.Expr
-    trusted: n.Expr
     inside: n.Expr
     scale: float
 
@@ -451,28 +450,26 @@ class _Residual:
 
 
 def _residual(p: PartPlan, problem: n.Expr, k: n.Expr) -> _Residual:
-    """The analytic model's tree and the problem's domain test of a residual model's part (what `LightGBMPredictor`
-    evaluates: the analytic model on the part's arch, the problem test of the model's domain)."""
-    from ckast.select.models.analytic import analytic_tree, priced
-    from ckast.select.expr import TRUE
+    """The analytic model's tree and the kernels' domain of a residual model's part (what `LightGBMPredictor`
+    evaluates: the analytic model on the part's arch, which kernels lie inside the model's domain)."""
+    from ckast.select.models.analytic import analytic_tree
 
     hw = hardware(p.part.arch)
     domain = p.model.domain
-    test = TRUE if domain is None else domain.problem_test()
-    feats = lower_features([analytic_tree(p.kind, p.direction, p.datatype, hw, p.ndim), test.as_float()], p.part.table,
+    feats = lower_features([analytic_tree(p.kind, p.direction, p.datatype, hw, p.ndim)], p.part.table,
                            hw_columns(hw), problem=problem, kernel=k, prefix="a")
     inside = [True] * len(p.part) if domain is None else domain.kernels_inside(p.kind, p.part.table).tolist()
     array = n.VarDecl(n.Array(n.Const(BOOL), None), "inside", n.BraceInit(None, [n.BoolLit(bool(v)) for v in inside]),
                       static=True, constexpr=True)
-    return _Residual((array, *feats.decls), feats.per_problem, feats.per_kernel, feats.values[0],
-                     n.BinOp("!=", feats.values[1], n.FloatLit(0.0)), n.ident("inside"), p.model.residual_scale)
+    return _Residual((array, *feats.decls), feats.per_problem, feats.per_kernel, feats.values[0], n.ident("inside"),
+                     p.model.residual_scale)
 
 
 def _forest_rank(kernels: int, width: int, ok: n.Expr, feats, lowered, residual: _Residual | None = None
                  ) -> list[n.Stmt]:
     """The applicable kernels, then their scores: one at a time, or all rows at once when many apply. A residual
-    model's (`residual`): the analytic model's TFLOPS alone when the problem or an applicable kernel lies outside the
-    model's training domain, else the analytic model's times exp of the trees' scaled output."""
+    model's (`residual`): the analytic model's TFLOPS alone when an applicable kernel lies outside the model's
+    training domain, else the analytic model's times exp of the trees' scaled output."""
     k, i, j = n.ident("k"), n.ident("i"), n.ident("j")
     chosen, rows, scores = n.ident("chosen"), n.ident("rows"), n.ident("scores")
     ints, doubles = _vector(INT), _vector(DOUBLE)
@@ -504,7 +501,7 @@ def _forest_rank(kernels: int, width: int, ok: n.Expr, feats, lowered, residual:
         trusted = n.ident("trusted")
         gate = [
             *residual.per_problem,
-            n.VarDecl(BOOL, "trusted", residual.trusted),
+            n.VarDecl(BOOL, "trusted", n.BoolLit(True)),
             n.For(n.VarDecl(SIZE, "i", n.IntLit(0)), n.BinOp("<", i, size), n.UnOp("++", i), [
                 n.ExprStmt(n.BinOp("=", trusted, n.BinOp("&&", trusted, n.Index(residual.inside, n.Index(chosen, i)))))]),
             n.If(n.UnOp("!", trusted), [

@@ -2,14 +2,17 @@
 it can be told apart and handed to the analytic model.
 
 - `problems`: per problem column (`validity.problem_columns`), the least and greatest value of the training
-  problems; a problem is inside where each of its columns lies within them (`problem_test`, one tree of the
-  selection language, which the C++ selector lowers as it is).
+  problems; a problem is inside where each of its columns lies within them (`problems_outside` names those that
+  do not).
 - `kernels`: per kernel feature of the model's set (a feature reading kernel columns only: tiles, warps,
   pipeline, vector widths, ...), the values its training kernels had (null: a knob the kernel lacks); a kernel
   is inside where each of its features holds one of them.
 
-A residual model (spec `base` "analytic") ranks a problem by the analytic model alone when the problem, or any
-kernel it chooses from, lies outside (its trees answer a constant far from their data: nothing to learn from).
+A residual model (spec `base` "analytic") ranks a problem by the analytic model alone when any kernel it chooses
+from lies outside (the trees never saw such a kernel: its correction would be another kernel's). A problem outside
+is ranked as one inside, the analytic model times the trees' correction: the trees count half (`residual_scale`),
+so far from their data the analytic model still leads, and a shift of shapes keeps what the trees learnt of the
+kernels. Both are reported (`domain_entry`, `domain_line`).
 """
 
 from __future__ import annotations
@@ -23,8 +26,7 @@ import numpy as np
 
 from ckast.config.errors import key_path, shown
 
-from ckast.select.expr import TRUE, Const, Expr, Scope, all_of, problem_values
-from ckast.select.features.featureset import problem
+from ckast.select.expr import Scope
 from .forest import ModelError
 from ckast.select.problem import Problem
 
@@ -35,17 +37,6 @@ class Domain:
 
     problems: Mapping[str, tuple[float, float]]
     kernels: Mapping[str, tuple[float | None, ...]]
-
-    def problem_test(self) -> Expr:
-        """True for a problem inside the domain (a bool tree over problem columns)."""
-        terms = [(problem(name) >= Const(float(lo))) & (problem(name) <= Const(float(hi)))
-                 for name, (lo, hi) in self.problems.items()]
-        return all_of(*terms) if terms else TRUE
-
-    def problem_inside(self, p: Problem) -> bool:
-        from ckast.select.serving.validity import problem_columns
-
-        return bool(Scope(None, problem_values(problem_columns(p))).value(self.problem_test()))
 
     def problems_outside(self, p: Problem) -> list[str]:
         """The columns of `p` outside the domain, as `name=value (trained lo..hi)`."""
@@ -159,14 +150,14 @@ def domain_entry(predictor, problem: Problem, part, rows: np.ndarray) -> dict[st
     """What of one problem lies outside `predictor`'s training domain and what ranked it (None: the predictor records
     no domain): `problem_outside` (its columns outside, as text), `kernels_outside` (of the part's kernels),
     `applicable_outside` (of `rows`, the kernels it was ranked among) and `ranked_by` ("model", or "analytic model"
-    where a residual model hands the problem to it)."""
+    where a residual model hands the problem to it: a kernel of `rows` outside)."""
     domain = getattr(predictor, "domain", None)
     if domain is None:
         return None
     kernels = predictor.kernels_inside(part)
     outside = domain.problems_outside(problem)
     applicable = int((~kernels[rows]).sum())
-    fallback = predictor.base == "analytic" and (bool(outside) or applicable > 0)
+    fallback = predictor.base == "analytic" and applicable > 0
     return {"problem_outside": outside, "kernels_outside": int((~kernels).sum()), "applicable_outside": applicable,
             "ranked_by": ANALYTIC_ALONE if fallback else "model"}
 
@@ -176,11 +167,12 @@ def domain_line(entries: Sequence[tuple[Any, int, Mapping[str, Any]]], base: str
     and kernel lies inside the domain."""
     parts: dict[Any, tuple[int, int]] = {}
     problems = 0
-    fallback = 0
+    fallback = corrected = 0
     for key, kernels, entry in entries:
         parts[key] = (kernels, entry["kernels_outside"])
         problems += bool(entry["problem_outside"])
         fallback += entry["ranked_by"] == ANALYTIC_ALONE
+        corrected += bool(entry["problem_outside"]) and entry["ranked_by"] != ANALYTIC_ALONE
     kernels_outside = sum(out for _, out in parts.values())
     if not problems and not kernels_outside:
         return None
@@ -193,6 +185,9 @@ def domain_line(entries: Sequence[tuple[Any, int, Mapping[str, Any]]], base: str
         what.append(f"{problems} of {quantity(len(entries), 'problem')}")
     if base == "analytic":
         did = f"{quantity(fallback, 'problem')} ranked by the analytic model alone"
+        if corrected:
+            did += (f", {quantity(corrected, 'problem')} outside ranked by the analytic model with the trees' "
+                    "correction, as inside")
     else:
         did = "ranked by the model's trees regardless (a model without an analytic base has nothing to fall back on)"
     return f"{' and '.join(what)} outside the model's training domain: {did}"

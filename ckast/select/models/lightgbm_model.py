@@ -96,13 +96,13 @@ class LightGBMPredictor:
     def residual_scale(self) -> float:
         return float(self.spec.get("residual_scale", 1.0))
 
-    def inside(self, problem: Problem, part, rows: np.ndarray | None = None) -> bool:
-        """The problem and every kernel of `rows` (default: all) lie inside the training domain (True without a
-        recorded domain)."""
+    def trusted(self, part, rows: np.ndarray | None = None) -> bool:
+        """Every kernel of `rows` (default: all) lies inside the training domain (True without a recorded domain):
+        a residual model's trees then correct the analytic model, whether or not the problem lies inside."""
         if self.domain is None:
             return True
         kernels = self.kernels_inside(part)
-        return bool(kernels.all() if rows is None else kernels[rows].all()) and self.domain.problem_inside(problem)
+        return bool(kernels.all() if rows is None else kernels[rows].all())
 
     def kernels_inside(self, part) -> np.ndarray:
         """Per kernel of the part: inside the training domain (memoized per part)."""
@@ -131,7 +131,7 @@ class LightGBMPredictor:
             from .analytic import AnalyticPredictor
 
             analytic = AnalyticPredictor().predict_tflops(problem, part, hw, rows)
-            if not self.inside(problem, part, rows):
+            if not self.trusted(part, rows):
                 return analytic
             tflops = residual_tflops(analytic, self.residual_scale * raw)
         else:
@@ -153,7 +153,7 @@ class LightGBMPredictor:
             from .analytic import AnalyticPredictor
 
             analytic = AnalyticPredictor().predict_many(problems, part, hw, mask)
-            inside = np.array([self.inside(p, part, np.flatnonzero(m)) for p, m in zip(problems, mask)])
+            inside = np.array([self.trusted(part, np.flatnonzero(m)) for m in mask])
             tflops = residual_tflops(analytic[mask], self.residual_scale * raw)
             tflops = np.where(np.repeat(inside, mask.sum(axis=1)), tflops, analytic[mask])
         else:

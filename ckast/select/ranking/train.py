@@ -2,8 +2,9 @@
 
 Two LightGBM predictors (`BASE_OF`): `lightgbm`, on log1p(TFLOPS) (as CK's: TFLOPS spans orders of magnitude),
 and `residual`, on the analytic model's error, log(measured / analytic TFLOPS): it predicts analytic x
-exp(RESIDUAL_SCALE x trees), and the analytic model's TFLOPS alone for a problem outside its training domain
-(`model_domain`, recorded in the spec). Features are ckast's feature set of the kind, computed from each run's
+exp(RESIDUAL_SCALE x trees), and the analytic model's TFLOPS alone for a problem with a kernel outside its
+training domain (`model_domain`, recorded in the spec; a problem outside it is corrected as one inside: the trees
+count half everywhere). Features are ckast's feature set of the kind, computed from each run's
 problem and its kernel's config on the library's arch. Quality is estimated by GroupKFold cross-validation, the
 runs of one problem shape never split between training and validation folds, and by folds that hold out whole
 families of problems (`shift`); the final models are fitted on every run. The predictors compared (the analytic
@@ -17,7 +18,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
@@ -33,6 +34,9 @@ from ckast.select.models.limits import MAX_TREES
 from ckast.select.problem import Problem
 from .shift import Fold, Trainer
 from ckast.select.tables.timings import Run
+
+if TYPE_CHECKING:
+    from ckast.select.models.calibrate import Measured
 
 DEFAULT_PARAMS: Mapping[str, Any] = {
     "objective": "regression", "num_leaves": 63, "max_depth": 12, "learning_rate": 0.1, "min_data_in_leaf": 20,
@@ -74,6 +78,11 @@ class Dataset:
     analytic: np.ndarray
     """The analytic model's TFLOPS of every row (the arch's shipped calibration, the arch's hardware): what a
     residual model starts from."""
+    fitted_on: int = 0
+    """How many of the problems the arch's shipped analytic constants were fitted on (`calibrate.fitted_on`)."""
+    measured: Measured | None = None
+    """The runs as the calibration fit reads them (`calibrate.measured_of`), when `fitted_on` and the problems
+    allow a refit (one part, no per-group shapes)."""
 
 
 def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
@@ -85,7 +94,7 @@ def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
     from ckast.select.models.analytic import AnalyticPredictor
 
     analytic = AnalyticPredictor()
-    xs, ys, groups, orders, problems, indices, bases = [], [], [], [], [], [], []
+    xs, ys, groups, orders, problems, indices, bases, parts = [], [], [], [], [], [], [], []
     for number, (problem, kernels) in enumerate(sorted(by_problem.items(), key=lambda item: repr(item[0]))):
         first = library.configs[min(kernels)]
         part = library.part(problem, first["datatype"], first["layout"] if first["kind"] == "gemm" else None)
@@ -112,14 +121,22 @@ def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
         orders.append(part.name_order[rows])
         indices.append(sorted(kernels))
         problems.append(problem)
+        parts.append(part)
     from ckast.arch.hardware import CK_RECORDED, FIGURES
 
     hw = hw_of(identity["arch"])
     recorded = {next((ck for ck, ours in CK_RECORDED.items() if ours == name), name): getattr(hw, name)
                 for name in FIGURES}
+    from ckast.select.models.calibrate import FITTED, fitted_on, measured_of
+
+    overlap = fitted_on(problems, identity["arch"], identity["dtype"])
+    measured = None
+    if overlap and identity["arch"] in FITTED and len({id(p) for p in parts}) == 1 and not any(
+            getattr(p, "group_shapes", ()) for p in problems):
+        measured = measured_of(library, sorted(by_problem.items(), key=lambda item: repr(item[0])))
     return Dataset(np.vstack(xs), np.concatenate(ys), np.concatenate(groups), np.concatenate(orders),
                    np.concatenate(indices), tuple(problems), library.configs[runs[0].kernel]["kind"], identity,
-                   recorded, np.concatenate(bases))
+                   recorded, np.concatenate(bases), overlap, measured)
 
 
 def group_folds(group: np.ndarray, folds: int) -> np.ndarray:
@@ -185,8 +202,9 @@ def fit(data: Dataset, rows: np.ndarray, params: Mapping[str, Any], trees: int, 
 def predicted(data: Dataset, rows: np.ndarray, raw: np.ndarray, base: str, domain: Domain | None = None,
               scale: float = RESIDUAL_SCALE) -> np.ndarray:
     """TFLOPS of `rows` from the trees' output `raw` of a model on `base` trained on `domain` (as
-    `LightGBMPredictor` predicts: a residual model answers the analytic model's TFLOPS for each problem outside
-    its domain, or with a kernel outside it; `scale`: what its trees count for)."""
+    `LightGBMPredictor` predicts: a residual model answers the analytic model's TFLOPS for each problem with a
+    kernel outside its domain, and corrects it alike inside the domain and out for the others; `scale`: what its
+    trees count for)."""
     from ckast.select.models.lightgbm_model import residual_tflops
 
     if base == "none":
@@ -196,7 +214,7 @@ def predicted(data: Dataset, rows: np.ndarray, raw: np.ndarray, base: str, domai
         inside = domain.rows_inside(data.kind, data.x[rows])
         for g in np.unique(data.group[rows]):
             mine = data.group[rows] == g
-            inside[mine] = inside[mine].all() and domain.problem_inside(data.problems[g])
+            inside[mine] = inside[mine].all()
         tflops = np.where(inside, tflops, data.analytic[rows])
     return tflops
 
@@ -204,8 +222,8 @@ def predicted(data: Dataset, rows: np.ndarray, raw: np.ndarray, base: str, domai
 def train_predictor(data: Dataset, rows: np.ndarray, base: str = DEFAULT_BASE, trees: int = 400, seed: int = 0,
                     gate: bool = True, scale: float = RESIDUAL_SCALE) -> Callable[[np.ndarray], np.ndarray]:
     """A model on `base` fitted on `rows` (one LightGBM thread) as a function: rows of `data` -> predicted TFLOPS
-    (for validating predictors on chosen rows). `gate`: a residual model hands problems outside its training
-    domain to the analytic model, as the models `select train` writes do; `scale`: what its trees count for."""
+    (for validating predictors on chosen rows). `gate`: a residual model hands a problem with a kernel outside
+    its training domain to the analytic model, as the models `select train` writes do; `scale`: what its trees count for."""
     features = _features(data.kind)
     booster = fit(data, rows, {**DEFAULT_PARAMS, "seed": seed}, trees, *features, base=base)
     domain = domain_of(data, rows)
@@ -308,13 +326,16 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
     names, categorical = _features(data.kind)
     params = {**DEFAULT_PARAMS, "seed": seed}
 
-    def forest(name: str) -> Trainer:
+    def forest(name: str, data: Dataset) -> Trainer:
         def fit_forest(rows: np.ndarray, callbacks: list) -> Forest:
             return Forest(name, fit(data, rows, params, trees, names, categorical, callbacks, BASE_OF[name]), data,
                           domain_of(data, rows))
         return Trainer(name, fit_forest)
 
-    trainers = [analytic_trainer(data), forest(LIGHTGBM), forest(RESIDUAL)]
+    def trainers_of(data: Dataset) -> list[Trainer]:
+        return [analytic_trainer(data), forest(LIGHTGBM, data), forest(RESIDUAL, data)]
+
+    trainers = trainers_of(data)
     if predictor != BEST and predictor not in [t.name for t in trainers]:
         raise TrainError(f"{argument('predictor')}: {predictor!r} is not one of {BEST}, "
                          f"{', '.join(t.name for t in trainers)}")
@@ -332,7 +353,10 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
                 plan.append(f)
     if fold is None:  # nothing to compare: only the predictor written is fitted
         trainers = [t for t in trainers if t.name == (UNVALIDATED if predictor == BEST else predictor)]
-    fitted, held_out = fit_folds(trainers, data, plan, jobs, progress)
+    refit = refitted(data, plan) if fold is not None else {}
+    per_fold = {label: [t for t in trainers_of(mine) if t.name in {u.name for u in trainers}]
+                for label, mine in refit.items()}
+    fitted, held_out = fit_folds(trainers, data, plan, jobs, progress, per_fold)
 
     predictors = {t.name: figures(data, plan, {f.label: held_out[t.name, f.label] for f in plan})
                   for t in trainers} if fold is not None else {t.name: {} for t in trainers}
@@ -370,6 +394,7 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
     if fold is not None:
         cv.update(predictors[choice.name]["random"])
     cv.update({**training, "trees": trees, "model": choice.name, "chosen": {"basis": choice.basis, "why": choice.why},
+               "analytic_constants": constants_note(data, bool(refit)),
                "predictors": predictors,
                "families": [{**f.family.as_dict(), "problems": len(np.unique(data.group[f.held]))}
                             for f in plan[folds:]],
@@ -377,11 +402,49 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
     return model, spec, cv
 
 
+def refitted(data: Dataset, plan: Sequence[Fold]) -> dict[str, Dataset]:
+    """Per fold of `plan` (by label), `data` with the analytic model's constants refitted on the fold's training
+    problems (`calibrate.fit`, as the shipped constants were fitted), when the shipped constants were fitted on
+    some of the problems (`data.measured`): the analytic model, and the residual model on top of it, are then
+    scored on problems their constants never saw. None refitted otherwise."""
+    if data.measured is None:
+        return {}
+    from ckast.arch.calibration import calibration
+    from ckast.select.models.calibrate import FITTED, fit as fit_constants, predict
+
+    names, select = FITTED[data.identity["arch"]]
+    base = calibration(data.identity["arch"])
+    out = {}
+    for f in plan:
+        training = np.setdiff1d(np.arange(len(data.problems)), np.unique(data.group[f.held]))
+        cal = fit_constants(data.measured.subset(training), base, names, select)
+        out[f.label] = attrs.evolve(data, analytic=predict(data.measured, cal))
+    return out
+
+
+def constants_note(data: Dataset, refit: bool) -> dict[str, Any]:
+    """What `cv_metrics.json` and train's report say of the analytic constants the folds were scored with."""
+    if refit:
+        why = (f"the shipped analytic constants were fitted on {data.fitted_on} of these {len(data.problems)} "
+               "problems: refitted on each fold's training problems, so the analytic and residual models are "
+               "scored on problems their constants never saw")
+    elif data.fitted_on:
+        why = (f"the shipped analytic constants were fitted on {data.fitted_on} of these {len(data.problems)} "
+               "problems and could not be refitted per fold (problems of several kernel sets or of per-group "
+               "shapes): the analytic model's figures are in-sample")
+    else:
+        why = "the shipped analytic constants were fitted on none of these problems"
+    return {"fitted_on": data.fitted_on, "refitted": refit, "why": why}
+
+
 def fit_folds(trainers: Sequence[Trainer], data: Dataset, plan: Sequence[Fold], jobs: int,
-              progress: Callable[[str, int], None] | None) -> tuple[dict[str, Any], dict[tuple[str, str], np.ndarray]]:
+              progress: Callable[[str, int], None] | None, per_fold: Mapping[str, Sequence[Trainer]] | None = None
+              ) -> tuple[dict[str, Any], dict[tuple[str, str], np.ndarray]]:
     """Each trainer's model fitted on every row, and its predictions of each fold's held-out rows, trained on the
     others ((trainer, fold label) -> predictions): the learning trainers' fits side by side (`fit_all`), final
-    models first; a trainer that does not learn is fitted once."""
+    models first; a trainer that does not learn is fitted once (per fold when `per_fold`, by fold label, gives the
+    fold's own trainers, in the order of `trainers`: those of a dataset with refitted analytic constants)."""
+    per_fold = per_fold or {}
     everything = np.arange(len(data.tflops))
     fitted: dict[str, Any] = {}
     held_out: dict[tuple[str, str], np.ndarray] = {}
@@ -396,15 +459,16 @@ def fit_folds(trainers: Sequence[Trainer], data: Dataset, plan: Sequence[Fold], 
         return run
 
     learners = [t for t in trainers if t.learns]
-    for t in trainers:
+    for i, t in enumerate(trainers):
         if not t.learns:
             fitted[t.name] = t.fit(everything, [])
-            held_out.update({(t.name, f.label): fitted[t.name].predict(f.held) for f in plan})
+            held_out.update({(t.name, f.label): (per_fold[f.label][i].fit(everything, []) if f.label in per_fold
+                                                 else fitted[t.name]).predict(f.held) for f in plan})
     for t in learners:
         keys.append((t.name, None))
         tasks.append(task(t, f"{t.name} final model", everything, None))
     for f in plan:
-        for t in learners:
+        for t in (u for u in per_fold.get(f.label, trainers) if u.learns):
             keys.append((t.name, f.label))
             tasks.append(task(t, f"{t.name} {f.label}", np.setdiff1d(everything, f.held), f.held))
     if progress is not None:
