@@ -389,11 +389,14 @@ def test_a_name_the_kernel_table_lacks_is_refused(libs, tmp_path):
     assert not (tmp_path / "m").exists()
 
 
+@pytest.mark.slow
 def test_train_cross_validates_on_the_mi355x_table(libs, tmp_path):
-    """`select train` with its defaults (5-fold GroupKFold by problem shape) on CK's MI355X table: its held-out
-    figures stay at least those of the README (98.3% mean, 94.2% P10), above CK's published 93.05% / 79.21%; but
-    on families held out whole (stride 1, small images, ...) LightGBM falls far below the analytic model, which is
-    what `select train` writes."""
+    """`select train` with its defaults (5-fold GroupKFold by problem shape) on CK's MI355X table, the analytic
+    constants refitted on each fold's training shapes (the shipped ones were fitted on this table; about 2 minutes):
+    LightGBM's held-out figures stay at least those of the README (98.3% mean, 94.2% P10), above CK's published
+    93.05% / 79.21%, but on families held out whole (stride 1, small images, ...) it falls far below the analytic
+    model; the residual model is above the analytic model on the worst family and over the families, and is what
+    `select train` writes."""
     pytest.importorskip("lightgbm")
     code, out, err = _invoke("train", "--data", CONV_TABLE, "--kernels", CONV_KERNELS, "--library", libs["conv"],
                              "-o", tmp_path / "m")
@@ -402,14 +405,17 @@ def test_train_cross_validates_on_the_mi355x_table(libs, tmp_path):
                                    "bf16, gfx950)")
     cv = json.loads((tmp_path / "m" / "cv_metrics.json").read_text())
     assert cv["folds"] == 5 and cv["problems"] == 185 and cv["rows"] == 185 * 13
-    lightgbm, analytic = cv["predictors"]["lightgbm"], cv["predictors"]["analytic"]
+    assert cv["analytic_constants"]["fitted_on"] == 185 and cv["analytic_constants"]["refitted"]
+    lightgbm, analytic, residual = (cv["predictors"][n] for n in ("lightgbm", "analytic", "residual"))
     assert lightgbm["random"]["efficiency"]["mean"] >= 0.98 and lightgbm["random"]["efficiency"]["p10"] >= 0.94
     assert lightgbm["families"]["stride 1"]["p10"] < 0.8 < 0.95 < analytic["families"]["stride 1"]["p10"]
-    assert lightgbm["shift"]["worst"]["p10"] < 0.5 and analytic["shift"]["worst"]["p10"] >= 0.94
-    assert cv["model"] == "analytic" and cv["chosen"]["basis"] == "families"
+    assert lightgbm["shift"]["worst"]["p10"] < 0.5 and analytic["shift"]["worst"]["p10"] >= 0.91
+    assert residual["families"]["stride 1"]["mean"] >= 0.99 and residual["families"]["stride 1"]["p10"] >= 0.96
+    assert cv["model"] == "residual" and cv["chosen"]["basis"] == "families"
     assert [s["name"] for s in cv["skipped"]] == ["other filters"]  # 8 problems
-    assert json.loads((tmp_path / "m" / "feature_spec.json").read_text())["predictor"] == "analytic"
-    assert "model: analytic, the highest worst-family P10 and never below the analytic model" in out
+    assert json.loads((tmp_path / "m" / "feature_spec.json").read_text())["predictor"] == "residual"
+    assert "model: residual, the highest worst-family P10 and never below the analytic model" in out
+    assert "analytic constants: the shipped analytic constants were fitted on 185 of these 185 problems" in out
 
 
 @pytest.mark.slow

@@ -160,6 +160,7 @@ def test_train_eval_round_trip_on_synthetic_data(libs, tables, tmp_path):
     assert spec["hardware"]["num_cus"] == 304 and spec["hardware"]["lds_capacity"] == 65536
     cv = json.loads((model / "cv_metrics.json").read_text())
     assert cv["folds"] == 3 and cv["problems"] == 40 and 0 < cv["efficiency"]["mean"] <= 1
+    assert not cv["analytic_constants"]["refitted"] and "analytic constants" not in out  # synthetic: never fitted on
 
     code, out, err = _invoke("eval", "--data", str(tables["held"]), "--library", str(libs["conv"]), "--model",
                              str(model), "--json")

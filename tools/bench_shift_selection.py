@@ -3,8 +3,8 @@ on one family of the table's shapes and scored on another it never saw (stride 2
 batch <= 4, images Hi >= 128 -> Hi < 128), beside 5-fold GroupKFold by shape. Predictors: the analytic model
 (shipped constants: calibrated on the whole table, so in-sample for every split), `ckast select train
 --predictor lightgbm` (LightGBM on log1p TFLOPS) and `--predictor residual` (the analytic model times exp of half a
-LightGBM residual, the analytic model alone for a problem outside the training domain), each with its defaults (400 trees, seed 0), and
-the residual model whole (its trees' full output) and/or applied everywhere (no domain). Figures as
+LightGBM residual, the analytic model alone for a problem choosing among kernels outside the training domain), each with its defaults (400 trees, seed 0), and
+the residual model whole (its trees' full output) and/or applied everywhere (no kernel domain). Figures as
 `ckast select eval`'s: mean, P10, P50, min efficiency of the pick against the best measured kernel.
 
     python tools/bench_shift_selection.py                 # about 20 s on one core; deterministic
@@ -77,7 +77,7 @@ def predictors(data, train_rows: np.ndarray, held_rows: np.ndarray) -> dict[str,
             "select train --predictor lightgbm": train_predictor(data, train_rows, "none")(held_rows),
             "residual, whole, everywhere": train_predictor(data, train_rows, "analytic", gate=False, scale=1.0)(held_rows),
             "residual, halved, everywhere": train_predictor(data, train_rows, "analytic", gate=False)(held_rows),
-            "residual, whole, inside the domain": train_predictor(data, train_rows, "analytic", scale=1.0)(held_rows),
+            "residual, whole, kernels in the domain": train_predictor(data, train_rows, "analytic", scale=1.0)(held_rows),
             "select train --predictor residual": train_predictor(data, train_rows, "analytic")(held_rows)}
 
 

@@ -7,8 +7,11 @@ training domain (`model_domain`, recorded in the spec; a problem outside it is c
 count half everywhere). Features are ckast's feature set of the kind, computed from each run's
 problem and its kernel's config on the library's arch. Quality is estimated by GroupKFold cross-validation, the
 runs of one problem shape never split between training and validation folds, and by folds that hold out whole
-families of problems (`shift`); the final models are fitted on every run. The predictors compared (the analytic
-model and both LightGBM ones) are scored alike, and the model written is the one that does best under shift
+families of problems (`shift`); the final models are fitted on every run. When the arch's shipped analytic
+constants were fitted on some of the table's problems (`calibrate.fitted_on`), each fold refits them on its
+training problems first (`refitted`), so the analytic model and the residual model on top of it are scored on
+problems their constants never saw. The predictors compared (the analytic model and both LightGBM ones) are
+scored alike, and the model written is the one that does best under shift
 (`shift.choose`); its spec names it (`predictor`). The fits run side by side, one LightGBM thread each.
 Training is deterministic for a seed, whatever the number of fits at a time."""
 
