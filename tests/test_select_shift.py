@@ -141,10 +141,12 @@ def test_train_reports_random_and_family_folds_for_each_predictor(overfit):
         worst = figures["shift"]["worst"]["p10"]
         assert worst == min(f["p10"] for f in figures["families"].values())
         assert figures["families"]["N <= 4"]["problems"] + figures["families"]["N > 4"]["problems"] == 40
-    # held out, each batch family lies outside the residual model's training domain: it answers as the analytic
-    # model there, as the model it writes would; on the random folds it learns the bonus
+    # held out, each batch family lies outside the residual model's training problems but not its kernels: its
+    # halved trees correct the analytic model there as the model it writes would, so the bonus learnt on N > 4
+    # misleads it on N <= 4 (where the analytic model is exact), and the family held out shows it; on the random
+    # folds it learns the bonus
     residual, analytic = cv["predictors"]["residual"], cv["predictors"]["analytic"]
-    assert all(residual["families"][f] == analytic["families"][f] for f in ("N <= 4", "N > 4"))
+    assert residual["families"]["N <= 4"]["mean"] < analytic["families"]["N <= 4"]["mean"] == 1.0
     assert residual["random"]["efficiency"]["mean"] > analytic["random"]["efficiency"]["mean"]
 
 
