@@ -252,9 +252,11 @@ def train_model(timings: TimingRuns, output: PathLike, *, trees: int = 400, fold
     The predictors are the analytic model (it learns nothing), `lightgbm` (LightGBM on log1p TFLOPS, as CK's
     models) and `residual` (LightGBM on what the analytic model gets wrong, log of measured over analytic TFLOPS:
     it predicts the analytic model's TFLOPS times exp of half the trees' output, and the analytic model's alone for
-    a problem or kernel outside what it was trained on). One model is one kind, conv direction, datatype and arch.
-    Each is scored on `folds` GroupKFold folds (grouped by problem shape) and on folds that hold out a whole family
-    of problems (conv stride, batch, filter, image size; GEMM M, N, K ranges), trained on the others. `predictor`
+    a problem choosing among kernels outside what it was trained on). One model is one kind, conv direction,
+    datatype and arch. Each is scored on `folds` GroupKFold folds (grouped by problem shape) and on folds that hold
+    out a whole family of problems (conv stride, batch, filter, image size; GEMM M, N, K ranges), trained on the
+    others (the analytic constants refitted on each fold's training problems when the shipped ones were fitted on
+    some of the table's). `predictor`
     `best` writes the one with the highest worst-family P10 (ties: the mean over families), a learned one only
     when it is below the analytic model on neither (without a family held out: on the random folds; without
     folds: residual, fitted alone); or a predictor by name (`analytic`, `lightgbm`, `residual`). The spec names
