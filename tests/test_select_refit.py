@@ -126,3 +126,21 @@ def test_a_table_the_constants_never_saw_is_scored_with_them(conv):
     note = train_module.constants_note(data, False)
     assert note == {"fitted_on": 0, "refitted": False,
                     "why": "the shipped analytic constants were fitted on none of these problems"}
+
+
+def test_the_fit_evaluates_one_symbolic_tree_as_the_constants_would(conv):
+    """The fit builds the analytic tree once with the fitted constants as symbols: for values drawn in their
+    bounds it predicts bit for bit what the tree with those constants written in predicts (the pipeline's k-step
+    cost a chain of `where` instead of a lookup), on every kernel of the table."""
+    measured = conv["data"].measured
+    base = calibration("gfx950")
+    names = calibrate.CONV_FITTED
+    tree = calibrate._tree(measured, calibrate.symbolic(base, names))
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        values = {n: float(np.exp(rng.uniform(*np.log(calibrate.BOUNDS[n][1:])))) for n in names}
+        symbols = {calibrate.SYMBOL + n: v for n, v in values.items()}
+        written = calibrate.predict(measured, calibrate.with_values(base, values))
+        assert np.array_equal(calibrate._evaluate(measured, tree, symbols), written)
+        assert len(np.unique(written)) > 100
+    assert len({measured.part.configs[i]["pipeline"] for i in measured.rows}) > 1

@@ -293,8 +293,7 @@ def kernel_terms(kind: str, datatype: str, peak_tflops: float, full_rate_k: int 
     loads = ((tm * gathered / width_a + tn / width_b) * tk * size + (tn * scale_b + tm * scale_a) * tk) / feed
     lds_reads = (tm * wn + tn * wm) * tk * size / (cal.lds_bytes_per_clock * clock)
     wave_mfma = 2 * tm * tn * tk / warps / (cu_peak / simds * rate)
-    steps = dict(PIPELINE_STEP, **dict(cal.pipeline_step))
-    step = (lookup("pipeline", steps, Col("pipeline"), OTHER_PIPELINE_STEP)
+    step = (_pipeline_step(dict(PIPELINE_STEP, **dict(cal.pipeline_step)))
             * where(Col("scheduler").eq("interwave"), cal.interwave_step, 1.0))
     gain = (where(_truthy(kernel("explicit_gemm")), EXPLICIT_GEMM_GAIN, 1.0)
             * where(_truthy(kernel("split_image")), SPLIT_IMAGE_COST, 1.0)
@@ -311,6 +310,17 @@ def kernel_terms(kind: str, datatype: str, peak_tflops: float, full_rate_k: int 
         two_stage=_truthy(kernel("two_stage")), gain=gain,
         tile_h=_knob("tile_h", 1), tile_w=_knob("tile_w", 1),
     )
+
+
+def _pipeline_step(steps: dict[str, float | Expr]) -> Expr:
+    """A kernel's k-step cost relative to compv3 by its pipeline: a lookup of the constants, or where the fit
+    makes some of them symbolic (`calibrate.symbolic`), the same choice as a chain of `where`."""
+    if all(isinstance(value, float) for value in steps.values()):
+        return lookup("pipeline", steps, Col("pipeline"), OTHER_PIPELINE_STEP)
+    chosen: Expr = Const(OTHER_PIPELINE_STEP)
+    for name, value in sorted(steps.items(), reverse=True):
+        chosen = where(Col("pipeline").eq(name), value, chosen)
+    return chosen
 
 
 # --- the model ----------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ import numpy as np
 from ckast.arch.calibration import CONSTANTS, Calibration
 from ckast.arch.hardware import Hardware, hardware
 from ckast.select.expr import Scope
+from ckast.select.expr.nodes import Expr, Hw
 from ckast.select.features import KernelTable
 from ckast.select.features.featureset import hw_columns
 from ckast.select.problem import Problem
@@ -117,27 +118,44 @@ def measured_of(library: Library, grouped: Sequence[tuple[Problem, Mapping[int, 
                     KernelTable.of([part.configs[i] for i in rows_]), stacked)
 
 
-def predict(data: Measured, cal: Calibration) -> np.ndarray:
-    """The analytic model's TFLOPS of every row of `data` under `cal` (the tree `ckast select` evaluates,
-    over all rows at once: problem columns are arrays here)."""
+def _tree(data: Measured, cal: Calibration) -> Expr:
     problem = data.problems[0]
-    tree = analytic_tree(problem.kind, getattr(problem, "direction", "gemm"), data.part.datatype, data.hw,
+    return analytic_tree(problem.kind, getattr(problem, "direction", "gemm"), data.part.datatype, data.hw,
                          getattr(problem, "ndim", None), cal)
+
+
+def _evaluate(data: Measured, tree: Expr, constants: Mapping[str, float]) -> np.ndarray:
     with np.errstate(all="ignore"):
-        value = Scope(data.stacked, data.columns, hw_columns(data.hw)).value(tree)
-    data.stacked.cache.clear()  # every candidate calibration is another tree
+        value = Scope(data.stacked, data.columns, {**hw_columns(data.hw), **constants}).value(tree)
     return np.asarray(value, dtype=np.float64)
 
 
-def with_values(cal: Calibration, values: Mapping[str, float]) -> Calibration:
-    """`cal` with the constants `values` (`pipeline_step.<name>` for a pipeline's k-step cost)."""
+def predict(data: Measured, cal: Calibration) -> np.ndarray:
+    """The analytic model's TFLOPS of every row of `data` under `cal` (the tree `ckast select` evaluates,
+    over all rows at once: problem columns are arrays here)."""
+    return _evaluate(data, _tree(data, cal), {})
+
+
+SYMBOL = "calibration."
+"""The prefix of the hardware figures that stand for the constants being fitted (`symbolic`)."""
+
+
+def symbolic(cal: Calibration, names: Sequence[str]) -> Calibration:
+    """`cal` with the constants `names` as symbols (hardware figures `calibration.<name>`), so that one tree,
+    built once, is evaluated for every candidate value of a fit."""
+    return with_values(cal, {name: Hw(SYMBOL + name) for name in names})
+
+
+def with_values(cal: Calibration, values: Mapping[str, float | Expr]) -> Calibration:
+    """`cal` with the constants `values` (`pipeline_step.<name>` for a pipeline's k-step cost; a symbol stays one)."""
     steps = dict(cal.pipeline_step)
     scalars = {}
     for name, value in values.items():
+        value = value if isinstance(value, Expr) else float(value)
         if name.startswith("pipeline_step."):
-            steps[name.split(".", 1)[1]] = float(value)
+            steps[name.split(".", 1)[1]] = value
         else:
-            scalars[name] = float(value)
+            scalars[name] = value
     return attrs.evolve(cal, **scalars, pipeline_step=tuple(sorted(steps.items())))
 
 
@@ -164,17 +182,20 @@ def fit(data: Measured, base: Calibration, names: Sequence[str], select: bool) -
     hi = np.log([BOUNDS[n][2] for n in names])
     start = np.clip(np.log([BOUNDS[n][0] for n in names]), lo + 1e-9, hi - 1e-9)
 
-    def cal_of(z: np.ndarray) -> Calibration:
-        return with_values(base, dict(zip(names, np.exp(np.clip(z, lo, hi)))))
+    tree = _tree(data, symbolic(base, names))
 
-    def residuals(z: np.ndarray) -> np.ndarray:
-        return np.log(predict(data, cal_of(z)) / data.tflops)
+    def values(z: np.ndarray) -> dict[str, float]:
+        return dict(zip(names, (float(v) for v in np.exp(np.clip(z, lo, hi)))))
 
-    z = least_squares(residuals, start, bounds=(lo, hi), loss="soft_l1", f_scale=0.1).x
+    def predicted(z: np.ndarray) -> np.ndarray:
+        return _evaluate(data, tree, {SYMBOL + name: value for name, value in values(z).items()})
+
+    z = least_squares(lambda v: np.log(predicted(v) / data.tflops), start, bounds=(lo, hi), loss="soft_l1",
+                      f_scale=0.1).x
     if select:
-        z = minimize(lambda v: selection_loss(data, predict(data, cal_of(v))), z, method="Powell",
+        z = minimize(lambda v: selection_loss(data, predicted(v)), z, method="Powell",
                      options={"maxiter": 20000, "xtol": 1e-3, "ftol": 1e-6}).x
-    return cal_of(z)
+    return with_values(base, values(z))
 
 
 def start_calibration(arch: str) -> Calibration:
