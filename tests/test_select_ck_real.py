@@ -392,7 +392,7 @@ def test_a_name_the_kernel_table_lacks_is_refused(libs, tmp_path):
 @pytest.mark.slow
 def test_train_cross_validates_on_the_mi355x_table(libs, tmp_path):
     """`select train` with its defaults (5-fold GroupKFold by problem shape) on CK's MI355X table, the analytic
-    constants refitted on each fold's training shapes (the shipped ones were fitted on this table; about 2 minutes):
+    constants refitted on each fold's training shapes (the shipped ones were fitted on this table; about 20 s):
     LightGBM's held-out figures stay at least those of the README (98.3% mean, 94.2% P10), above CK's published
     93.05% / 79.21%, but on families held out whole (stride 1, small images, ...) it falls far below the analytic
     model; the residual model is above the analytic model on the worst family and over the families, and is what
