@@ -42,7 +42,8 @@ problem of another variant has none (0 here).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import attrs
 
@@ -201,6 +202,20 @@ class ConvProblem:
 
 
 Problem = GemmProblem | ConvProblem
+T = TypeVar("T")
+
+
+def per_shape(problems: Sequence[Problem], many: Callable[[list[int]], Sequence[T]], one: Callable[[int], T]) -> list[T]:
+    """Each problem's result, in order: `many` of the indices of the problems of one shape at once (evaluated
+    together), `one` of the index of each problem of per-group shapes (its groups evaluated one by one)."""
+    out: list[Any] = [None] * len(problems)
+    if one_shape := [i for i, p in enumerate(problems) if not p.group_shapes]:
+        for i, result in zip(one_shape, many(one_shape)):
+            out[i] = result
+    for i, problem in enumerate(problems):
+        if problem.group_shapes:
+            out[i] = one(i)
+    return out
 
 
 def problem_fields(problem: Problem) -> dict[str, Any]:

@@ -102,7 +102,7 @@ from ckast.select.expr import (
     where,
 )
 from ckast.select.features.featureset import hw_columns, kernel, problem
-from ckast.select.problem import STREAM_K, Problem
+from ckast.select.problem import STREAM_K, Problem, per_shape
 from ckast.select.serving.applicability import SCALE_BYTES
 from ckast.variants.gemm_quant import TYPES as QUANT_TYPES
 from ckast.select.serving.validity import problem_columns
@@ -505,13 +505,10 @@ class AnalyticPredictor:
         holds: problems x kernels, each of those entries the one `predict_tflops` gives, NaN elsewhere (every
         entry is computed: the trees cost as much for some kernels as for all). Problems of per-group shapes are
         predicted one by one."""
-        if grouped := [i for i, p in enumerate(problems) if p.group_shapes]:
-            out = np.full(mask.shape, np.nan)
-            if one_shape := sorted(set(range(len(problems))) - set(grouped)):
-                out[one_shape] = self.predict_many([problems[i] for i in one_shape], part, hw, mask[one_shape])
-            for i in grouped:
-                out[i] = np.where(mask[i], self.predict_tflops(problems[i], part, hw), np.nan)
-            return out
+        if any(p.group_shapes for p in problems):
+            return np.array(per_shape(
+                problems, lambda ids: self.predict_many([problems[i] for i in ids], part, hw, mask[ids]),
+                lambda i: np.where(mask[i], self.predict_tflops(problems[i], part, hw), np.nan))).reshape(mask.shape)
         scope = ProblemsScope(part.table, problems_values([problem_columns(p) for p in problems]), hw_columns(hw))
         with np.errstate(all="ignore"):
             tflops = scope.value(self._tree(problems[0], part, hw))

@@ -67,7 +67,7 @@ from ckast.select.expr import (
     where,
 )
 from ckast.select.features import KernelTable
-from ckast.select.problem import (BATCHED, COMPUTES, GROUPED, QUANT_GROUPS, STREAM_K, GemmProblem, Problem,
+from ckast.select.problem import (BATCHED, COMPUTES, GROUPED, QUANT_GROUPS, STREAM_K, GemmProblem, Problem, per_shape,
                                   problem_variants, quant_groups)
 from ckast.variants.gemm_quant import TYPES as QUANT_TYPES
 
@@ -479,16 +479,10 @@ def checked_many(problems: Sequence[Problem], table: KernelTable,
     """`checked` for problems of one kind (and conv rank) at once: whether each kernel accepts each problem
     (problems x kernels), and per problem the kernels refused per condition that refuses them first. Problems of
     per-group shapes are checked one by one (`checked`)."""
-    if grouped := [i for i, p in enumerate(problems) if p.group_shapes]:
-        ok = np.zeros((len(problems), len(table)), dtype=bool)
-        counts: list[dict[str, int]] = [{} for _ in problems]
-        if one_shape := sorted(set(range(len(problems))) - set(grouped)):
-            ok[one_shape], found = checked_many([problems[i] for i in one_shape], table, layers)
-            for i, refused in zip(one_shape, found):
-                counts[i] = refused
-        for i in grouped:
-            ok[i], counts[i] = checked(problems[i], table, layers)
-        return ok, counts
+    if any(p.group_shapes for p in problems):
+        each = per_shape(problems, lambda ids: list(zip(*checked_many([problems[i] for i in ids], table, layers))),
+                         lambda i: checked(problems[i], table, layers))
+        return np.array([ok for ok, _ in each], dtype=bool).reshape(len(problems), len(table)), [c for _, c in each]
     scope = ProblemsScope(table, problems_values([problem_fields(p) for p in problems]))
     ok = np.ones((len(problems), len(table)), dtype=bool)
     counts = []
