@@ -402,7 +402,8 @@ def test_rows_walked_in_chunks_add_up_the_same(trained, monkeypatch):
     rng = np.random.default_rng(3)
     x = rng.normal(size=(50, 72)) * 100
     whole = parse_model(trained["text"]).raw(x)
-    monkeypatch.setattr(forest_module, "_PAIRS", 7 * 20)  # 7 rows of 20 trees at a time
+    monkeypatch.setattr(forest_module, "_PAIRS", 7 * 3)  # 3 trees of 7 rows at a time
+    monkeypatch.setattr(forest_module, "_ROWS", 7)  # 7 rows at a time
     assert whole.view(np.int64).tolist() == parse_model(trained["text"]).raw(x).view(np.int64).tolist()
     assert np.array_equal(whole, trained["booster"].predict(x, raw_score=True))
 

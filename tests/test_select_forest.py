@@ -5,6 +5,7 @@ single-leaf and many-tree models and the objectives' output transforms; bad mode
 from __future__ import annotations
 
 import gzip
+import math
 import re
 
 import numpy as np
@@ -133,3 +134,110 @@ def test_bad_model_files(tmp_path, content, message):
     with pytest.raises(ModelError, match=re.escape(message)) as info:
         read_model(path)
     assert str(info.value).startswith(str(path)) and "\n" not in str(info.value)
+
+
+def _reference_raw(forest, x: np.ndarray) -> np.ndarray:
+    """LightGBM's prediction one row and one tree at a time, in plain Python (its `Tree::Decision`), each row's
+    leaf values added from 0.0 in tree order."""
+    out = []
+    for row in np.asarray(x, dtype=np.float64).tolist():
+        total = 0.0
+        for tree in forest.trees:
+            node = 0 if tree.num_leaves > 1 else -1
+            while node >= 0:
+                value = row[tree.split_feature[node]]
+                node = int(tree.left[node] if _reference_left(tree, node, value) else tree.right[node])
+            total += float(tree.leaf_value[~node])
+        out.append(total)
+    return np.array(out)
+
+
+def _reference_left(tree, node: int, value: float) -> bool:
+    value = 0.0 if abs(value) <= float(np.float32(1e-35)) else value  # what LightGBM's row reader drops
+    kind = int(tree.decision_type[node])
+    if kind & CATEGORICAL:
+        inside = not math.isnan(value) and -2147483649.0 < value < 2147483648.0
+        category = math.trunc(value) if inside else -(2**31)
+        k = int(tree.threshold[node])
+        words = tree.cat_threshold[tree.cat_boundaries[k]:tree.cat_boundaries[k + 1]]
+        return 0 <= category < 32 * len(words) and bool(int(words[category // 32]) >> (category % 32) & 1)
+    missing = (kind >> 2) & 3
+    if math.isnan(value) and missing != 2:
+        value = 0.0
+    if (missing == 1 and value == 0.0) or (missing == 2 and math.isnan(value)):
+        return bool(kind & DEFAULT_LEFT)
+    return value <= tree.threshold[node]
+
+
+_THRESHOLDS = (-np.inf, -2.0, -0.5, 0.0, 0.5, 3.0, np.inf)
+_VALUES = (np.nan, 0.0, -0.0, 1e-40, -np.inf, np.inf, -3.0, -1.0, -0.5, 0.25, 0.5, 1.0, 2.0, 3.0, 7.0, 33.0, 3e9)
+
+
+def _random_tree(rng: np.random.Generator, features: int) -> str:
+    """A LightGBM tree's text: up to 12 leaves, every decision type (numeric with each missing type and default
+    side, categorical bitsets), thresholds of +-inf and 0 among them."""
+    leaves = int(rng.integers(1, 13))
+    if leaves == 1:
+        return f"num_leaves=1\nnum_cat=0\nleaf_value={rng.normal():.17g}\n"
+    fields = {key: [] for key in ("split_feature", "threshold", "decision_type", "left_child", "right_child")}
+    bounds, words = [0], []
+    open_leaves = [(None, None)]  # (parent node, side) of each leaf yet to be numbered or split
+    for node in range(leaves - 1):
+        parent, side = open_leaves.pop(int(rng.integers(len(open_leaves))))
+        if parent is not None:
+            fields[side][parent] = node
+        categorical = rng.random() < 0.25
+        fields["split_feature"].append(int(rng.integers(features)))
+        if categorical:
+            fields["threshold"].append(len(bounds) - 1)
+            fields["decision_type"].append(CATEGORICAL)
+            count = int(rng.integers(1, 3))
+            words += [int(w) for w in rng.integers(0, 2**32, count)]
+            bounds.append(bounds[-1] + count)
+        else:
+            fields["threshold"].append(_THRESHOLDS[int(rng.integers(len(_THRESHOLDS)))])
+            fields["decision_type"].append(int(rng.integers(3)) << 2 | int(rng.integers(2)) * DEFAULT_LEFT)
+        fields["left_child"].append(None)
+        fields["right_child"].append(None)
+        open_leaves += [(node, "left_child"), (node, "right_child")]
+    for leaf, (parent, side) in enumerate(open_leaves):
+        fields[side][parent] = ~leaf
+    text = f"num_leaves={leaves}\nnum_cat={len(bounds) - 1}\n"
+    text += "".join(f"{key}={' '.join(str(v) for v in values)}\n" for key, values in fields.items())
+    if len(bounds) > 1:
+        text += f"cat_boundaries={' '.join(map(str, bounds))}\ncat_threshold={' '.join(map(str, words))}\n"
+    return text + f"leaf_value={' '.join(f'{v:.17g}' for v in rng.normal(size=leaves))}\n"
+
+
+def test_the_walk_equals_a_tree_by_tree_walk():
+    """Every decision kind, NaN, zeros, tiny values, +-inf and categories, columns constant over the rows (whose
+    splits `Forest.raw` resolves once) and varying ones, one row alone: the same float64 sums bit for bit."""
+    rng = np.random.default_rng(5)
+    features = 6
+    trees = "".join(f"Tree={n}\n{_random_tree(rng, features)}\n" for n in range(40))
+    forest = parse_model(f"tree\nversion=v4\nnum_class=1\nmax_feature_idx={features - 1}\nobjective=regression\n"
+                         f"feature_names={' '.join(f'f{i}' for i in range(features))}\n\n{trees}end of trees\n")
+    assert set(forest.flat.decision_type.tolist()) == {0, CATEGORICAL, 2, 4, 6, 8, 10}  # every missing type, side
+    assert {-np.inf, np.inf} <= set(forest.flat.threshold.tolist())
+    x = rng.choice(_VALUES, size=(120, features))
+    x[:, 1] = np.nan                      # constant columns: all NaN, all (-)zero or tiny, one category
+    x[:, 2] = rng.choice([0.0, -0.0, 1e-40], size=len(x))
+    x[:, 4] = 7.0
+    expected = _reference_raw(forest, x)
+    assert np.array_equal(forest.raw(x), expected)
+    assert np.array_equal(forest.raw(x[:1]), expected[:1])  # every column constant
+    for column in range(features):  # each column constant in turn, the others varying
+        y = rng.choice(_VALUES, size=(40, features))
+        y[:, column] = _VALUES[column]
+        assert np.array_equal(forest.raw(y), _reference_raw(forest, y))
+
+
+@pytest.mark.parametrize("params", [{}, {"zero_as_missing": True}, {"use_missing": False}])
+def test_constant_columns_equal_to_lightgbm(params):
+    """A trained model on rows sharing some columns (a NaN, a zero, a category), as one problem's rows do."""
+    booster, probe = _train(params, 40)
+    forest = parse_model(booster.model_to_string())
+    probe = probe[:500]
+    for column, value in ((1, np.nan), (2, 0.0), (3, 7.0), (0, 0.3)):
+        probe[:, column] = value
+        assert np.array_equal(forest.raw(probe), booster.predict(probe, raw_score=True))
