@@ -161,52 +161,34 @@ class Forest:
         return out
 
     def _raw(self, x: np.ndarray) -> np.ndarray:
-        """Raw scores of rows `x` (read through `_input`): the splits on columns constant over the rows decided
-        once (`_resolved`), every (row, tree) pair then walked over the other splits, a block of trees at a time,
-        each step `value <= threshold` on the walk columns (`_Walk.columns`)."""
+        """Raw scores of rows `x` (read through `_input`): every (row, tree) pair walked down its tree, a block of
+        trees at a time, each step `value <= threshold` on the node's walk column (`_Walk.columns`), the first
+        step of a block for all its pairs at once (they all stand at their tree's start); with enough rows, the
+        splits on columns constant over the rows are decided once (`_Walk.resolved`) and not walked."""
         walk, rows, trees = self._walk, len(x), len(self.roots)
         first = x[0]
-        constant = ((x == first) | (np.isnan(x) & np.isnan(first))).all(axis=0)
-        child, start = self._resolved(first, constant)
-        columns, offset = walk.columns(self, x, constant)
-        leaf = np.repeat(np.where(start < 0, ~start, 0), rows)  # tree by tree, row by row
+        constant = ((x == first) | (np.isnan(x) & np.isnan(first))).all(axis=0) & (rows >= _RESOLVE)
+        child, start = walk.resolved(self.flat, first, constant)
+        columns, column = walk.columns(self.flat, x, constant)
+        values, offset = columns.ravel(), rows * (column - walk.tree)  # pair p at node n reads values[offset[n] + p]
+        leaf = np.repeat(np.where(start < 0, ~start, 0), rows)  # per pair: tree * rows + row
         walked = np.flatnonzero(start >= 0)
         block = max(1, _PAIRS // rows)
         for begin in range(0, len(walked), block):
             some = walked[begin:begin + block]
+            top = start[some]
+            right = columns[column[top]] > walk.threshold[top][:, None]
+            node = np.where(right, child[2 * top + 1][:, None], child[2 * top][:, None]).ravel()
             pair = (some[:, None] * rows + np.arange(rows)).ravel()
-            node = np.repeat(start[some], rows)
-            while len(node):
-                node = child[2 * node + (columns[offset[node] + pair] > walk.threshold[node])]
+            while True:
                 done = node < 0
                 leaf[pair[done]] = ~node[done]
                 node, pair = node[~done], pair[~done]
-        leaves = np.zeros((rows, trees + 1))
-        leaves[:, 1:] = self.flat.leaf_value[leaf].reshape(trees, rows).T
+                if not len(node):
+                    break
+                node = child[2 * node + (values[offset[node] + pair] > walk.threshold[node])]
         with np.errstate(over="ignore"):  # finite leaves may add up to inf: the caller refuses it
-            return np.add.accumulate(leaves, axis=1)[:, -1]  # from 0.0, tree by tree, as LightGBM adds
-
-    def _resolved(self, first: np.ndarray, constant: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(children as `_Walk.child`, each tree's start) with the nodes that split on a `constant` column (of value
-        `first`) jumped over: a child or root that is such a node replaced by the node on a varying column, or
-        ~leaf, that `first` leads to from it (pointer jumping: log2(depth) passes over those nodes)."""
-        flat, walk, nodes = self.flat, self._walk, len(self.flat.split_feature)
-        fixed = constant[flat.split_feature]
-        at = np.flatnonzero(fixed)
-        if not len(at):
-            return walk.child[:2 * nodes], self.roots
-        target = np.empty(nodes, dtype=np.int64)
-        target[at] = walk.child[2 * at + ~go_left(flat, at, first[flat.split_feature[at]])]
-        pending = at
-        while True:
-            to = target[pending]
-            pending = pending[(to >= 0) & fixed[np.maximum(to, 0)]]
-            if not len(pending):
-                break
-            target[pending] = target[target[pending]]
-        child = walk.child.copy()
-        child[walk.slot[at]] = target[at]
-        return child[:2 * nodes], child[2 * nodes:]
+            return _tree_sums(self.flat.leaf_value[leaf].reshape(trees, rows))
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         raw = self.raw(x)
@@ -218,29 +200,31 @@ class Forest:
 
 
 _PAIRS = 1 << 15
-"""(row, tree) pairs walked at a time: a block of trees for every row of a chunk, so that the block's nodes stay in
-the CPU's caches (measured ranking one problem with a 2,000-tree model: 2**15 pairs at a time walked 15-30% faster
-than 2**17 or all at once)."""
-_ROWS = 4096
-"""Rows evaluated at a time: each such chunk's constant columns are resolved once and its walk columns
-(`_Walk.columns`) stay a few MB."""
+"""(row, tree) pairs walked at a time: a block of trees, for every row of a chunk (measured ranking one problem
+with a 2,000-tree model: 2**14 to 2**15 pairs at a time fastest, 2**16 10% slower, 2**17 and more 20-50% slower:
+the block's nodes stay in the CPU's caches)."""
+_ROWS = 1024
+"""Rows evaluated at a time, each chunk with its own constant columns and walk columns (measured on 16,000 rows of
+mixed problems: 1,024 rows at a time 10% faster than 2,048, 25% faster than 8,192)."""
+_RESOLVE = 64
+"""Fewest rows whose constant columns are resolved before the walk (`_Walk.resolved` costs about as much as
+walking the splits it saves for some 50 rows of a 2,000-tree model)."""
 
 _VERSIONS = ((False, np.inf), (False, -np.inf), (False, None), (True, np.inf), (True, -np.inf), (True, None))
-"""How a numeric node reads its feature in the walk, so that its decision is `value <= threshold` alone: (whether
-a zero is missing too, what a missing value (a NaN) becomes: +inf goes right, -inf goes left; None: the value read
-is 1.0 for a missing value and 0.0 otherwise, against a threshold of 0.5, for a threshold of +inf that sends
-missing values right). A node's version: 3 * zero_rule + (1 if missing goes left, else 2 for a threshold of +inf,
-else 0)."""
+"""How a numeric node reads its feature in the walk, so that it decides by `value <= threshold` alone: (whether a
+zero is missing too, what a missing value (a NaN) becomes: +inf goes right, -inf goes left; None: the value read
+is 1.0 for a missing value and 0.0 otherwise, against a threshold of 0.5, for a threshold of +inf with missing
+values going right). A node reads version 3 * zero_rule + (1 if missing values go left, else 2 for a threshold of
++inf, else 0)."""
 
 
 @attrs.frozen(eq=False)
 class _Walk:
-    """`Forest.raw`'s walk tables over the flat nodes: `child` (left, right of each node, interleaved, then each
+    """`Forest.raw`'s tables over the flat nodes: `child` (each node's left and right, interleaved, then each
     tree's root), `slot` (where in `child` each node is named: its parent's left or right, or its tree's root),
-    `threshold` (right iff the value read exceeds it), `column` (the walk column a numeric node reads: its version's
-    block of features (`slots`: the block of each version of `_VERSIONS` some node reads), minus its tree;
-    a categorical node: minus its tree, its column added per call), `tree` (each node's tree) and `categorical`
-    (the categorical nodes)."""
+    `threshold` (a node goes right iff the value it reads exceeds it), `column` (the walk column each numeric node
+    reads: its feature in the block of its version), `tree` (each node's tree), `categorical` (the categorical
+    nodes) and `versions` (the `_VERSIONS` some node reads, in the order of their blocks)."""
 
     child: np.ndarray
     slot: np.ndarray
@@ -248,32 +232,54 @@ class _Walk:
     column: np.ndarray
     tree: np.ndarray
     categorical: np.ndarray
-    slots: tuple[tuple[int, int], ...]
+    versions: tuple[int, ...]
 
     @classmethod
     def of(cls, forest: Forest) -> _Walk:
         flat, features = forest.flat, len(forest.feature_names)
         version = 3 * flat.zero_rule + np.where(flat.nan_left, 1, np.where(flat.threshold == np.inf, 2, 0))
-        used = np.unique(version[~flat.categorical]).tolist()
-        slot = np.zeros(len(_VERSIONS), dtype=np.int64)
-        slot[used] = np.arange(len(used))
-        tree = np.repeat(np.arange(len(forest.roots)), np.diff(forest.offsets[:, 0]))
-        column = np.where(flat.categorical, 0, slot[version] * features + flat.split_feature) - tree
-        indicator = np.isin(version, (2, 5)) | flat.categorical
+        versions = np.unique(version[~flat.categorical])
+        block = np.zeros(len(_VERSIONS), dtype=np.int64)
+        block[versions] = np.arange(len(versions))
         child = np.concatenate([np.stack([flat.left, flat.right], axis=1).ravel(), forest.roots])
-        slot = np.zeros(len(tree), dtype=np.int64)
+        slot = np.zeros(len(flat.split_feature), dtype=np.int64)
         named = np.flatnonzero(child >= 0)
         slot[child[named]] = named
-        return cls(child, slot, np.where(indicator, 0.5, flat.threshold), column, tree,
-                   np.flatnonzero(flat.categorical), tuple((v, s) for s, v in enumerate(used)))
+        indicator = np.isin(version, (2, 5)) | flat.categorical
+        return cls(child, slot, np.where(indicator, 0.5, flat.threshold),
+                   np.where(flat.categorical, 0, block[version] * features + flat.split_feature),
+                   np.repeat(np.arange(len(forest.roots)), np.diff(forest.offsets[:, 0])),
+                   np.flatnonzero(flat.categorical), tuple(versions.tolist()))
 
-    def columns(self, forest: Forest, x: np.ndarray, constant: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(walk columns of rows `x`, column-major: what each node reads, and where each node reads: row r of
-        tree t's pair at node n reads `columns[offset[n] + t * rows + r]`)."""
-        flat, rows = forest.flat, len(x)
+    def resolved(self, flat: Tree, first: np.ndarray, constant: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(`child` without the roots, each tree's start) with the nodes that split on a `constant` column (of value
+        `first`) jumped over: a child or root that is such a node replaced by the node on a varying column, or
+        ~leaf, that `first` leads to from it (pointer jumping: log2(depth) passes over those nodes)."""
+        nodes = len(flat.split_feature)
+        fixed = constant[flat.split_feature]
+        at = np.flatnonzero(fixed)
+        if not len(at):
+            return self.child[:2 * nodes], self.child[2 * nodes:]
+        target = np.empty(nodes, dtype=np.int64)
+        target[at] = self.child[2 * at + ~go_left(flat, at, first[flat.split_feature[at]])]
+        pending = at
+        while True:
+            to = target[pending]
+            pending = pending[(to >= 0) & fixed[np.maximum(to, 0)]]
+            if not len(pending):
+                break
+            target[pending] = target[target[pending]]
+        child = self.child.copy()
+        child[self.slot[at]] = target[at]
+        return child[:2 * nodes], child[2 * nodes:]
+
+    def columns(self, flat: Tree, x: np.ndarray, constant: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(the walk columns of rows `x` (columns x rows), the column each node reads): each version's block of
+        `x`'s features, then per categorical feature not `constant` a 0/1 column (1: goes right) for each pattern
+        its nodes' bitsets make over the values in `x`."""
         xt = x.T
         blocks = []
-        for version, _ in self.slots:
+        for version in self.versions:
             zero, becomes = _VERSIONS[version]
             missing = np.isnan(xt) | (xt == 0.0) if zero else np.isnan(xt)
             blocks.append(missing.astype(np.float64) if becomes is None else np.where(missing, becomes, xt))
@@ -281,7 +287,7 @@ class _Walk:
         nodes = self.categorical[~constant[flat.split_feature[self.categorical]]]
         if len(nodes):
             column = column.copy()
-            base = len(self.slots) * x.shape[1]
+            base = len(self.versions) * x.shape[1]
             for feature in np.unique(flat.split_feature[nodes]).tolist():
                 on = nodes[flat.split_feature[nodes] == feature]
                 values, code = np.unique(x[:, feature], return_inverse=True)
@@ -290,9 +296,22 @@ class _Walk:
                 _, index, which = np.unique(keys.view(np.dtype((np.void, keys.shape[1]))).ravel(),
                                             return_index=True, return_inverse=True)
                 blocks.append(right[index][:, code.ravel()].astype(np.float64))
-                column[on] += base + which
+                column[on] = base + which
                 base += len(index)
-        return (np.concatenate(blocks).ravel() if blocks else np.zeros(0)), rows * column
+        return (np.concatenate(blocks) if blocks else np.zeros((0, len(x)))), column
+
+
+def _tree_sums(values: np.ndarray) -> np.ndarray:
+    """Per column of `values` (trees x rows): its leaf values added from 0.0, tree by tree, as LightGBM adds (one
+    vector add per tree for many rows; `np.add.accumulate` along each row, as fast for a few)."""
+    if values.shape[1] >= 64:
+        out = np.zeros(values.shape[1])
+        for tree in values:
+            out += tree
+        return out
+    leaves = np.zeros((values.shape[1], len(values) + 1))
+    leaves[:, 1:] = values.T
+    return np.add.accumulate(leaves, axis=1)[:, -1]
 
 
 def go_left(tree: Tree, nodes: np.ndarray, value: np.ndarray) -> np.ndarray:
