@@ -405,6 +405,11 @@ def test_rows_walked_in_chunks_add_up_the_same(trained, monkeypatch):
     monkeypatch.setattr(forest_module, "_PAIRS", 7 * 3)  # 3 trees of 7 rows at a time
     monkeypatch.setattr(forest_module, "_ROWS", 7)  # 7 rows at a time
     assert whole.view(np.int64).tolist() == parse_model(trained["text"]).raw(x).view(np.int64).tolist()
+    monkeypatch.setattr(forest_module, "_ROWS", 1000)
+    monkeypatch.setattr(forest_module, "_CHUNK", 5 * 20)  # 5 rows of the 20 trees at a time
+    assert whole.view(np.int64).tolist() == parse_model(trained["text"]).raw(x).view(np.int64).tolist()
+    with pytest.raises(ModelError, match="rows of 71 features for a model of 72"):
+        parse_model(trained["text"]).raw(x[:, 1:])
     assert np.array_equal(whole, trained["booster"].predict(x, raw_score=True))
 
 
