@@ -13,8 +13,12 @@
 Every table is drawn from the analytic model with noise (tools/synth_timings.py): the quality figures are
 **synthetic**, a check of the machinery, not of real kernels (no AMD GPU here).
 
+`--model DIR` (a forward model `select train` wrote, with `--library`) times item 1's ranking with that model
+only: nothing is generated or trained.
+
     python tools/bench_select.py                      # generates the library into /dev/shm
     python tools/bench_select.py --library lib/ --trees 2000 --rows 50000
+    python tools/bench_select.py --library lib/ --model model_2000/
 """
 
 from __future__ import annotations
@@ -98,6 +102,18 @@ def rank_times(library_dir: Path, model_dir: Path | None, repeats: int, texts=PR
     return first, statistics.median(times), max(times)
 
 
+def model_ranking(library: Path, model: Path, repeats: int) -> None:
+    """Print item 1's ranking figure for `model` alone, `repeats` times over the forward shapes."""
+    from ckast.select.ranking.rank import load_predictor
+
+    trees = load_predictor(model).trees
+    load = os.getloadavg()[0]
+    first, median, most = rank_times(library, model, repeats, [p for p in PROBLEMS if "direction" not in p])
+    print(f"rank one problem, {trees}-tree model: median {median:.2f} ms, max {most:.2f} ms (first {first:.0f} ms)  "
+          f"goal <= {GOALS['rank_model_ms']} ms; {len(os.sched_getaffinity(0))} cores, load average {load:.2f} "
+          f"before, {os.getloadavg()[0]:.2f} after")
+
+
 def batch_file(path: Path, count: int) -> None:
     """`count` distinct valid forward problems as a CSV (a drawn shape whose tensors pass index_t is redrawn)."""
     import random
@@ -134,7 +150,13 @@ def main() -> None:
     ap.add_argument("--held-out", type=int, default=100, help="held-out synthetic shapes")
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--work", type=Path, default=None, help="directory for the tables and models (default: tmp)")
+    ap.add_argument("--model", type=Path, help="time only the ranking with this trained forward model (with --library)")
     args = ap.parse_args()
+    if args.model is not None:
+        if args.library is None:
+            ap.error("--model times the ranking on an existing library: give --library")
+        model_ranking(args.library, args.model, args.repeats)
+        return
     work = args.work or Path(tempfile.mkdtemp(prefix="ckast-bench-select-", dir="/dev/shm"))
     work.mkdir(parents=True, exist_ok=True)
     library = conv_library(args.library, work)
