@@ -293,7 +293,7 @@ class _Walk:
             features, of = np.unique(flat.split_feature[nodes], return_inverse=True)
             found = [np.unique(x[:, feature], return_inverse=True) for feature in features.tolist()]
             most = max(len(values) for values, _ in found)
-            values = np.stack([np.resize(values, most) for values, _ in found])  # each feature's, some repeated
+            values = np.stack([np.resize(values, most) for values, _ in found])  # cycled to the same count
             code = np.stack([code.ravel() for _, code in found])  # per feature, which of its values each row holds
             right = ~go_left(flat, np.repeat(nodes, most), values[of].ravel()).reshape(len(nodes), most)
             keys = np.concatenate([of.astype(np.int64)[:, None].view(np.uint8), np.packbits(right, axis=1)], axis=1)
@@ -306,8 +306,8 @@ class _Walk:
 
 
 def _tree_sums(values: np.ndarray) -> np.ndarray:
-    """Per column of `values` (trees x rows): its leaf values added from 0.0, tree by tree, as LightGBM adds (one
-    vector add per tree for many rows; `np.add.accumulate` along each row, as fast for a few)."""
+    """Per column of `values` (trees x rows): its leaf values added from 0.0, tree by tree, as LightGBM adds: one
+    vector add per tree for 64 rows or more, `np.add.accumulate` along each row for fewer (faster there)."""
     if values.shape[1] >= 64:
         out = np.zeros(values.shape[1])
         for tree in values:
