@@ -11,6 +11,7 @@ import re
 import numpy as np
 import pytest
 
+from ckast.select.models import forest as forest_module
 from ckast.select.models.forest import CATEGORICAL, DEFAULT_LEFT, ModelError, parse_model, read_model
 
 lgb = pytest.importorskip("lightgbm")
@@ -209,9 +210,11 @@ def _random_tree(rng: np.random.Generator, features: int) -> str:
     return text + f"leaf_value={' '.join(f'{v:.17g}' for v in rng.normal(size=leaves))}\n"
 
 
-def test_the_walk_equals_a_tree_by_tree_walk():
+@pytest.mark.parametrize("resolve", [1, 10**9])  # every call resolves its constant columns first; none does
+def test_the_walk_equals_a_tree_by_tree_walk(resolve, monkeypatch):
     """Every decision kind, NaN, zeros, tiny values, +-inf and categories, columns constant over the rows (whose
     splits `Forest.raw` resolves once) and varying ones, one row alone: the same float64 sums bit for bit."""
+    monkeypatch.setattr(forest_module, "_RESOLVE", resolve)
     rng = np.random.default_rng(5)
     features = 6
     trees = "".join(f"Tree={n}\n{_random_tree(rng, features)}\n" for n in range(40))
