@@ -115,23 +115,17 @@ def broken(kind: str, fields: Mapping[str, Any], unread_only: bool = False) -> R
 def check(problem: Problem, where: str = "") -> None:
     """Refuse a read `problem` that breaks a rule the reader does not decide (ProblemError naming it); a problem
     of per-group shapes: each non-empty group's tensors alone (`group_shapes[i].A`, ...)."""
-    for index, group in problem.group_problems():
-        alone = attrs.evolve(group, groups=1)
+    for index, one in problem.group_problems() or ((None, problem),):
+        alone = one if index is None else attrs.evolve(one, groups=1)
         rule = _broken_unread(alone.kind, tuple(values(alone).items()))
         if rule is not None:
-            refused = refusal(alone, rule, where)
-            raise ProblemError(f"group_shapes[{index}].{rule.field}", str(refused).split(": ", 2)[-1], where)
-    if problem.group_shapes:
-        return
-    fields = values(problem)
-    rule = _broken_unread(problem.kind, tuple(fields.items()))
-    if rule is not None:
-        raise refusal(problem, rule, where)
+            raise refusal(alone, rule, where, "" if index is None else f"group_shapes[{index}].")
 
 
-def refusal(problem: Problem, rule: Rule, where: str = "") -> ProblemError:
-    """The error refusing `problem` for breaking `rule` (the value shown: `rule.shown` of the problem alone)."""
-    return ProblemError(rule.field, rule.message(Scope(None, values(problem)).value(rule.shown)), where)
+def refusal(problem: Problem, rule: Rule, where: str = "", at: str = "") -> ProblemError:
+    """The error refusing `problem` for breaking `rule` (the value shown: `rule.shown` of the problem alone), its
+    field named under `at` (a group's `group_shapes[i].`)."""
+    return ProblemError(at + rule.field, rule.message(Scope(None, values(problem)).value(rule.shown)), where)
 
 
 def first_broken(problems: Sequence[Problem]) -> tuple[int, Rule] | None:
