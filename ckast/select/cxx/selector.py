@@ -225,6 +225,18 @@ def _group_struct() -> n.Struct:
     ])
 
 
+def _group_problem(name: str, base: n.Expr, group: n.Expr, groups: n.Expr) -> list[n.Stmt]:
+    """`GemmProblem <name> = base;` with `group`'s M, N and K and `groups` groups: one group as a problem of its shape."""
+    problem = n.ident(name)
+    return [n.VarDecl(problem_struct("gemm").type, name, base), *(_assign(problem, f, n.Member(group, f)) for f in "MNK"),
+            _assign(problem, "groups", groups)]
+
+
+def _empty_group(group: n.Expr) -> n.Expr:
+    """A group of M, N or K 0 (empty: CK's grouped kernel skips it)."""
+    return _any([n.BinOp("==", n.Member(group, f), n.IntLit(0)) for f in "MNK"])
+
+
 def _group_params(params: list[n.FuncParam]) -> list[n.FuncParam]:
     """A selector function's parameters with the groups after the problem."""
     return [params[0], n.FuncParam(n.LRef(n.Const(GROUPS)), "groups"), *params[1:]]
@@ -381,7 +393,6 @@ def _rank_groups(p: PartPlan, ok) -> tuple[list[n.Decl], n.FunctionDef]:
         return n.For(_count("j"), n.BinOp("<", j, n.IntLit(count)), n.UnOp("++", j),
                      [n.VarDecl(n.Const(INT), "k", n.Index(n.ident("multi"), j)), *body])
 
-    empty = _any([n.BinOp("==", n.Member(group, f), n.IntLit(0)) for f in "MNK"])
     per_kernel = [
         n.If(n.UnOp("!", n.Index(accepts, j)), [n.Continue()]),
         n.If(n.UnOp("!", ok.value), [n.ExprStmt(n.BinOp("=", n.Index(accepts, j), n.BoolLit(False))), n.Continue()]),
@@ -401,10 +412,9 @@ def _rank_groups(p: PartPlan, ok) -> tuple[list[n.Decl], n.FunctionDef]:
         n.VarDecl(_vector(DOUBLE), "added", _sized(DOUBLE, count * width)),
         n.For(n.VarDecl(SIZE, "g", n.IntLit(0)), n.BinOp("<", g, n.call(n.Member(n.ident("groups"), "size"))),
               n.UnOp("++", g), [
-                  n.If(empty, [n.Continue()]),
-                  n.VarDecl(struct.type, "problem", n.ident("base")),
-                  *(_assign(problem, f, n.Member(group, f)) for f in "MNK"),
-                  _assign(problem, "groups", n.StaticCast(INT64, n.call(n.Member(n.ident("groups"), "size")))),
+                  n.If(_empty_group(group), [n.Continue()]),
+                  *_group_problem("problem", n.ident("base"), group,
+                                  n.StaticCast(INT64, n.call(n.Member(n.ident("groups"), "size")))),
                   *ok.per_problem, *(each.per_problem if each is not None else ()),
                   kernels(per_kernel)]),
         kernels(last),
@@ -536,11 +546,9 @@ def _dispatch(kind: str, plans: list[PartPlan], grouped: bool = False) -> n.Func
                           n.If(n.BinOp("!=", n.call("invalid_groups" if grouped else "invalid", *given), n.NullPtr()),
                                [n.Return(out)])]
     if grouped:  # one group: the problem of its shape (as the reader reads it)
-        q, first = n.ident("q"), n.Index(n.ident("groups"), n.IntLit(0))
         body.append(n.If(n.BinOp("==", n.call(n.Member(n.ident("groups"), "size")), n.IntLit(1)), [
-            n.VarDecl(problem_struct(kind).type, "q", problem),
-            *(_assign(q, f, n.Member(first, f)) for f in "MNK"), _assign(q, "groups", n.IntLit(1)),
-            n.Return(n.call("rank", q, *(n.ident(f) for f in ("datatype", "layout"))))]))
+            *_group_problem("q", problem, n.Index(n.ident("groups"), n.IntLit(0)), n.IntLit(1)),
+            n.Return(n.call("rank", n.ident("q"), *(n.ident(f) for f in ("datatype", "layout"))))]))
     groups: dict[tuple, list[PartPlan]] = {}
     for p in plans:
         groups.setdefault((p.direction, p.ndim), []).append(p)
@@ -595,7 +603,7 @@ def _invalid_groups() -> n.FunctionDef:
     as a problem alone (`validity.check` of a problem of per-group shapes)."""
     groups, g = n.ident("groups"), n.ident("g")
     group, count = n.Index(groups, g), n.call(n.Member(groups, "size"))
-    q, work = n.ident("q"), n.ident("work")
+    work = n.ident("work")
     broken = n.ident("broken")
     return _invalid_decl("gemm", grouped=True, body=[
         n.If(_any([n.call(n.Member(groups, "empty")), n.BinOp(">", count, n.IntLit(MAX_GROUPS))]),
@@ -605,12 +613,10 @@ def _invalid_groups() -> n.FunctionDef:
             n.If(_any([n.BinOp(op, n.Member(group, f), n.IntLit(bound)) for f in "MNK"
                        for op, bound in (("<", 0), (">", INT_MAX))]),
                  [n.Return(n.StrLit(f"group_shapes: each group's M, N and K must be in [0, {INT_MAX}]"))]),
-            n.If(_any([n.BinOp("==", n.Member(group, f), n.IntLit(0)) for f in "MNK"]), [n.Continue()]),
+            n.If(_empty_group(group), [n.Continue()]),
             n.ExprStmt(n.BinOp("=", work, n.BoolLit(True))),
-            n.VarDecl(problem_struct("gemm").type, "q", n.ident("problem")),
-            *(_assign(q, f, n.Member(group, f)) for f in "MNK"),
-            _assign(q, "groups", n.IntLit(1)),
-            n.VarDecl(n.Const(CHAR_PTR), "broken", n.call("invalid", q)),
+            *_group_problem("q", n.ident("problem"), group, n.IntLit(1)),
+            n.VarDecl(n.Const(CHAR_PTR), "broken", n.call("invalid", n.ident("q"))),
             n.If(n.BinOp("!=", broken, n.NullPtr()), [n.Return(broken)]),
         ]),
         n.If(n.UnOp("!", work), [n.Return(n.StrLit("group_shapes: every group is empty (M, N or K 0): one group at "
