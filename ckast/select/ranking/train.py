@@ -98,7 +98,8 @@ def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
 
     analytic = AnalyticPredictor()
     xs, ys, groups, orders, problems, indices, bases, parts = [], [], [], [], [], [], [], []
-    for number, (problem, kernels) in enumerate(sorted(by_problem.items(), key=lambda item: repr(item[0]))):
+    ordered = sorted(by_problem.items(), key=lambda item: repr(item[0]))
+    for number, (problem, kernels) in enumerate(ordered):
         first = library.configs[min(kernels)]
         part = library.part(problem, first["datatype"], first["layout"] if first["kind"] == "gemm" else None)
         mine = {"op_type": OP_TYPE[first["kind"]], "dtype": part.datatype, "arch": part.arch}
@@ -135,8 +136,8 @@ def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
     overlap = fitted_on(problems, identity["arch"], identity["dtype"])
     measured = None
     if overlap and identity["arch"] in FITTED and len({id(p) for p in parts}) == 1 and not any(
-            getattr(p, "group_shapes", ()) for p in problems):
-        measured = measured_of(library, sorted(by_problem.items(), key=lambda item: repr(item[0])))
+            p.group_shapes for p in problems):
+        measured = measured_of(library, ordered)
     return Dataset(np.vstack(xs), np.concatenate(ys), np.concatenate(groups), np.concatenate(orders),
                    np.concatenate(indices), tuple(problems), library.configs[runs[0].kernel]["kind"], identity,
                    recorded, np.concatenate(bases), overlap, measured)
@@ -357,8 +358,7 @@ def train(data: Dataset, trees: int, folds: int, seed: int, jobs: int,
     if fold is None:  # nothing to compare: only the predictor written is fitted
         trainers = [t for t in trainers if t.name == (UNVALIDATED if predictor == BEST else predictor)]
     refit = refitted(data, plan) if fold is not None else {}
-    per_fold = {label: [t for t in trainers_of(mine) if t.name in {u.name for u in trainers}]
-                for label, mine in refit.items()}
+    per_fold = {label: {t.name: t for t in trainers_of(mine)} for label, mine in refit.items()}
     fitted, held_out = fit_folds(trainers, data, plan, jobs, progress, per_fold)
 
     predictors = {t.name: figures(data, plan, {f.label: held_out[t.name, f.label] for f in plan})
@@ -441,13 +441,18 @@ def constants_note(data: Dataset, refit: bool) -> dict[str, Any]:
 
 
 def fit_folds(trainers: Sequence[Trainer], data: Dataset, plan: Sequence[Fold], jobs: int,
-              progress: Callable[[str, int], None] | None, per_fold: Mapping[str, Sequence[Trainer]] | None = None
+              progress: Callable[[str, int], None] | None,
+              per_fold: Mapping[str, Mapping[str, Trainer]] | None = None
               ) -> tuple[dict[str, Any], dict[tuple[str, str], np.ndarray]]:
     """Each trainer's model fitted on every row, and its predictions of each fold's held-out rows, trained on the
     others ((trainer, fold label) -> predictions): the learning trainers' fits side by side (`fit_all`), final
-    models first; a trainer that does not learn is fitted once (per fold when `per_fold`, by fold label, gives the
-    fold's own trainers, in the order of `trainers`: those of a dataset with refitted analytic constants)."""
+    models first; a trainer that does not learn is fitted once (per fold when `per_fold`, by fold label and
+    trainer name, gives the fold's own trainers: those of a dataset with refitted analytic constants)."""
     per_fold = per_fold or {}
+
+    def own(f: Fold, t: Trainer) -> Trainer:
+        return per_fold[f.label][t.name] if f.label in per_fold else t
+
     everything = np.arange(len(data.tflops))
     fitted: dict[str, Any] = {}
     held_out: dict[tuple[str, str], np.ndarray] = {}
@@ -462,18 +467,18 @@ def fit_folds(trainers: Sequence[Trainer], data: Dataset, plan: Sequence[Fold], 
         return run
 
     learners = [t for t in trainers if t.learns]
-    for i, t in enumerate(trainers):
+    for t in trainers:
         if not t.learns:
             fitted[t.name] = t.fit(everything, [])
-            held_out.update({(t.name, f.label): (per_fold[f.label][i].fit(everything, []) if f.label in per_fold
+            held_out.update({(t.name, f.label): (own(f, t).fit(everything, []) if f.label in per_fold
                                                  else fitted[t.name]).predict(f.held) for f in plan})
     for t in learners:
         keys.append((t.name, None))
         tasks.append(task(t, f"{t.name} final model", everything, None))
     for f in plan:
-        for t in (u for u in per_fold.get(f.label, trainers) if u.learns):
+        for t in learners:
             keys.append((t.name, f.label))
-            tasks.append(task(t, f"{t.name} {f.label}", np.setdiff1d(everything, f.held), f.held))
+            tasks.append(task(own(f, t), f"{t.name} {f.label}", np.setdiff1d(everything, f.held), f.held))
     if progress is not None:
         for name, label in keys:
             progress(f"{name} {label or 'final model'}", 0)
