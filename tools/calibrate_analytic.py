@@ -74,7 +74,7 @@ def measured(library: Library, kernels_file: str, tables: Sequence[str]) -> Meas
     combines them (the applicability layers of eval: the kernel's and the dispatcher's checks)."""
     timings = read_timings([REAL / t for t in tables], library, kernels=read_kernel_table(REAL / kernels_file, library),
                            layers=LAYERS)
-    return measured_of(library, sorted(group_runs(timings.runs).items(), key=lambda item: repr(item[0])))
+    return measured_of(library, list(group_runs(timings.runs).items()))
 
 
 def conv_gfx950() -> Measured:

@@ -104,11 +104,13 @@ def shape_family(problem: Problem) -> str:
 
 def group_runs(runs: Iterable[Run]) -> dict[Problem, dict[int, float]]:
     """Runs by problem, then kernel (library index); repeated runs (rows of one shape, names built as one
-    kernel) averaged geometrically."""
+    kernel) averaged geometrically. Problems in one order (by their repr), which evaluation, training and the
+    calibration fit share."""
     logs: dict[Problem, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for run in runs:
         logs[run.problem][run.kernel].append(math.log(run.tflops))
-    return {p: {k: math.exp(sum(v) / len(v)) for k, v in ks.items()} for p, ks in logs.items()}
+    return {p: {k: math.exp(sum(v) / len(v)) for k, v in ks.items()}
+            for p, ks in sorted(logs.items(), key=lambda item: repr(item[0]))}
 
 
 def scored(runs: Iterable[Run], predict: Callable[[Problem, list[int]], np.ndarray],
@@ -116,7 +118,7 @@ def scored(runs: Iterable[Run], predict: Callable[[Problem, list[int]], np.ndarr
     """Per problem (in label order), its measured kernels ranked by `predict(problem, kernels)`, the predicted
     TFLOPS of those library kernels; `name_order[i]`: library kernel i's place in name order."""
     out = []
-    for problem, kernels in sorted(group_runs(runs).items(), key=lambda item: repr(item[0])):
+    for problem, kernels in group_runs(runs).items():
         indices = sorted(kernels)
         measured = np.array([kernels[i] for i in indices])
         predicted = np.asarray(predict(problem, indices), dtype=np.float64)

@@ -98,8 +98,7 @@ def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
 
     analytic = AnalyticPredictor()
     xs, ys, groups, orders, problems, indices, bases, parts = [], [], [], [], [], [], [], []
-    ordered = sorted(by_problem.items(), key=lambda item: repr(item[0]))
-    for number, (problem, kernels) in enumerate(ordered):
+    for number, (problem, kernels) in enumerate(by_problem.items()):
         first = library.configs[min(kernels)]
         part = library.part(problem, first["datatype"], first["layout"] if first["kind"] == "gemm" else None)
         mine = {"op_type": OP_TYPE[first["kind"]], "dtype": part.datatype, "arch": part.arch}
@@ -137,7 +136,7 @@ def dataset(runs: list[Run], library: Library, hw_of) -> Dataset:
     measured = None
     if overlap and identity["arch"] in FITTED and len({id(p) for p in parts}) == 1 and not any(
             p.group_shapes for p in problems):
-        measured = measured_of(library, ordered)
+        measured = measured_of(library, list(by_problem.items()))
     return Dataset(np.vstack(xs), np.concatenate(ys), np.concatenate(groups), np.concatenate(orders),
                    np.concatenate(indices), tuple(problems), library.configs[runs[0].kernel]["kind"], identity,
                    recorded, np.concatenate(bases), overlap, measured)
